@@ -1,0 +1,247 @@
+"""Topologies: hypercubes, tori (k-ary d-cubes) and meshes (d-dimensional arrays).
+
+A topology is a static description of nodes, directed links and port labels. Node ids
+are ints ``0 .. n_nodes-1``. Ports have fixed indices so that a node can compute the
+port of a dimension and direction locally:
+
+* hypercube ``d``: port ``k`` flips bit ``k`` (dimension ``k``, direction 0).
+* torus / mesh with sides ``(n_0, ..., n_{D-1})``: port ``2k`` goes ``+1`` along
+  dimension ``k`` and port ``2k+1`` goes ``-1``. On a mesh a boundary node simply lacks
+  the port that would leave the array. A torus side of 2 keeps both ports (two parallel
+  links to the same neighbour), so every torus node has degree ``2D``.
+
+Coordinates of a torus/mesh node are mixed-radix digits with dimension 0 varying
+fastest: ``node = sum(c_k * prod(n_0..n_{k-1}))``.
+
+Example:
+    >>> t = parse_topology("torus:4x4")
+    >>> t.n_nodes, t.degree(0), t.neighbour(0, 1)
+    (16, 4, 3)
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+from ._errors import TopologyError
+
+__all__ = ["Hypercube", "Mesh", "Port", "Topology", "Torus", "parse_topology"]
+
+
+@dataclass(frozen=True, slots=True)
+class Port:
+    """One out-port of a node: its index, its label and the node it leads to."""
+
+    index: int
+    dim: int
+    direction: int  # +1 or -1 for tori/meshes, 0 for hypercube dimensions
+    neighbour: int
+
+
+class Topology:
+    """Common interface of every topology (subclasses fill in the geometry)."""
+
+    kind: str
+    n_nodes: int
+
+    @property
+    def spec(self) -> str:
+        """The spec string this topology parses from."""
+        raise NotImplementedError
+
+    @property
+    def n_ports(self) -> int:
+        """Port indices run over ``range(n_ports)`` (some may be absent on a mesh)."""
+        raise NotImplementedError
+
+    def neighbour(self, node: int, port: int) -> int | None:
+        """The node reached from ``node`` through ``port``, or None if no such port."""
+        raise NotImplementedError
+
+    def reverse_port(self, node: int, port: int) -> int:
+        """The port at the neighbour through which it sends back to ``node``."""
+        raise NotImplementedError
+
+    def distance(self, a: int, b: int) -> int:
+        """Shortest-path distance in hops."""
+        raise NotImplementedError
+
+    def port_label(self, port: int) -> tuple[int, int]:
+        """``(dimension, direction)`` of a port index."""
+        raise NotImplementedError
+
+    def ports(self, node: int) -> tuple[Port, ...]:
+        """The node's out-ports, in increasing index order."""
+        out = []
+        for p in range(self.n_ports):
+            nb = self.neighbour(node, p)
+            if nb is not None:
+                dim, direction = self.port_label(p)
+                out.append(Port(p, dim, direction, nb))
+        return tuple(out)
+
+    def degree(self, node: int) -> int:
+        """Number of out-ports of ``node``."""
+        return len(self.ports(node))
+
+    def links(self) -> list[tuple[int, int, int]]:
+        """Every directed link as ``(node, port, neighbour)``."""
+        return [(v, p.index, p.neighbour) for v in range(self.n_nodes) for p in self.ports(v)]
+
+    @cached_property
+    def n_links(self) -> int:
+        """Number of directed links."""
+        return sum(self.degree(v) for v in range(self.n_nodes))
+
+    def describe(self) -> dict[str, object]:
+        """A JSON-able description (kind, spec, sizes)."""
+        return {"kind": self.kind, "spec": self.spec, "n_nodes": self.n_nodes, "n_links": self.n_links}
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.spec}>"
+
+
+class Hypercube(Topology):
+    """The binary d-cube: ``2**d`` nodes, node ``x`` linked to ``x ^ (1 << k)``."""
+
+    kind = "hypercube"
+
+    def __init__(self, d: int) -> None:
+        if not isinstance(d, int) or d < 1:
+            raise TopologyError(f"hypercube dimension must be an integer >= 1, got {d!r}")
+        if d > 24:
+            raise TopologyError(f"hypercube dimension {d} is too large (at most 24)")
+        self.d = d
+        self.n_nodes = 1 << d
+
+    @property
+    def spec(self) -> str:
+        return f"hypercube:{self.d}"
+
+    @property
+    def n_ports(self) -> int:
+        return self.d
+
+    def neighbour(self, node: int, port: int) -> int | None:
+        if 0 <= port < self.d:
+            return node ^ (1 << port)
+        return None
+
+    def reverse_port(self, node: int, port: int) -> int:
+        return port
+
+    def distance(self, a: int, b: int) -> int:
+        return (a ^ b).bit_count()
+
+    def port_label(self, port: int) -> tuple[int, int]:
+        return (port, 0)
+
+    @property
+    def n_links(self) -> int:  # type: ignore[override]
+        return self.d << self.d
+
+
+class _Grid(Topology):
+    """Shared geometry of tori and meshes."""
+
+    wrap: bool
+
+    def __init__(self, sides: tuple[int, ...]) -> None:
+        if not sides:
+            raise TopologyError(f"{self.kind} needs at least one side")
+        for s in sides:
+            if s < 2:
+                raise TopologyError(f"{self.kind} side must be >= 2, got {s}")
+        n = math.prod(sides)
+        if n > (1 << 24):
+            raise TopologyError(f"{self.kind} with {n} nodes is too large (at most 2**24)")
+        self.sides = sides
+        self.n_nodes = n
+        self._strides = tuple(math.prod(sides[:k]) for k in range(len(sides)))
+
+    @property
+    def spec(self) -> str:
+        return f"{self.kind}:" + "x".join(map(str, self.sides))
+
+    @property
+    def n_ports(self) -> int:
+        return 2 * len(self.sides)
+
+    def coords(self, node: int) -> tuple[int, ...]:
+        """Mixed-radix coordinates of ``node`` (dimension 0 fastest)."""
+        return tuple((node // st) % s for st, s in zip(self._strides, self.sides))
+
+    def node_at(self, coords: tuple[int, ...]) -> int:
+        """Inverse of :meth:`coords`."""
+        return sum(c * st for c, st in zip(coords, self._strides))
+
+    def port_label(self, port: int) -> tuple[int, int]:
+        return (port >> 1, -1 if port & 1 else 1)
+
+    def neighbour(self, node: int, port: int) -> int | None:
+        if not 0 <= port < self.n_ports:
+            return None
+        k, step = port >> 1, (-1 if port & 1 else 1)
+        side, st = self.sides[k], self._strides[k]
+        c = (node // st) % side
+        nc = c + step
+        if not 0 <= nc < side:
+            if not self.wrap:
+                return None
+            nc %= side
+        return node + (nc - c) * st
+
+    def reverse_port(self, node: int, port: int) -> int:
+        return port ^ 1
+
+    def distance(self, a: int, b: int) -> int:
+        total = 0
+        for st, s in zip(self._strides, self.sides):
+            delta = abs((a // st) % s - (b // st) % s)
+            total += min(delta, s - delta) if self.wrap else delta
+        return total
+
+
+class Torus(_Grid):
+    """``n_0 x n_1 x ...`` array with wraparound; equal sides give the k-ary d-cube."""
+
+    kind = "torus"
+    wrap = True
+
+
+class Mesh(_Grid):
+    """``n_0 x n_1 x ...`` array without wraparound (a d-dimensional mesh)."""
+
+    kind = "mesh"
+    wrap = False
+
+
+_SIDES = re.compile(r"^\d+(x\d+)*$")
+
+
+def parse_topology(spec: str) -> Topology:
+    """Parse ``hypercube:D``, ``torus:N1xN2[x...]`` or ``mesh:N1xN2[x...]``.
+
+    Raises:
+        TopologyError: with a message naming what is wrong with ``spec``.
+    """
+    if not isinstance(spec, str) or ":" not in spec:
+        raise TopologyError(
+            f"topology spec {spec!r} must look like hypercube:D, torus:N1xN2[x...] or mesh:N1xN2[x...]"
+        )
+    kind, _, arg = spec.partition(":")
+    kind = kind.strip().lower()
+    arg = arg.strip()
+    if kind == "hypercube":
+        if not arg.isdigit():
+            raise TopologyError(f"hypercube dimension must be a positive integer, got {arg!r} in {spec!r}")
+        return Hypercube(int(arg))
+    if kind in ("torus", "mesh"):
+        if not _SIDES.match(arg):
+            raise TopologyError(f"{kind} sides must be positive integers joined by 'x', got {arg!r} in {spec!r}")
+        sides = tuple(int(s) for s in arg.split("x"))
+        return Torus(sides) if kind == "torus" else Mesh(sides)
+    raise TopologyError(f"unknown topology kind {kind!r} in {spec!r} (known: hypercube, torus, mesh)")

@@ -1,0 +1,31 @@
+"""The base class of every scheme's node."""
+
+from __future__ import annotations
+
+from ._context import NodeContext
+
+__all__ = ["Node"]
+
+
+class Node:
+    """A processor: subclass it and write :meth:`run` as straight-line code.
+
+    Example:
+        class Echo(Node):
+            async def run(self) -> None:
+                while True:
+                    inbox = await self.ctx.idle()
+                    for port, message in inbox:
+                        self.ctx.send(port, message)
+    """
+
+    def __init__(self, ctx: NodeContext) -> None:
+        self.ctx = ctx
+
+    async def run(self) -> None:
+        """The node's whole life, one step per slot it is awake."""
+        raise NotImplementedError
+
+    def held(self) -> int:
+        """Packets this node holds in its own queues right now (for conservation)."""
+        return 0

@@ -1,0 +1,97 @@
+"""Human output: the simulation beside the theory, as readable tables."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._result import Result
+
+__all__ = ["format_result", "format_theory", "format_value"]
+
+
+def format_value(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:.4f}" if abs(v) < 1e5 else f"{v:.4g}"
+    if isinstance(v, list):
+        return "[" + ", ".join(format_value(x) for x in v) + "]"
+    return str(v)
+
+
+def _rel(sim: Any, th: Any) -> str:
+    if isinstance(sim, (int, float)) and isinstance(th, (int, float)) and not isinstance(sim, bool) and th:
+        return f"{(sim - th) / abs(th):+.2%}"
+    return ""
+
+
+def _table(rows: list[list[str]], header: list[str]) -> list[str]:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    line = "  ".join(h.ljust(w) for h, w in zip(header, widths))
+    out = [line, "  ".join("-" * w for w in widths)]
+    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
+    return out
+
+
+def format_result(r: Result) -> str:
+    """The whole human report of a run."""
+    load = " ".join(f"{k}={v:g}" for k, v in r.load.items())
+    params = " ".join(f"{k}={v}" for k, v in r.params.items())
+    lines = [
+        f"scheme {r.scheme} on {r.topology['spec']} ({r.topology['n_nodes']} nodes, {r.topology['n_links']} links)",
+        f"load {load or '-'}  params {params or '-'}  seed {r.seed}",
+        f"slots {r.slots_run}/{r.slots} (warm-up {r.warmup})  wall {r.wall_seconds:.2f} s",
+    ]
+    if r.faults:
+        lines.append("faults " + " ".join(r.faults))
+    theory = r.theory or {}
+    rows = []
+    for name, sim in r.metrics.items():
+        if name.endswith("_ci95"):
+            continue
+        ci = r.metrics.get(f"{name}_ci95")
+        sim_s = format_value(sim) + (f" ± {ci:.4f}" if isinstance(ci, float) else "")
+        th = theory.get(name)
+        rows.append([name, sim_s, format_value(th) if name in theory else "", _rel(sim, th)])
+    lines += [""] + _table(rows, ["metric", "simulation", "theory", "sim vs theory"])
+    extra = [k for k in theory if k not in r.metrics and k != "series" and not isinstance(theory[k], (list, dict))]
+    if extra:
+        lines += ["", "theory only: " + "  ".join(f"{k}={format_value(theory[k])}" for k in extra)]
+    if "series" in theory and r.series:
+        lines += ["", "per slot: simulation | prediction (update equations)"]
+        lines += _series_table(r.series, theory["series"])
+    inv = r.invariants
+    lines += ["", "invariants: " + ("ok" if inv.get("ok") else "VIOLATED")]
+    for name, v in inv.items():
+        if isinstance(v, dict):
+            detail = ", ".join(f"{k}={format_value(x)}" for k, x in v.items() if k != "ok")
+            lines.append(f"  {name}: {'ok' if v.get('ok') else 'VIOLATED'}  {detail}")
+    st = r.stability
+    lines.append(f"stable: {format_value(st.get('stable'))} ({st.get('reason', '')})")
+    return "\n".join(lines)
+
+
+def _series_table(sim: list[dict[str, Any]], pred: list[dict[str, Any]]) -> list[str]:
+    keys = ["link_utilization", "accept_fraction", "deflection_fraction", "mean_distance"]
+    short = ["util", "accept", "deflect", "dist"]
+    rows = []
+    for s in sim:
+        t = s["slot"]
+        p = pred[t] if t < len(pred) else {}
+        rows.append([str(t + 1)] + [format_value(s.get(k)) for k in keys] + [format_value(p.get(k)) for k in keys])
+    return _table(rows, ["slot", *short, *(f"pred {k}" for k in short)])
+
+
+def format_theory(scheme: str, topology: str, theory: dict[str, Any]) -> str:
+    """``slotnet theory`` human output."""
+    lines = [f"theory of {scheme} on {topology}"]
+    rows = [[k, format_value(v)] for k, v in theory.items() if k != "series"]
+    lines += [""] + _table(rows, ["metric", "model"])
+    if "series" in theory:
+        keys = ["link_utilization", "accept_fraction", "deflection_fraction", "mean_distance"]
+        rows = [[str(s.get("slot", i + 1)), format_value(s.get("v"))] + [format_value(s.get(k)) for k in keys]
+                for i, s in enumerate(theory["series"])]
+        lines += [""] + _table(rows, ["slot", "v", "util", "accept", "deflect", "dist"])
+    return "\n".join(lines)

@@ -1,0 +1,113 @@
+"""Run specs: what to run, validated before anything reaches the slot loop."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from slotnet.fabric import FaultSchedule, SlotnetError, Topology, parse_topology
+from slotnet.schemes import Scheme, SchemeError, Setup, get_scheme
+
+__all__ = ["LOAD_FLAGS", "Prepared", "RunSpec", "SpecError", "TraceSpec"]
+
+#: Load flags a scheme may accept: offered v (Greenberg-Hajek), lam λ, rho ρ.
+LOAD_FLAGS = ("offered", "lam", "rho")
+
+
+class SpecError(SlotnetError, ValueError):
+    """A run spec is invalid; the message names the field and the value."""
+
+
+@dataclass(frozen=True)
+class TraceSpec:
+    """Which events to write as JSON lines: chosen nodes, a slot window, event kinds."""
+
+    path: str
+    nodes: frozenset[int] | None = None
+    slots: tuple[int, int] | None = None  # [first, last) slots
+    kinds: frozenset[str] | None = None
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """A complete, reproducible description of one run.
+
+    Example:
+        >>> spec = RunSpec("deflection", "hypercube:6", load={"offered": 1.0}, slots=200, warmup=20, seed=1)
+        >>> spec.prepare().topology.n_nodes
+        64
+    """
+
+    scheme: str
+    topology: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    load: Mapping[str, float] = field(default_factory=dict)
+    slots: int = 1000
+    warmup: int = 0
+    seed: int = 0
+    faults: FaultSchedule = field(default_factory=FaultSchedule)
+    trace: TraceSpec | None = None
+    max_backlog_per_node: float = 1000.0
+
+    def prepare(self) -> Prepared:
+        """Validate everything and resolve the scheme, topology and node parameters.
+
+        Raises:
+            SpecError, TopologyError, SchemeError, FaultSpecError: naming the bad input.
+        """
+        try:
+            return self._prepare()
+        except SchemeError as exc:
+            raise SpecError(str(exc)) from None
+
+    def _prepare(self) -> Prepared:
+        scheme = get_scheme(self.scheme)
+        topology = parse_topology(self.topology)
+        if topology.kind not in scheme.topologies:
+            raise SpecError(f"scheme {scheme.name!r} runs on {', '.join(scheme.topologies)}, not {topology.spec}")
+        for name, value, lo in (("slots", self.slots, 1), ("warmup", self.warmup, 0), ("seed", self.seed, 0)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < lo:
+                raise SpecError(f"{name} must be an integer >= {lo}, got {value!r}")
+        if self.warmup >= self.slots:
+            raise SpecError(f"warmup ({self.warmup}) must be less than slots ({self.slots})")
+        load: dict[str, float] = {}
+        for key, value in self.load.items():
+            if key not in LOAD_FLAGS:
+                raise SpecError(f"unknown load {key!r} (known: {', '.join(LOAD_FLAGS)})")
+            if key not in scheme.loads:
+                raise SpecError(f"scheme {scheme.name!r} takes {' or '.join('--' + k for k in scheme.loads)}, not --{key}")
+            try:
+                fv = float(value)
+            except (TypeError, ValueError):
+                raise SpecError(f"--{key} must be a number, got {value!r}") from None
+            if not math.isfinite(fv) or fv < 0:
+                raise SpecError(f"--{key} must be a finite number >= 0, got {value!r}")
+            load[key] = fv
+        params: dict[str, Any] = {p.name: p.default for p in scheme.params}
+        for key, value in self.params.items():
+            param = scheme.param(key)
+            params[key] = param.parse(value) if isinstance(value, str) else value
+        node_params = scheme.prepare(topology, params, load)
+        self.faults.validate(topology, self.slots)
+        if self.trace is not None:
+            for v in self.trace.nodes or ():
+                if not 0 <= v < topology.n_nodes:
+                    raise SpecError(f"trace node {v} not in 0..{topology.n_nodes - 1}")
+        if not self.max_backlog_per_node > 0:
+            raise SpecError(f"max backlog per node must be > 0, got {self.max_backlog_per_node!r}")
+        setup = Setup(topology, node_params, load, self.slots, self.warmup, self.seed)
+        return Prepared(self, scheme, topology, params, node_params, setup)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A validated spec with its resolved parts."""
+
+    spec: RunSpec
+    scheme: Scheme
+    topology: Topology
+    params: dict[str, Any]
+    node_params: dict[str, Any]
+    setup: Setup

@@ -1,0 +1,112 @@
+"""What a scheme hands the orchestrator: its node rule, its metrics, its theory.
+
+A scheme module imports only :mod:`slotnet.nodes` (its public API) and numerical
+libraries; the orchestrator reads a :class:`Scheme` record and does the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+__all__ = ["Param", "Reporter", "Scheme", "SchemeError", "Setup"]
+
+
+class SchemeError(ValueError):
+    """A scheme parameter or load is invalid for this scheme/topology."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """One ``--param name=value`` a scheme accepts."""
+
+    name: str
+    kind: Callable[[str], Any]
+    default: Any
+    help: str
+    choices: tuple[Any, ...] | None = None
+
+    def parse(self, text: str) -> Any:
+        """Convert and check a CLI value.
+
+        Raises:
+            SchemeError: naming the parameter and the bad value.
+        """
+        try:
+            value = self.kind(text)
+        except (TypeError, ValueError) as exc:
+            raise SchemeError(f"--param {self.name}={text!r}: {exc}") from None
+        if self.choices is not None and value not in self.choices:
+            raise SchemeError(f"--param {self.name}={text!r}: expected one of {', '.join(map(str, self.choices))}")
+        return value
+
+
+class _Topo(Protocol):
+    kind: str
+    n_nodes: int
+    spec: str
+
+
+@dataclass(frozen=True)
+class Setup:
+    """Everything static about a run that reporters and theory may read."""
+
+    topology: Any  # slotnet.fabric.Topology (duck-typed: kind, spec, n_nodes, d/sides)
+    params: Mapping[str, Any]
+    load: Mapping[str, float]
+    slots: int
+    warmup: int
+    seed: int
+
+
+class Reporter(Protocol):
+    """Streaming metrics of one run (observer side; never seen by nodes)."""
+
+    #: event kind -> names of the values the node records with it (used by traces)
+    events: Mapping[str, tuple[str, ...]]
+
+    def handlers(self) -> Mapping[str, Callable[..., None]]:
+        """kind -> fn(node, slot, *values), called for every recorded event."""
+
+    def on_lost(self, slot: int, sender: int, port: int, receiver: int, message: Any, cause: str) -> None:
+        """A fault destroyed ``message``."""
+
+    def backlog(self) -> int:
+        """Packets waiting in node queues now (drives the instability monitor)."""
+
+    def metrics(self) -> dict[str, Any]:
+        """Measured metrics over the warm-up-excluded window."""
+
+    def per_node(self) -> dict[str, list[Any]]:
+        """Per-node statistics, one list entry per node."""
+
+    def series(self) -> list[dict[str, Any]]:
+        """Per-slot values (may be empty)."""
+
+    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+        """Scheme-specific invariants; each value a dict with at least ``ok``."""
+
+
+@dataclass(frozen=True)
+class Scheme:
+    """A registered scheme."""
+
+    name: str
+    summary: str
+    source: str
+    node: Callable[[Any], Any]
+    reporter: Callable[[Setup], Reporter]
+    prepare: Callable[[Any, dict[str, Any], dict[str, float]], dict[str, Any]]
+    theory: Callable[[Setup], dict[str, Any]] | None = None
+    params: tuple[Param, ...] = ()
+    loads: tuple[str, ...] = ()
+    topologies: tuple[str, ...] = ("hypercube",)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        known = ", ".join(p.name for p in self.params) or "none"
+        raise SchemeError(f"scheme {self.name!r} has no parameter {name!r} (known: {known})")

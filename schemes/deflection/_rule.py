@@ -1,0 +1,71 @@
+"""The one-pass assignment rule of §II-A, as pure functions (no Trio, no network).
+
+"The packets are considered one at a time, in random order, with all orders being
+equally likely. When a given packet is considered, the node examines which outgoing
+links are on shortest paths to the packet's destination [...] If at least one preferred
+link is free, the packet is assigned to a preferred, free link at random [...].
+Otherwise, the packet is assigned to a free (but not preferred) link [...] and we say
+the packet is deflected." (Greenberg & Hajek, §II-A)
+
+On a hypercube the preferred links of a packet at node ``x`` bound for ``y`` are the set
+bits of ``x ^ y``; ports are dimensions, so link sets are bit masks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+__all__ = ["one_pass", "pick_bit"]
+
+
+def pick_bit(mask: int, u: float) -> int:
+    """The set bit of ``mask`` with rank ``floor(u * popcount)`` (uniform for u ~ U[0,1)).
+
+    Example:
+        >>> pick_bit(0b10110, 0.0), pick_bit(0b10110, 0.99)
+        (1, 4)
+    """
+    k = int(u * mask.bit_count())
+    while k:
+        mask &= mask - 1
+        k -= 1
+    return (mask & -mask).bit_length() - 1
+
+
+def one_pass(node: int, dests: Sequence[int], d: int, rand: Callable[[], float]) -> list[tuple[int, bool]]:
+    """Assign every packet at ``node`` a distinct out-port by the one-pass rule.
+
+    Args:
+        node: the node's id in the d-cube.
+        dests: destinations of the packets to transmit this slot (all != node).
+        d: the cube's dimension; at most ``d`` packets may be assigned.
+        rand: a uniform [0, 1) source (the node's stream).
+
+    Returns:
+        ``(port, deflected)`` for each packet, aligned with ``dests``.
+
+    Raises:
+        ValueError: if there are more packets than ports or a packet is already home.
+    """
+    n = len(dests)
+    if n > d:
+        raise ValueError(f"node {node}: {n} packets for {d} ports")
+    order = list(range(n))
+    for i in range(n - 1, 0, -1):  # Fisher-Yates: all orders equally likely
+        j = int(rand() * (i + 1))
+        order[i], order[j] = order[j], order[i]
+    free = (1 << d) - 1
+    out: list[tuple[int, bool]] = [(0, False)] * n
+    for k in order:
+        diff = node ^ dests[k]
+        if not diff:
+            raise ValueError(f"node {node}: packet for itself cannot be routed")
+        pref = diff & free
+        if pref:
+            port = pick_bit(pref, rand())
+            out[k] = (port, False)
+        else:
+            port = pick_bit(free, rand())
+            out[k] = (port, True)
+        free &= ~(1 << port)
+    return out

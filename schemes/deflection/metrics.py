@@ -1,0 +1,171 @@
+"""Streaming metrics of a deflection-routing run (the observer side).
+
+Metric definitions follow Greenberg & Hajek: link utilization is the fraction of
+directed links carrying a packet per slot; accept fraction is accepted/offered new
+packets (§II-A); delay is slots from acceptance to arrival, i.e. the number of hops
+(Table II); deflection fraction is deflections per packet transition (Table II);
+the deflection-distance histogram is the normalised distribution of the distance to
+destination at each deflection (Table IV). Everything is measured over slots
+``[warmup, slots)``; conservation is accounted over the whole run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .._base import Setup
+from .._stats import BatchMeans
+from .node import STEP_FIELDS
+
+__all__ = ["DeflectionReporter"]
+
+
+class DeflectionReporter:
+    """Consumes ``step`` events; every sum is an integer, so order never matters."""
+
+    events = {"step": STEP_FIELDS}
+
+    def __init__(self, setup: Setup) -> None:
+        topo = setup.topology
+        n = topo.n_nodes
+        self.d = topo.d
+        self.n_nodes = n
+        self.n_links = topo.n_links
+        self.warmup, self.slots = setup.warmup, setup.slots
+        self.queueing = setup.params["mode"] == "queue"
+        # whole-run accounting
+        self.created = 0
+        self.offered_total = 0
+        self.absorbed_total = 0
+        # measured window
+        self.offered = self.accepted = self.sent = self.deflected = 0
+        self.absorbed = 0
+        self.delay_sum = self.delay_sq = 0
+        self.qdelay_sum = self.qdelay_sq = 0
+        self.hist = [0] * (self.d + 1)
+        self.delay_batches = BatchMeans(self.warmup, self.slots)
+        # per slot (the transient experiment of Table I)
+        self._series = [[0, 0, 0, 0, 0, 0] for _ in range(setup.slots)]
+        # per node
+        self.node_accepted = [0] * n
+        self.node_absorbed = [0] * n
+        self.node_sent = [0] * n
+        self.node_deflected = [0] * n
+        self.queue = [0] * n
+        self._backlog = 0
+
+    def handlers(self) -> Mapping[str, Any]:
+        return {"step": self.step}
+
+    def step(self, node: int, slot: int, offered: int, accepted: int, sent: int, deflected: int,
+             dist_after: int, n_after: int, ddists: Any, absorbed_e: Any, absorbed_a: Any, queue: int) -> None:
+        self.created += offered if self.queueing else accepted
+        self.offered_total += offered
+        n_abs = len(absorbed_e)
+        self.absorbed_total += n_abs
+        self._backlog += queue - self.queue[node]
+        self.queue[node] = queue
+        row = self._series[slot]
+        row[0] += offered
+        row[1] += accepted
+        row[2] += sent
+        row[3] += deflected
+        row[4] += dist_after
+        row[5] += n_after
+        if slot < self.warmup:
+            return
+        self.offered += offered
+        self.accepted += accepted
+        self.sent += sent
+        self.deflected += deflected
+        self.node_accepted[node] += accepted
+        self.node_sent[node] += sent
+        self.node_deflected[node] += deflected
+        for i in ddists:
+            self.hist[i] += 1
+        if n_abs:
+            self.absorbed += n_abs
+            self.node_absorbed[node] += n_abs
+            total = 0
+            for e in absorbed_e:
+                t = slot - e
+                total += t
+                self.delay_sq += t * t
+            if self.queueing:
+                q_total = 0
+                for e, a in zip(absorbed_e, absorbed_a):
+                    q = e - a
+                    q_total += q
+                    self.qdelay_sq += q * q
+                self.qdelay_sum += q_total
+                self.delay_batches.add(slot, total + q_total, n_abs)
+            else:
+                self.delay_batches.add(slot, total, n_abs)
+            self.delay_sum += total
+
+    def on_lost(self, slot: int, sender: int, port: int, receiver: int, message: Any, cause: str) -> None:
+        """Losses are counted by the fabric; nothing scheme-specific to do."""
+
+    def backlog(self) -> int:
+        return self._backlog
+
+    def metrics(self) -> dict[str, Any]:
+        measured = max(self.slots - self.warmup, 1)
+        m: dict[str, Any] = {
+            "link_utilization": self.sent / (self.n_links * measured),
+            "mean_delay": self.delay_sum / self.absorbed if self.absorbed else None,
+            "mean_delay_ci95": self.delay_batches.half_width(),
+            "deflection_fraction": self.deflected / self.sent if self.sent else 0.0,
+            "deflection_distance_hist": [h / self.deflected for h in self.hist[1:]] if self.deflected else [0.0] * self.d,
+            "throughput_per_node": self.absorbed / (self.n_nodes * measured),
+            "delivered": self.absorbed,
+        }
+        if self.queueing:
+            transit = self.delay_sum / self.absorbed if self.absorbed else None
+            queued = self.qdelay_sum / self.absorbed if self.absorbed else None
+            m["mean_transit_delay"] = transit
+            m["mean_queueing_delay"] = queued
+            m["mean_delay"] = None if transit is None or queued is None else transit + queued
+            m["mean_queue_per_node"] = self._backlog / self.n_nodes
+        else:
+            m["accept_fraction"] = self.accepted / self.offered if self.offered else None
+        return m
+
+    def per_node(self) -> dict[str, list[Any]]:
+        return {
+            "accepted": self.node_accepted,
+            "delivered": self.node_absorbed,
+            "sent": self.node_sent,
+            "deflected": self.node_deflected,
+            "queue": self.queue,
+        }
+
+    def series(self) -> list[dict[str, Any]]:
+        out = []
+        for slot, (off, acc, sent, defl, dist, n_after) in enumerate(self._series):
+            out.append({
+                "slot": slot,
+                "link_utilization": sent / self.n_links,
+                "accept_fraction": acc / off if off else None,
+                "deflection_fraction": defl / sent if sent else None,
+                "mean_distance": dist / n_after if n_after else None,
+            })
+        return out
+
+    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+        n_lost = sum(lost.values())
+        held_total = sum(held)
+        balance = self.created - (self.absorbed_total + n_lost + len(in_flight) + held_total)
+        return {
+            "conservation": {
+                "ok": balance == 0,
+                "created": self.created,
+                "blocked": 0 if self.queueing else self.offered_total - self.created,
+                "delivered": self.absorbed_total,
+                "dropped": dict(lost),
+                "in_flight": len(in_flight),
+                "held": held_total,
+                "unaccounted": balance,
+            }
+        }

@@ -1,0 +1,125 @@
+"""The deflection-routing node: one-pass deflection on the d-cube (Greenberg & Hajek).
+
+Per slot, at each node (§II-A):
+
+1. packets that reached this node and are destined to it are absorbed;
+2. the U continuing packets (U <= d, one per in-link) are never blocked;
+3. new packets: in the blocking model (§II-B) V ~ B(d, v/d) are offered and
+   ``min(V, d - U)`` are accepted, the rest blocked and cleared; in the input-queueing
+   model (§IV) A ~ Poisson(λ) arrive, join the node's FIFO input queue, and
+   ``min(Q + A, d - U)`` enter the network;
+4. all packets to transmit are assigned ports by the one-pass rule (:mod:`._rule`).
+
+A packet on the wire is ``(dest, entered_slot, origin)`` (blocking) or
+``(dest, entered_slot, origin, arrived_slot)`` (input queueing). The node records one
+``step`` event per slot it is awake; delays are computed by the observer from the
+stamps of the packets the node absorbed.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from slotnet.nodes import Node
+
+from ._arrivals import ArrivalProcess, binomial_pmf, poisson_pmf
+from ._rule import one_pass
+
+__all__ = ["DeflectionNode", "STEP_FIELDS"]
+
+#: Values of the ``step`` event, in order.
+STEP_FIELDS = (
+    "offered",          # new packets offered (blocking) / arrived (input queueing)
+    "accepted",         # new packets that entered the network
+    "sent",             # packets transmitted (continuing + new)
+    "deflected",        # of which deflected
+    "dist_after",       # sum over transmitted packets not yet home of their distance after the hop
+    "n_after",          # number of such packets
+    "deflect_dists",    # distance to destination of each deflected packet, at deflection
+    "absorbed_entered", # entered_slot of each packet absorbed here
+    "absorbed_arrived", # arrived_slot of each absorbed packet (input queueing only)
+    "queue",            # input-queue length after the slot
+)
+
+
+class DeflectionNode(Node):
+    """One processor of the d-cube running one-pass deflection routing."""
+
+    def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(ctx)
+        self.queue: deque[int] = deque()  # arrival slots of packets waiting to enter
+
+    def held(self) -> int:
+        return len(self.queue)
+
+    def _arrivals(self) -> ArrivalProcess:
+        p = self.ctx.params
+        d = len(self.ctx.ports)
+        if p["mode"] == "queue":
+            return ArrivalProcess(self.ctx.rng, [(0, poisson_pmf(p["lam"]))])
+        return ArrivalProcess(self.ctx.rng, [(start, binomial_pmf(d, v / d)) for start, v in p["schedule"]])
+
+    async def run(self) -> None:
+        ctx = self.ctx
+        me, d, n = ctx.node, len(ctx.ports), ctx.n_nodes
+        rand = ctx.rng.random
+        send, record = ctx.send, ctx.record
+        queueing = ctx.params["mode"] == "queue"
+        queue = self.queue
+        arrivals = self._arrivals()
+        nxt = arrivals.next_after(-1)
+        inbox: object = ()
+        while True:
+            slot = ctx.slot
+            dests: list[int] = []
+            pkts: list[tuple[int, ...]] = []
+            absorbed_e: list[int] = []
+            absorbed_a: list[int] = []
+            for _, pkt in inbox:  # type: ignore[attr-defined]
+                if pkt[0] == me:
+                    absorbed_e.append(pkt[1])
+                    if queueing:
+                        absorbed_a.append(pkt[3])
+                else:
+                    dests.append(pkt[0])
+                    pkts.append(pkt)
+            offered = 0
+            if nxt is not None and nxt[0] == slot:
+                offered = nxt[1]
+                nxt = arrivals.next_after(slot)
+            free = d - len(dests)
+            if queueing:
+                queue.extend([slot] * offered)
+                accepted = min(free, len(queue))
+                for _ in range(accepted):
+                    dest = int(rand() * (n - 1))
+                    dest += dest >= me
+                    dests.append(dest)
+                    pkts.append((dest, slot, me, queue.popleft()))
+            else:
+                accepted = min(free, offered)
+                for _ in range(accepted):
+                    dest = int(rand() * (n - 1))
+                    dest += dest >= me
+                    dests.append(dest)
+                    pkts.append((dest, slot, me))
+            deflected = dist_after = n_after = 0
+            ddists: list[int] = []
+            if dests:
+                for (port, defl), pkt in zip(one_pass(me, dests, d, rand), pkts):
+                    send(port, pkt)
+                    after = (me ^ (1 << port) ^ pkt[0]).bit_count()
+                    if after:
+                        dist_after += after
+                        n_after += 1
+                    if defl:
+                        deflected += 1
+                        ddists.append(after - 1)
+            record("step", offered, accepted, len(dests), deflected, dist_after, n_after,
+                   ddists, absorbed_e, absorbed_a, len(queue))
+            if queue:
+                inbox = await ctx.next_slot()
+            elif nxt is None:
+                inbox = await ctx.idle()
+            else:
+                inbox = await ctx.idle(until=nxt[0])

@@ -1,0 +1,31 @@
+"""slotnet: a slotted, message-passing emulator of interconnection networks.
+
+Every processor is its own Trio task with only local state; neighbours talk only
+through msgpack messages on a synchronous, slotted fabric.
+
+Example:
+    >>> import slotnet
+    >>> result = slotnet.run(slotnet.RunSpec("deflection", "hypercube:4", load={"offered": 0.5},
+    ...                                      slots=50, warmup=10, seed=1))
+    >>> result.invariants["ok"]
+    True
+"""
+
+from slotnet.fabric import FaultSchedule, SlotnetError, parse_topology
+from slotnet.orchestrator import Result, RunSpec, SpecError, TraceSpec, run, run_async
+from slotnet.schemes import SCHEMES, get_scheme
+
+__all__ = [
+    "SCHEMES",
+    "FaultSchedule",
+    "Result",
+    "RunSpec",
+    "SlotnetError",
+    "SpecError",
+    "TraceSpec",
+    "get_scheme",
+    "parse_topology",
+    "run",
+    "run_async",
+]
+__version__ = "0.1.0"
