@@ -85,7 +85,7 @@ class _Network:
         if self.tracer is not None:
             for v in (sender, receiver):
                 if v >= 0 and self.tracer.wants_node(v):
-                    self.tracer.tap(v, self.clock.slot, "lost", {"from": sender, "port": port, "to": receiver,
+                    self.tracer.driver_tap(v, self.clock.slot, "lost", {"from": sender, "port": port, "to": receiver,
                                                                  "message": message, "cause": cause})
 
     def _unread(self, node: int, inbox: Any) -> None:
@@ -113,7 +113,7 @@ class _Network:
     # -- faults ---------------------------------------------------------------------------
     def apply(self, ev: FaultEvent) -> None:
         if self.tracer is not None and self.tracer.wants_node(ev.node):
-            self.tracer.tap(ev.node, self.clock.slot, "fault", {"fault": ev.kind, "port": ev.port})
+            self.tracer.driver_tap(ev.node, self.clock.slot, "fault", {"fault": ev.kind, "port": ev.port})
         if ev.kind in ("link-down", "link-up"):
             assert ev.port is not None
             self.fabric.set_link(ev.node, ev.port, ev.kind == "link-up")
@@ -168,7 +168,7 @@ async def run_async(spec: RunSpec, *, progress: Progress | None = None,
                             net.contexts[ev.node] = net._context(ev.node, inc)
                             net.fabric.set_alive(ev.node, True)
                             if net.tracer is not None and net.tracer.wants_node(ev.node):
-                                net.tracer.tap(ev.node, slot, "fault", {"fault": "recover", "port": None})
+                                net.tracer.driver_tap(ev.node, slot, "fault", {"fault": "recover", "port": None})
                             await nursery.start(net.node_main, ev.node)
                     await net.runtime.wait_quiescent()
                 if net.tracer is not None:

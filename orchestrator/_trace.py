@@ -1,7 +1,9 @@
 """Per-node traces: JSON lines out, timelines and Perfetto export back in.
 
-Events of one slot are buffered and written sorted by (node, sequence), so a trace is
-identical whatever order Trio ran the nodes in.
+Events of one slot are buffered and written sorted by node; within a node, events the
+node itself caused keep their order, and events the driver emitted about it (losses,
+faults) come first in a canonical order. So a trace is identical whatever order Trio ran
+the nodes in.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ class Tracer:
             self._out: IO[str] = open(spec.path, "w", encoding="utf-8")  # noqa: SIM115 - closed in close()
         except OSError as exc:
             raise SpecError(f"cannot write trace {spec.path!r}: {exc.strerror or exc}") from None
-        self._buf: list[tuple[int, int, dict[str, Any]]] = []
+        self._buf: list[tuple[int, tuple[int, Any], dict[str, Any]]] = []
         self._seq = 0
         self.written = 0
 
@@ -40,10 +42,16 @@ class Tracer:
         return s.kinds is None or kind in s.kinds
 
     def tap(self, node: int, slot: int, kind: str, fields: dict[str, Any]) -> None:
-        """A trace-only event (sent, received, lost, fault)."""
+        """An event the node caused (sent, received, or a scheme event)."""
         if self._keep(slot, kind):
             self._seq += 1
-            self._buf.append((node, self._seq, {"slot": slot, "node": node, "event": kind, **fields}))
+            self._buf.append((node, (1, self._seq), {"slot": slot, "node": node, "event": kind, **fields}))
+
+    def driver_tap(self, node: int, slot: int, kind: str, fields: dict[str, Any]) -> None:
+        """An event the driver emitted about ``node`` (lost, fault): ordered canonically."""
+        if self._keep(slot, kind):
+            ev = {"slot": slot, "node": node, "event": kind, **fields}
+            self._buf.append((node, (0, json.dumps(ev, sort_keys=True)), ev))
 
     def record(self, node: int, slot: int, kind: str, values: tuple[Any, ...]) -> None:
         """A scheme event, its values named by the scheme's event schema."""
@@ -56,7 +64,7 @@ class Tracer:
         """Flush the slot's events in (node, sequence) order."""
         if not self._buf:
             return
-        self._buf.sort(key=lambda e: (e[2]["slot"], e[0], e[1]))
+        self._buf.sort(key=lambda e: (e[2]["slot"], e[0], e[1]))  # (slot, node, (phase, order))
         for _, _, ev in self._buf:
             self._out.write(json.dumps(ev, separators=(",", ":")) + "\n")
         self.written += len(self._buf)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["BatchMeans", "T_975"]
+__all__ = ["BatchMeans", "T_975", "ratio_ci95"]
 
 #: Two-sided 95% Student t quantiles by degrees of freedom (1..30).
 T_975 = [0.0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
@@ -48,3 +48,28 @@ class BatchMeans:
         var = sum((r - m) ** 2 for r in ratios) / (k - 1)
         t = T_975[min(k - 1, 30)]
         return t * math.sqrt(var / k)
+
+
+def ratio_ci95(nums: list[float], dens: list[float], n_batches: int = 10) -> float | None:
+    """Batch-means 95% half-width of ``sum(nums)/sum(dens)`` over consecutive slots.
+
+    Args:
+        nums, dens: per-slot numerator and denominator of the ratio (same length).
+        n_batches: number of equal batches the slots are cut into.
+    """
+    n = len(nums)
+    k = min(n_batches, n)
+    if k < 2:
+        return None
+    w = n / k
+    ratios = []
+    for b in range(k):
+        lo, hi = int(b * w), int((b + 1) * w)
+        den = sum(dens[lo:hi])
+        if den:
+            ratios.append(sum(nums[lo:hi]) / den)
+    if len(ratios) < 2:
+        return None
+    m = sum(ratios) / len(ratios)
+    var = sum((r - m) ** 2 for r in ratios) / (len(ratios) - 1)
+    return T_975[min(len(ratios) - 1, 30)] * math.sqrt(var / len(ratios))

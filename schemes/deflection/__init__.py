@@ -59,18 +59,18 @@ def _prepare(topology: Any, params: dict[str, Any], load: dict[str, float]) -> d
                 raise SchemeError(f"schedule offered load v={v:g} must be in [0, d={d}]")
             segs.append((start, v))
             start += n if n is not None else 0
-        return {"mode": "blocking", "schedule": tuple(segs), "d": d}
+        return {"mode": "blocking", "schedule": tuple(segs), "d": d, "order": params["order"]}
     if len(given) != 1:
         raise SchemeError("deflection needs exactly one load: --offered v (blocking, §II-B) or --lam λ (input queueing, §IV)")
     if "offered" in load:
         v = load["offered"]
         if not 0.0 <= v <= d:
             raise SchemeError(f"--offered v must be in [0, d={d}], got {v:g}")
-        return {"mode": "blocking", "schedule": ((0, v),), "d": d}
+        return {"mode": "blocking", "schedule": ((0, v),), "d": d, "order": params["order"]}
     lam = load["lam"]
     if not lam > 0.0 or not math.isfinite(lam):
         raise SchemeError(f"--lam must be a positive number, got {lam:g}")
-    return {"mode": "queue", "lam": lam, "d": d}
+    return {"mode": "queue", "lam": lam, "d": d, "order": params["order"]}
 
 
 def _theory(setup: Setup) -> dict[str, Any]:
@@ -112,6 +112,9 @@ SCHEME = Scheme(
     params=(
         Param("schedule", parse_schedule, None,
               "time-varying offered load 'v:slots,v:slots,...' (Table I: 6:1,0); replaces --offered"),
+        Param("order", str, "random",
+              "one-pass consideration order: 'random' (the paper's rule, §II-A) or 'continuing-first' "
+              "(a variant: continuing packets considered before new ones)", ("random", "continuing-first")),
     ),
     loads=("offered", "lam"),
     topologies=("hypercube",),

@@ -32,7 +32,17 @@ def pick_bit(mask: int, u: float) -> int:
     return (mask & -mask).bit_length() - 1
 
 
-def one_pass(node: int, dests: Sequence[int], d: int, rand: Callable[[], float]) -> list[tuple[int, bool]]:
+def _shuffled(items: list[int], rand: Callable[[], float]) -> list[int]:
+    """Fisher-Yates in place: all orders equally likely."""
+    for i in range(len(items) - 1, 0, -1):
+        j = int(rand() * (i + 1))
+        items[i], items[j] = items[j], items[i]
+    return items
+
+
+def one_pass(
+    node: int, dests: Sequence[int], d: int, rand: Callable[[], float], first: int = 0
+) -> list[tuple[int, bool]]:
     """Assign every packet at ``node`` a distinct out-port by the one-pass rule.
 
     Args:
@@ -40,6 +50,10 @@ def one_pass(node: int, dests: Sequence[int], d: int, rand: Callable[[], float])
         dests: destinations of the packets to transmit this slot (all != node).
         d: the cube's dimension; at most ``d`` packets may be assigned.
         rand: a uniform [0, 1) source (the node's stream).
+        first: 0 for the paper's rule (one uniformly random order over all packets).
+            A positive value considers ``dests[:first]`` (in random order) before the
+            rest (in random order) -- a variant, not the paper's rule, kept to study
+            precedence for continuing packets.
 
     Returns:
         ``(port, deflected)`` for each packet, aligned with ``dests``.
@@ -50,10 +64,10 @@ def one_pass(node: int, dests: Sequence[int], d: int, rand: Callable[[], float])
     n = len(dests)
     if n > d:
         raise ValueError(f"node {node}: {n} packets for {d} ports")
-    order = list(range(n))
-    for i in range(n - 1, 0, -1):  # Fisher-Yates: all orders equally likely
-        j = int(rand() * (i + 1))
-        order[i], order[j] = order[j], order[i]
+    if first:
+        order = _shuffled(list(range(first)), rand) + _shuffled(list(range(first, n)), rand)
+    else:
+        order = _shuffled(list(range(n)), rand)
     free = (1 << d) - 1
     out: list[tuple[int, bool]] = [(0, False)] * n
     for k in order:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._base import Setup
-from .._stats import BatchMeans
+from .._stats import BatchMeans, ratio_ci95
 from .node import STEP_FIELDS
 
 __all__ = ["DeflectionReporter"]
@@ -121,6 +121,10 @@ class DeflectionReporter:
             "throughput_per_node": self.absorbed / (self.n_nodes * measured),
             "delivered": self.absorbed,
         }
+        window = self._series[self.warmup:]
+        cols = list(zip(*window)) if window else [[]] * 6
+        m["link_utilization_ci95"] = ratio_ci95(list(cols[2]), [self.n_links] * len(window))
+        m["deflection_fraction_ci95"] = ratio_ci95(list(cols[3]), list(cols[2]))
         if self.queueing:
             transit = self.delay_sum / self.absorbed if self.absorbed else None
             queued = self.qdelay_sum / self.absorbed if self.absorbed else None
@@ -130,6 +134,7 @@ class DeflectionReporter:
             m["mean_queue_per_node"] = self._backlog / self.n_nodes
         else:
             m["accept_fraction"] = self.accepted / self.offered if self.offered else None
+            m["accept_fraction_ci95"] = ratio_ci95(list(cols[1]), list(cols[0]))
         return m
 
     def per_node(self) -> dict[str, list[Any]]:

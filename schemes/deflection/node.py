@@ -65,9 +65,10 @@ class DeflectionNode(Node):
         rand = ctx.rng.random
         send, record = ctx.send, ctx.record
         queueing = ctx.params["mode"] == "queue"
+        continuing_first = ctx.params.get("order") == "continuing-first"
         queue = self.queue
         arrivals = self._arrivals()
-        nxt = arrivals.next_after(-1)
+        nxt = arrivals.next_after(ctx.slot - 1)  # a restarted node begins now
         inbox: object = ()
         while True:
             slot = ctx.slot
@@ -87,7 +88,8 @@ class DeflectionNode(Node):
             if nxt is not None and nxt[0] == slot:
                 offered = nxt[1]
                 nxt = arrivals.next_after(slot)
-            free = d - len(dests)
+            n_cont = len(dests)
+            free = d - n_cont
             if queueing:
                 queue.extend([slot] * offered)
                 accepted = min(free, len(queue))
@@ -106,7 +108,8 @@ class DeflectionNode(Node):
             deflected = dist_after = n_after = 0
             ddists: list[int] = []
             if dests:
-                for (port, defl), pkt in zip(one_pass(me, dests, d, rand), pkts):
+                assigned = one_pass(me, dests, d, rand, n_cont if continuing_first else 0)
+                for (port, defl), pkt in zip(assigned, pkts):
                     send(port, pkt)
                     after = (me ^ (1 << port) ^ pkt[0]).bit_count()
                     if after:
