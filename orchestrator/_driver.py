@@ -48,6 +48,7 @@ class _Network:
         self.tracer = Tracer(spec.trace, self.reporter.events) if spec.trace else None
         self.fabric = InProcessFabric(prep.topology, self.clock, spec.faults, spec.seed, on_lost=self._lost)
         self.handlers = dict(self.reporter.handlers())
+        self.end_slot = getattr(self.reporter, "end_slot", None)
         n = prep.topology.n_nodes
         self.outlets = [self.fabric.outlet(v) for v in range(n)]
         self.ports = [prep.topology.ports(v) for v in range(n)]
@@ -171,6 +172,8 @@ async def run_async(spec: RunSpec, *, progress: Progress | None = None,
                                 net.tracer.driver_tap(ev.node, slot, "fault", {"fault": "recover", "port": None})
                             await nursery.start(net.node_main, ev.node)
                     await net.runtime.wait_quiescent()
+                if net.end_slot is not None:
+                    net.end_slot(slot)
                 if net.tracer is not None:
                     net.tracer.end_slot()
                 if progress is not None:
@@ -215,6 +218,8 @@ def _collect(net: _Network, spec: RunSpec, prep: Prepared, monitor: StabilityMon
         lost[k] = lost.get(k, 0) + v
     in_flight = net.fabric.in_flight()
     held = [(node.held() if node is not None else 0) for node in net.nodes]
+    if hasattr(rep, "holdings"):  # schemes that can say which packets each node holds
+        rep.holdings([node.held_packets() if node is not None else () for node in net.nodes])
     invariants = check_invariants(rep.invariants(lost, in_flight, held))
     stability = monitor.verdict()
     metrics = dict(rep.metrics())

@@ -87,6 +87,10 @@ class Reporter(Protocol):
     def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         """Scheme-specific invariants; each value a dict with at least ``ok``."""
 
+    # Optional hooks, called only when a reporter defines them:
+    #   end_slot(slot)            after every slot's barrier (time averages)
+    #   holdings(per_node_items)  before invariants(): each node's held_packets()
+
 
 @dataclass(frozen=True)
 class Scheme:

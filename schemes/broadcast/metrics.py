@@ -1,0 +1,178 @@
+"""Streaming metrics of a broadcast run (Stamoulis & Tsitsiklis definitions).
+
+* ``mean_broadcast_delay`` D (§1, §3.2): birth time τ to the end of the slot in which the
+  last node received the packet. A message read from the inbox in slot s arrived at the
+  end of slot s−1, i.e. at time s, so D = (last reception slot) − τ.
+* ``mean_reception_delay``: per packet, the mean over the 2^d − 1 receiving nodes of
+  (reception time − τ), averaged over packets.
+* ``mean_queue_per_node`` Q (§4.3.3): time average over slots and nodes of the number of
+  packets a node still has to forward on at least one port (one unit however many
+  ports; a packet about to be transmitted in the slot counts).
+* ``max_queue`` M: the largest such count at any node in any measured slot.
+
+Packets born in ``[warmup, slots)`` that complete before the run ends are measured;
+those still incomplete at the end are counted (``incomplete_at_end``). Every reception is
+checked against the packet's receiver set: a second reception of one packet at one node
+is a violation of the exactly-once invariant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .._base import Setup
+from .._stats import BatchMeans, ratio_ci95
+
+__all__ = ["STEP_FIELDS", "BroadcastReporter"]
+
+#: Values of the ``step`` event a broadcast node records once per slot it is awake.
+STEP_FIELDS = (
+    "births",     # ((seq, tau), ...) packets born here that became sendable this slot
+    "received",   # ((origin, seq), ...) first receptions of other nodes' packets
+    "q_start",    # packets still to forward at the start of the slot (Q's unit)
+    "q_after",    # ... and after this slot's transmissions
+)
+
+
+class BroadcastReporter:
+    """Consumes ``step`` events; keeps only packets that are still incomplete."""
+
+    events = {"step": STEP_FIELDS}
+
+    def __init__(self, setup: Setup) -> None:
+        n = setup.topology.n_nodes
+        self.n_nodes = n
+        self.receivers = n - 1
+        self.warmup, self.slots = setup.warmup, setup.slots
+        self.live: dict[tuple[int, int], list[Any]] = {}  # key -> [tau, count, last, sum, mask]
+        self.born_total = 0
+        self.completed_total = 0
+        self.duplicates: list[tuple[int, int, int, int]] = []  # (slot, node, origin, seq)
+        self.unknown: list[tuple[int, int, int, int]] = []
+        self.d_batches = BatchMeans(self.warmup, self.slots)
+        self.r_sum = 0.0
+        self.measured = 0
+        self.d_sum = 0.0
+        self.q_node = [0] * n
+        self.q_cur = 0
+        self.q_cur_start = 0
+        self.q_adj = 0
+        self.q_series: list[int] = []
+        self.max_q = 0
+        self.max_q_node = -1
+        self.node_births = [0] * n
+        self.node_received = [0] * n
+        self.node_max_q = [0] * n
+        self._holdings: list[Any] = []
+        self.lost_copies = 0
+
+    def handlers(self) -> Mapping[str, Any]:
+        return {"step": self.step}
+
+    def step(self, node: int, slot: int, births: Any, received: Any, q_start: int, q_after: int) -> None:
+        live = self.live
+        for seq, tau in births:
+            live[(node, seq)] = [tau, 0, 0, 0, 1 << node]
+        self.born_total += len(births)
+        self.node_births[node] += len(births)
+        bit = 1 << node
+        for key in received:
+            rec = live.get(key)
+            if rec is None:
+                self.unknown.append((slot, node, key[0], key[1]))
+                continue
+            if rec[4] & bit:
+                self.duplicates.append((slot, node, key[0], key[1]))
+                continue
+            rec[4] |= bit
+            rec[1] += 1
+            rec[2] = slot
+            rec[3] += slot
+            if rec[1] == self.receivers:
+                self._complete(key, rec)
+        self.node_received[node] += len(received)
+        prev = self.q_node[node]
+        self.q_adj += q_start - prev
+        self.q_cur += q_after - prev
+        self.q_node[node] = q_after
+        if slot >= self.warmup and q_start > self.max_q:
+            self.max_q, self.max_q_node = q_start, node
+        if q_start > self.node_max_q[node]:
+            self.node_max_q[node] = q_start
+
+    def _complete(self, key: tuple[int, int], rec: list[Any]) -> None:
+        del self.live[key]
+        self.completed_total += 1
+        tau = rec[0]
+        if tau < self.warmup:
+            return
+        delay = rec[2] - tau
+        self.measured += 1
+        self.d_sum += delay
+        self.r_sum += rec[3] / self.receivers - tau
+        self.d_batches.add(min(int(tau), self.slots - 1), delay)
+
+    def end_slot(self, slot: int) -> None:
+        q_total = self.q_cur_start + self.q_adj
+        if slot >= self.warmup:
+            self.q_series.append(q_total)
+        self.q_cur_start = self.q_cur
+        self.q_adj = 0
+
+    def on_lost(self, slot: int, sender: int, port: int, receiver: int, message: Any, cause: str) -> None:
+        self.lost_copies += 1
+
+    def backlog(self) -> int:
+        return self.q_cur
+
+    def holdings(self, per_node: list[Any]) -> None:
+        self._holdings = per_node
+
+    def metrics(self) -> dict[str, Any]:
+        n = self.n_nodes
+        qs = self.q_series
+        return {
+            "mean_broadcast_delay": self.d_sum / self.measured if self.measured else None,
+            "mean_broadcast_delay_ci95": self.d_batches.half_width(),
+            "mean_reception_delay": self.r_sum / self.measured if self.measured else None,
+            "mean_queue_per_node": sum(qs) / (len(qs) * n) if qs else None,
+            "mean_queue_per_node_ci95": ratio_ci95([float(q) for q in qs], [float(n)] * len(qs)),
+            "max_queue": self.max_q,
+            "broadcasts_measured": self.measured,
+            "incomplete_at_end": len(self.live),
+        }
+
+    def per_node(self) -> dict[str, list[Any]]:
+        return {"born": self.node_births, "received": self.node_received, "max_queue": self.node_max_q,
+                "queue_at_end": self.q_node}
+
+    def series(self) -> list[dict[str, Any]]:
+        return [{"slot": self.warmup + i, "queue_per_node": q / self.n_nodes} for i, q in enumerate(self.q_series)]
+
+    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+        """Exactly-once reception; every incomplete packet still has a copy on its way."""
+        moving = {(m[0], m[1]) for _, _, m in in_flight if isinstance(m, tuple) and len(m) >= 2}
+        for items in self._holdings:
+            moving.update(items)
+        misses = []
+        for key, rec in sorted(self.live.items()):
+            if key not in moving:
+                missing = [v for v in range(self.n_nodes) if not rec[4] >> v & 1]
+                misses.append({"origin": key[0], "seq": key[1], "born": rec[0], "missing_nodes": missing[:16],
+                               "n_missing": len(missing)})
+        faults = sum(lost.values()) > 0
+        return {
+            "exactly_once": {
+                "ok": not self.duplicates and not self.unknown and (faults or not misses),
+                "broadcasts": self.born_total,
+                "completed": self.completed_total,
+                "in_progress": len(self.live) - len(misses),
+                "duplicate_receptions": len(self.duplicates),
+                "first_duplicates": [list(x) for x in self.duplicates[:5]],
+                "unknown_packets": len(self.unknown),
+                "missed": len(misses),
+                "misses": misses[:20],
+                "copies_lost_to_faults": dict(lost),
+            }
+        }

@@ -1,0 +1,63 @@
+"""``bcast-simple``: the simple direct scheme of Stamoulis & Tsitsiklis §4.1.
+
+Every node broadcasts its packets on its own completely unbalanced spanning tree
+(§2.2.2) with dimensions in increasing order: a node at relative address ``rel = node ^
+origin`` forwards the packet on every dimension above the highest set bit of ``rel``
+(all d at the origin). Each out-port serves its queue first-in first-out and never idles
+while it has work (non-idling). Arcs of dimension 1 carry 2^{d−1} trees each, so the
+scheme is stable only for ρ < (2/d)(1 − 2^{−d}) (§4.1) — far below the ρ < 1 of the
+balanced schemes, which the emulator shows as growing queues.
+
+FIFO ties: copies arriving in one slot are queued in increasing in-port order, then the
+node's own new packets in birth order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._common import BroadcastNode, PortQueues, make_scheme
+from .trees import unbalanced_children
+
+__all__ = ["SCHEME", "SimpleNode"]
+
+
+class SimpleNode(BroadcastNode):
+    """One node of the simple direct scheme."""
+
+    def __init__(self, ctx: Any) -> None:
+        super().__init__(ctx)
+        self.queues = PortQueues(self.d)
+
+    def held(self) -> int:
+        return self.queues.held
+
+    def held_packets(self) -> set[tuple[int, int]]:
+        return self.queues.items()
+
+    async def run(self) -> None:
+        ctx, d, me = self.ctx, self.d, self.ctx.node
+        order = tuple(range(d))
+        queues = self.queues
+        send = ctx.send
+        inbox: Any = ()
+        while True:
+            slot = ctx.slot
+            for _, msg in inbox:
+                origin, seq = msg
+                self.received(origin, seq)
+                queues.add(msg, unbalanced_children(me ^ origin, d, order))
+            for seq, _tau in self.births(slot):
+                queues.add((me, seq), order)
+            q_start = queues.held
+            for port, q in enumerate(queues.queues):
+                if q:
+                    send(port, queues.pop(port))
+            self.report(q_start, queues.held)
+            if queues.held:
+                inbox = await ctx.next_slot()
+            else:
+                inbox = await ctx.idle(until=self.next_wake())
+
+
+SCHEME = make_scheme("bcast-simple", "simple direct broadcast on completely unbalanced trees (§4.1)", SimpleNode)
