@@ -9,7 +9,10 @@ exclude them from the metrics.
 
 from __future__ import annotations
 
+import gc
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from collections.abc import Callable
 from typing import Any
 
@@ -111,6 +114,24 @@ class _Network:
                 raise NodeFailure(v, self.clock.slot, exc) from exc
             self.runtime.step_done()  # returned: its last step is over
 
+    # -- one slot -----------------------------------------------------------------------
+    async def step(self, slot: int, nursery: trio.Nursery) -> None:
+        """Run slot ``slot``: faults, delivery, wake-ups, restarts, then the barrier."""
+        self.clock.slot = slot
+        events = self.prep.spec.faults.by_slot.get(slot, ())
+        for ev in events:
+            if ev.kind != "recover":
+                self.apply(ev)
+        self.runtime.wake(slot, self.fabric.deliver(), self.contexts)
+        for ev in events:
+            if ev.kind == "recover" and not self.fabric.alive[ev.node]:
+                self.contexts[ev.node] = self._context(ev.node, self.contexts[ev.node].incarnation + 1)
+                self.fabric.set_alive(ev.node, True)
+                if self.tracer is not None and self.tracer.wants_node(ev.node):
+                    self.tracer.driver_tap(ev.node, slot, "fault", {"fault": "recover", "port": None})
+                await nursery.start(self.node_main, ev.node)
+        await self.runtime.wait_quiescent()
+
     # -- faults ---------------------------------------------------------------------------
     def apply(self, ev: FaultEvent) -> None:
         if self.tracer is not None and self.tracer.wants_node(ev.node):
@@ -145,7 +166,7 @@ async def run_async(spec: RunSpec, *, progress: Progress | None = None,
     monitor = StabilityMonitor(n, spec.warmup, spec.slots, spec.max_backlog_per_node)
     events_by_slot = spec.faults.by_slot
     t0 = time.perf_counter()
-    slot = 0
+    slots_run = 0
     try:
         async with trio.open_nursery() as nursery:
             for ev in events_by_slot.get(0, ()):
@@ -155,33 +176,21 @@ async def run_async(spec: RunSpec, *, progress: Progress | None = None,
                 if net.fabric.alive[v]:
                     await nursery.start(net.node_main, v)
             await net.runtime.wait_quiescent()
-            for slot in range(spec.slots):
-                if slot:
-                    net.clock.slot = slot
-                    evs = events_by_slot.get(slot, ())
-                    for ev in evs:
-                        if ev.kind != "recover":
-                            net.apply(ev)
-                    net.runtime.wake(slot, net.fabric.deliver(), net.contexts)
-                    for ev in evs:
-                        if ev.kind == "recover" and not net.fabric.alive[ev.node]:
-                            inc = net.contexts[ev.node].incarnation + 1
-                            net.contexts[ev.node] = net._context(ev.node, inc)
-                            net.fabric.set_alive(ev.node, True)
-                            if net.tracer is not None and net.tracer.wants_node(ev.node):
-                                net.tracer.driver_tap(ev.node, slot, "fault", {"fault": "recover", "port": None})
-                            await nursery.start(net.node_main, ev.node)
-                    await net.runtime.wait_quiescent()
-                if net.end_slot is not None:
-                    net.end_slot(slot)
-                if net.tracer is not None:
-                    net.tracer.end_slot()
-                if progress is not None:
-                    progress.update(slot)
-                if on_slot is not None:
-                    on_slot(slot)
-                if not monitor.sample(slot, net.reporter.backlog()):
-                    break
+            with _quiet_gc():
+                for slot in range(spec.slots):
+                    if slot:
+                        await net.step(slot, nursery)
+                    slots_run = slot + 1
+                    if net.end_slot is not None:
+                        net.end_slot(slot)
+                    if net.tracer is not None:
+                        net.tracer.end_slot()
+                    if progress is not None:
+                        progress.update(slot)
+                    if on_slot is not None:
+                        on_slot(slot)
+                    if not monitor.sample(slot, net.reporter.backlog()):
+                        break
             nursery.cancel_scope.cancel()
     except BaseExceptionGroup as group:  # unwrap a lone failure into its precise error
         raise _single(group) from None
@@ -191,7 +200,27 @@ async def run_async(spec: RunSpec, *, progress: Progress | None = None,
         if progress is not None:
             progress.close()
     wall = time.perf_counter() - t0
-    return _collect(net, spec, prep, monitor, slot + 1, wall)
+    return _collect(net, spec, prep, monitor, slots_run, wall)
+
+
+@contextmanager
+def _quiet_gc() -> Iterator[None]:
+    """Keep the cyclic GC off the long-lived network during the slot loop.
+
+    The network (tasks, contexts, outlets, queues) is built once and lives for the whole
+    run; the slot loop allocates only short-lived messages. Freezing the former and
+    collecting the young generation less often saves 10-15% of wall time at d = 10
+    (benchmarks/deflection_throughput.py). Settings are restored on exit.
+    """
+    old = gc.get_threshold()
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(max(old[0], 50_000), old[1], old[2])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
+        gc.unfreeze()
 
 
 def _single(group: BaseExceptionGroup) -> BaseException:
