@@ -4,6 +4,7 @@
                        --slots N --warmup W --seed S [--json]
     slotnet theory SCHEME --topology SPEC [load flags] [--json]
     slotnet trace FILE --node N [--event KIND ...] [--perfetto OUT]
+    slotnet repro PAPER [--quick] [--sweep-d D --plot FILE] [--json]
     slotnet schemes
 
 Bad input exits with status 2 and one line on stderr; a scheme that breaks the slot
@@ -85,6 +86,16 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--node", type=int, metavar="N", help="the node whose timeline to print")
     tr.add_argument("--event", action="append", default=[], metavar="KIND", help="only these event kinds (repeatable)")
     tr.add_argument("--perfetto", metavar="OUT", help="write the Chrome/Perfetto trace-event JSON to OUT")
+
+    rp = sub.add_parser("repro", help="rerun a paper's comparisons", description=_repro_doc())
+    rp.add_argument("paper", help="greenberg-hajek or stamoulis")
+    rp.add_argument("--seed", type=int, default=1, metavar="S", help="seed of every run (default 1)")
+    rp.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default: min(2, cores))")
+    rp.add_argument("--quick", action="store_true", help="a subset of rows and shorter runs (a smoke test)")
+    rp.add_argument("--sweep-d", type=int, metavar="D", help="stamoulis: also sweep D against rho for all schemes on the D-cube")
+    rp.add_argument("--sweep-rho", metavar="R,R,...", help="stamoulis: the loads of the sweep (default 0.1,...,0.9)")
+    rp.add_argument("--plot", metavar="FILE", help="stamoulis: save the sweep's D-against-rho plot (needs matplotlib)")
+    rp.add_argument("--json", action="store_true", help="print the rows as one JSON object")
 
     sub.add_parser("schemes", help="list the schemes", description="List every scheme with its parameters.")
     return parser
@@ -198,6 +209,40 @@ def _cmd_trace(args: argparse.Namespace) -> int:
     return 0
 
 
+def _repro_doc() -> str:
+    from . import _repro
+
+    return (_repro.__doc__ or "").strip()
+
+
+def _cmd_repro(args: argparse.Namespace) -> int:
+    from ._repro import format_rows, repro
+
+    rhos = None
+    if args.sweep_rho:
+        try:
+            rhos = [float(x) for x in args.sweep_rho.split(",") if x.strip()]
+        except ValueError:
+            raise SpecError(f"--sweep-rho must be comma-separated numbers, got {args.sweep_rho!r}") from None
+    if (args.sweep_rho or args.plot) and not args.sweep_d:
+        raise SpecError("--sweep-rho and --plot need --sweep-d D")
+    if args.sweep_d is not None and not 2 <= args.sweep_d <= 14:
+        raise SpecError(f"--sweep-d must be between 2 and 14, got {args.sweep_d}")
+    if args.jobs is not None and args.jobs < 1:
+        raise SpecError(f"--jobs must be >= 1, got {args.jobs}")
+    rows, wall = repro(args.paper, seed=args.seed, jobs=args.jobs, quick=args.quick, sweep_d=args.sweep_d,
+                       sweep_rho=rhos, plot=args.plot)
+    if args.json:
+        print(json.dumps(_jsonable({"paper": args.paper, "seed": args.seed, "wall_seconds": wall,
+                                    "rows": [r.as_dict() for r in rows]})))
+    else:
+        print(format_rows(rows))
+        print(f"{len(rows)} rows in {wall:.1f} s")
+        if args.plot:
+            print(f"plot saved to {args.plot}")
+    return 0
+
+
 def _cmd_schemes(_: argparse.Namespace) -> int:
     for name in sorted(SCHEMES):
         s = SCHEMES[name]
@@ -214,7 +259,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``slotnet`` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    handler = {"run": _cmd_run, "theory": _cmd_theory, "trace": _cmd_trace, "schemes": _cmd_schemes}[args.command]
+    handler = {"run": _cmd_run, "theory": _cmd_theory, "trace": _cmd_trace, "repro": _cmd_repro,
+               "schemes": _cmd_schemes}[args.command]
     try:
         return handler(args)
     except NodeFailure as exc:

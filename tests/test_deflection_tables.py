@@ -22,20 +22,9 @@ import pytest
 
 from slotnet import RunSpec, run
 from slotnet.schemes.deflection import theory
+from slotnet.schemes.deflection.paper import TABLE_II, TABLE_III
+from slotnet.schemes.deflection.paper import TABLE_II_III_COLUMNS as KEYS
 
-# v: (link util., accept frac., delay, def. frac.) -- Table II (simulation) and Table III (model)
-TABLE_II = {
-    0.2: (0.1048, 1.0000, 3.1633, 0.0166), 0.4: (0.2218, 1.0000, 3.2959, 0.0379),
-    0.6: (0.3504, 0.9975, 3.5017, 0.0647), 0.8: (0.5029, 0.9822, 3.8297, 0.1014),
-    1.0: (0.6512, 0.9338, 4.2092, 0.1383), 1.2: (0.7766, 0.8332, 4.6794, 0.1740),
-    1.4: (0.8516, 0.7303, 4.9804, 0.1945), 1.6: (0.8942, 0.6463, 5.1923, 0.2059),
-    1.8: (0.9215, 0.5819, 5.3018, 0.2129), 2.0: (0.9427, 0.5205, 5.4421, 0.2203),
-    2.2: (0.9575, 0.4739, 5.5056, 0.2234), 2.4: (0.9672, 0.4351, 5.5689, 0.2265),
-    2.6: (0.9754, 0.4011, 5.6127, 0.2287), 2.8: (0.9809, 0.3717, 5.6632, 0.2310),
-    3.0: (0.9856, 0.3453, 5.6956, 0.2323),
-}
-KEYS = ("link_utilization", "accept_fraction", "mean_delay", "deflection_fraction")
-TABLE_III = {v: tuple(round(theory.steady_state_metrics(6, v)[k], 4) for k in KEYS) for v in TABLE_II}
 #: the paper's own simulation-vs-model agreement, column by column (largest |II - III|)
 PAPER_AGREEMENT = [max(abs(TABLE_II[v][i] - TABLE_III[v][i]) for v in TABLE_II) for i in range(4)]
 
