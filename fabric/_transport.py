@@ -167,6 +167,7 @@ class InProcessFabric:
         unpack = msgpack.unpackb
         for r in touched:
             pend = pending[r]
+            assert pend is not None
             pending[r] = None
             if len(pend) > 1:
                 pend.sort(key=_by_port)

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from collections.abc import Callable
 from typing import Any
 
 import trio
-
 from slotnet.fabric import FaultEvent, InProcessFabric, SlotClock, SlotnetError
 from slotnet.nodes import NodeContext, SlotRuntime, TracedContext, node_rng
 

@@ -74,7 +74,12 @@ def _map(specs: Sequence[RunSpec], jobs: int) -> list[dict[str, Any]]:
 # -- Greenberg & Hajek ------------------------------------------------------------------------
 def _greenberg_hajek(seed: int, jobs: int, quick: bool, **_: Any) -> list[Row]:
     from slotnet.schemes.deflection import theory
-    from slotnet.schemes.deflection.paper import TABLE_I, TABLE_II, TABLE_II_III_COLUMNS, TABLE_III
+    from slotnet.schemes.deflection.paper import (
+        TABLE_I,
+        TABLE_II,
+        TABLE_II_III_COLUMNS,
+        TABLE_III,
+    )
 
     loads = sorted(TABLE_II)[::3] if quick else sorted(TABLE_II)
     specs = [RunSpec("deflection", "hypercube:6", load={"offered": v}, slots=1100, warmup=100, seed=seed) for v in loads]
@@ -140,7 +145,7 @@ def _stamoulis(seed: int, jobs: int, quick: bool, sweep_d: int | None = None, sw
                                          slots=1100, warmup=100, seed=seed))
     results = _map(specs, jobs)
     rows: list[Row] = []
-    for (rho, paper_sim, approx, _err), res in zip(table, results):
+    for (rho, paper_sim, _approx, _err), res in zip(table, results):
         rows.append(Row("Table 1, d=8, D", f"rho={rho:g}", "mean_broadcast_delay", paper_sim, res["mean_broadcast_delay"],
                         res.get("mean_broadcast_delay_ci95"), theory.dtree_delay(8, rho)))
     for (exp, _s, _p, d, rho, metric, fn), res in zip(checks, results[len(table):]):

@@ -67,9 +67,9 @@ class RunSpec:
         topology = parse_topology(self.topology)
         if topology.kind not in scheme.topologies:
             raise SpecError(f"scheme {scheme.name!r} runs on {', '.join(scheme.topologies)}, not {topology.spec}")
-        for name, value, lo in (("slots", self.slots, 1), ("warmup", self.warmup, 0), ("seed", self.seed, 0)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < lo:
-                raise SpecError(f"{name} must be an integer >= {lo}, got {value!r}")
+        for name, count, lo in (("slots", self.slots, 1), ("warmup", self.warmup, 0), ("seed", self.seed, 0)):
+            if isinstance(count, bool) or not isinstance(count, int) or count < lo:
+                raise SpecError(f"{name} must be an integer >= {lo}, got {count!r}")
         if self.warmup >= self.slots:
             raise SpecError(f"warmup ({self.warmup}) must be less than slots ({self.slots})")
         load: dict[str, float] = {}

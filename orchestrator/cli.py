@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from slotnet.fabric import FaultSchedule, SlotnetError, parse_topology
+from slotnet.fabric import FaultSchedule, SlotnetError
 from slotnet.schemes import SCHEMES, SchemeError, Setup, get_scheme
 
 from ._driver import NodeFailure, run

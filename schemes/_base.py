@@ -63,8 +63,9 @@ class Setup:
 class Reporter(Protocol):
     """Streaming metrics of one run (observer side; never seen by nodes)."""
 
-    #: event kind -> names of the values the node records with it (used by traces)
-    events: Mapping[str, tuple[str, ...]]
+    @property
+    def events(self) -> Mapping[str, tuple[str, ...]]:
+        """event kind -> names of the values the node records with it (used by traces)."""
 
     def handlers(self) -> Mapping[str, Callable[..., None]]:
         """kind -> fn(node, slot, *values), called for every recorded event."""

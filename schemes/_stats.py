@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 __all__ = ["BatchMeans", "T_975", "ratio_ci95"]
 
@@ -50,7 +51,7 @@ class BatchMeans:
         return t * math.sqrt(var / k)
 
 
-def ratio_ci95(nums: list[float], dens: list[float], n_batches: int = 10) -> float | None:
+def ratio_ci95(nums: Sequence[float], dens: Sequence[float], n_batches: int = 10) -> float | None:
     """Batch-means 95% half-width of ``sum(nums)/sum(dens)`` over consecutive slots.
 
     Args:

@@ -122,9 +122,9 @@ class DeflectionReporter:
             "delivered": self.absorbed,
         }
         window = self._series[self.warmup:]
-        cols = list(zip(*window)) if window else [[]] * 6
-        m["link_utilization_ci95"] = ratio_ci95(list(cols[2]), [self.n_links] * len(window))
-        m["deflection_fraction_ci95"] = ratio_ci95(list(cols[3]), list(cols[2]))
+        offered, accepted, sent, deflected = ([row[i] for row in window] for i in range(4))
+        m["link_utilization_ci95"] = ratio_ci95(sent, [self.n_links] * len(window))
+        m["deflection_fraction_ci95"] = ratio_ci95(deflected, sent)
         if self.queueing:
             transit = self.delay_sum / self.absorbed if self.absorbed else None
             queued = self.qdelay_sum / self.absorbed if self.absorbed else None
@@ -134,7 +134,7 @@ class DeflectionReporter:
             m["mean_queue_per_node"] = self._backlog / self.n_nodes
         else:
             m["accept_fraction"] = self.accepted / self.offered if self.offered else None
-            m["accept_fraction_ci95"] = ratio_ci95(list(cols[1]), list(cols[0]))
+            m["accept_fraction_ci95"] = ratio_ci95(accepted, offered)
         return m
 
     def per_node(self) -> dict[str, list[Any]]:
