@@ -1,17 +1,264 @@
-"""``bcast-indirect``: placeholder until the scheme lands (registered so the name is reserved)."""
+"""``bcast-indirect``: the indirect scheme of Stamoulis & Tsitsiklis §5 on the d ESBT.
+
+Every packet picks one of the ``d`` edge-disjoint spanning binomial trees of Johnsson &
+Ho (§5.1, :mod:`.trees` ``esbt_*``), travels to that tree's root ``e_j`` against the
+tree's arcs and is broadcast by the root along the tree (Rules A-F, §5.2), exactly as
+stated in the :mod:`.trees` module docstring, "Rules A-F in local terms":
+
+* Rule A: the tree ``j`` is drawn uniformly from the node's own RNG;
+* Rule D (``--param rule=D``, default) or Rule D′ (``rule=Dprime``, §5.5.2): the packet
+  first crosses ``virtual_arcs(origin, j, d, rule)`` virtual arcs at its origin, one per
+  ``C0`` slot (a FIFO per tree in front of the tandem, one packet entering per ``C0``
+  slot);
+* Rules B, C: root-bound hops in ``C0`` slots only, FIFO per tree, on ``up_port``;
+* Rule E: at the root, ``L1``/``L2`` (fed by ``T_1^(j)`` / the rest, ``root_buffer``) cross
+  ``l1``/``l2`` into the unit buffers ``B1``/``B2`` in a ``C0`` slot ``t``;
+* Rule F: a fair coin (node RNG) orders the starts in ``t + 1``, ``t + 2``
+  (``rule_f_start_slots``); starting = sending on all ``d`` ports;
+* Rule C: broadcasts move in ``C1 ∪ C2`` only, each node forwarding in the first such slot
+  after reception on ``down_ports`` (never queueing, §5.4).
+
+A node on the root-bound path sees the packet twice; the first sighting (on the way up)
+is the reception, the broadcast copy is forwarded but not received again.  Whether a
+node was on the path is a pure function of its id, the origin and the tree
+(:func:`._indirect_rules.on_root_path`), so the node keeps no "seen" memory at all.
+
+``--param idling=false`` runs the non-idling version without redundant transmissions
+that §5.6 simulated (:mod:`._indirect_nonidling`).
+
+Q (§4.3.3) counts, once however many ports, every packet the node still has to forward:
+its own packets before and on their virtual arcs, root-bound packets, ``L1``/``L2``/``B1``/
+``B2`` at a root, and broadcast packets waiting for their hop (the paper's footnote
+under Table 1: nodes are asymmetric here, Q is the average over nodes).
+
+Measured against the paper (see :mod:`._indirect_model`): D is Proposition 5 /
+Corollary 8 minus ``3/2 + (3/2) 2^-d`` (the analysis counts the ``l1``/``l2`` crossing as a
+3-slot service, and the observer's D stops at the last first reception), and Q is
+``λ (3d + 2 + X) + λ (3/4) 2^d`` rather than Proposition 6's printed value.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+from collections import deque
 from typing import Any
 
+from .. import _base
+from . import _indirect_model
+from . import theory as _theory
 from ._common import BroadcastNode, make_scheme
+from ._indirect_nonidling import NonIdlingNode
+from ._indirect_rules import RULES, node_plan, parse_bool, path_test
+from .trees import root_buffer, rule_f_start_slots
 
-__all__ = ["SCHEME"]
+__all__ = ["SCHEME", "IndirectNode", "NonIdlingNode", "make_node"]
+
+UP, BCAST = 1, 0  # last field of a message: (origin, seq, tree, UP | BCAST)
 
 
-class _Pending(BroadcastNode):
+class IndirectNode(BroadcastNode):
+    """One node of the indirect scheme with Rules A-F (§5.2; Rule D′ of §5.5.2 by parameter)."""
+
+    def __init__(self, ctx: Any) -> None:
+        super().__init__(ctx)
+        d, z = self.d, ctx.node
+        self.plan = node_plan(z, d, RULES[ctx.params["rule"]])
+        self.root = self.plan.root_tree
+        self.v_wait: list[deque[Any]] = [deque() for _ in range(d)]  # own packets before the tandem (Rule D)
+        self.v_arcs: list[deque[tuple[int, Any]]] = [deque() for _ in range(d)]  # (C0 slot it leaves, msg)
+        self.up_q: list[deque[Any]] = [deque() for _ in range(d)]  # root-bound FIFO per tree (Rule B)
+        # broadcasts to forward per tree, (due slot, msg): at most one without faults (Rule C, §5.4)
+        self.hold: list[deque[tuple[int, Any]]] = [deque() for _ in range(d)]
+        self.lq: tuple[deque[Any], deque[Any]] = (deque(), deque())  # L1, L2 before l1, l2 (Rule E)
+        self.buf: list[tuple[int, Any] | None] = [None, None]  # B1, B2: (start slot, msg) (Rules E, F)
+        self.n_up = 0  # packets heading to the root: v_wait, v_arcs, up_q, L1, L2
+        self.n_arcs = 0  # ... of which on virtual arcs (v_arcs)
+        self.n_bc = 0  # packets under broadcast: B1, B2, hold
+        self._randrange = ctx.rng.randrange
+        self._getrandbits = ctx.rng.getrandbits
+
+    # -- observer side --------------------------------------------------------------
+    def held(self) -> int:
+        return self.n_up + self.n_bc
+
+    def held_packets(self) -> set[tuple[int, int]]:
+        out: set[tuple[int, int]] = set()
+        for q in (*self.v_wait, *self.up_q, *self.lq):
+            out.update((m[0], m[1]) for m in q)
+        for q2 in self.v_arcs:
+            out.update((m[0], m[1]) for _, m in q2)
+        for q3 in self.hold:
+            out.update((m[0], m[1]) for _, m in q3)
+        for b in self.buf:
+            if b is not None:
+                out.add((b[1][0], b[1][1]))
+        return out
+
+    def report_pieces(self, start: tuple[int, int], after: tuple[int, int]) -> None:
+        """Report Q for this step; ``start``/``after`` are ``(n_up, n_bc)`` (a hook for tests)."""
+        self.report(start[0] + start[1], after[0] + after[1])
+
+    # -- the rule ---------------------------------------------------------------------
+    def arrive(self, slot: int, msg: Any) -> None:
+        """A message read from the inbox in ``slot`` (sent in ``slot - 1``)."""
+        origin, seq, j, phase = msg
+        if phase == UP:  # Rule B: first sighting, the reception
+            self.received(origin, seq)
+            if j == self.root:
+                self.lq[root_buffer(origin, j, self.d) - 1].append(msg)
+            else:
+                self.up_q[j].append(msg)
+            self.n_up += 1
+            return
+        plan = self.plan
+        if origin != self.ctx.node and not path_test(plan.path_key[j], origin, self.d):
+            self.received(origin, seq)
+        if plan.down[j]:  # Rule C: forward in the first C1 ∪ C2 slot from now
+            self.hold[j].append((slot + 1 if slot % 3 == 0 else slot, msg))
+            self.n_bc += 1
+
+    def originate(self, seq: int) -> None:
+        """Rule A, then Rule D/D′: a new packet joins its tandem's FIFO (or goes straight up)."""
+        j = self._randrange(self.d)
+        msg = (self.ctx.node, seq, j, UP)
+        (self.v_wait if self.plan.virtual[j] else self.up_q)[j].append(msg)
+        self.n_up += 1
+
+    def c0_step(self, slot: int) -> None:
+        """A ``C0`` slot: virtual arcs, root-bound hops, ``l1``/``l2`` and Rule F's coin."""
+        plan, send = self.plan, self.ctx.send
+        root = self.root
+        for j in range(self.d):
+            arcs = self.v_arcs[j]
+            while arcs and arcs[0][0] <= slot:  # left the tandem at the end of slot - 3
+                msg = arcs.popleft()[1]
+                (self.lq[1] if j == root else self.up_q[j]).append(msg)
+                self.n_arcs -= 1
+            wait = self.v_wait[j]
+            if wait:  # one packet enters the tandem per C0 slot, crossing v arcs in v C0 slots
+                arcs.append((slot + 3 * plan.virtual[j], wait.popleft()))
+                self.n_arcs += 1
+            q = self.up_q[j]
+            if q:
+                send(plan.up[j], q.popleft())
+                self.n_up -= 1
+        if root is not None:
+            l1, l2 = self.lq
+            if l1 or l2:
+                s1, s2 = rule_f_start_slots(slot, bool(l1), bool(l2), self._getrandbits(1))
+                if l1:
+                    self.buf[0] = (s1, l1.popleft())  # type: ignore[assignment]
+                if l2:
+                    self.buf[1] = (s2, l2.popleft())  # type: ignore[assignment]
+                moved = (s1 is not None) + (s2 is not None)
+                self.n_up -= moved
+                self.n_bc += moved
+
+    def broadcast_step(self, slot: int) -> None:
+        """A ``C1``/``C2`` slot: Rule F starts at the root, Rule C hops everywhere."""
+        send = self.ctx.send
+        down = self.plan.down
+        if self.root is not None:
+            for b, entry in enumerate(self.buf):
+                if entry is not None and entry[0] == slot:
+                    o, seq, j, _ = entry[1]
+                    out = (o, seq, j, BCAST)
+                    for port in down[j]:
+                        send(port, out)
+                    self.buf[b] = None
+                    self.n_bc -= 1
+        for j, q in enumerate(self.hold):
+            if q and q[0][0] <= slot:  # a second one exists only if faults delayed a copy: it waits a slot
+                msg = q.popleft()[1]
+                for port in down[j]:
+                    send(port, msg)
+                self.n_bc -= 1
+                if q and q[0][0] <= slot:
+                    q[0] = (slot + 1 if slot % 3 == 1 else slot + 2, q[0][1])
+
+    def next_event(self, slot: int) -> int | None:
+        """The next slot this node has work in (births aside); ``None`` if none."""
+        nxt = None
+        if self.n_up > self.n_arcs:  # something waits for a C0 slot
+            nxt = slot + 3 - slot % 3
+        elif self.n_arcs:  # only packets on virtual arcs: sleep until the first leaves
+            nxt = min(arcs[0][0] for arcs in self.v_arcs if arcs)
+        if self.n_bc:
+            for q in self.hold:
+                if q and (nxt is None or q[0][0] < nxt):
+                    nxt = q[0][0]
+            for entry in self.buf:
+                if entry is not None and (nxt is None or entry[0] < nxt):
+                    nxt = entry[0]
+        return nxt
+
     async def run(self) -> None:
-        raise NotImplementedError("bcast-indirect is not implemented yet")
+        ctx = self.ctx
+        inbox: Any = ()
+        while True:
+            slot = ctx.slot
+            for _, msg in inbox:
+                self.arrive(slot, msg)
+            for seq, _tau in self.births(slot):
+                self.originate(seq)
+            start = (self.n_up, self.n_bc)
+            if slot % 3 == 0:
+                self.c0_step(slot)
+            elif self.n_bc:
+                self.broadcast_step(slot)
+            self.report_pieces(start, (self.n_up, self.n_bc))
+            wake = self.next_event(slot)
+            birth = self.next_wake()
+            if birth is not None and (wake is None or birth < wake):
+                wake = birth
+            if wake == slot + 1:
+                inbox = await ctx.next_slot()
+            else:
+                inbox = await ctx.idle(until=wake)
 
 
-SCHEME: Any = make_scheme("bcast-indirect", "not implemented yet", _Pending)
+def make_node(ctx: Any) -> BroadcastNode:
+    """The node for ``ctx.params``: Rules A-F, or the non-idling version (``idling=false``)."""
+    return IndirectNode(ctx) if ctx.params["idling"] else NonIdlingNode(ctx)
+
+
+def _theory_kwargs(params: dict[str, Any]) -> dict[str, Any]:
+    return {"rule": RULES[params["rule"]]}
+
+
+_BASE = make_scheme(
+    "bcast-indirect",
+    "indirect broadcast via the roots of the d edge-disjoint spanning binomial trees (§5)",
+    make_node,
+    params=(
+        _base.Param("rule", str, "D", "virtual arcs: D (§5.2, d - k per packet) or Dprime (§5.5.2, one)",
+                    tuple(RULES)),
+        _base.Param("idling", parse_bool, True,
+                    "true: Rules A-F (§5.2); false: the non-idling version without redundant transmissions (§5.6)",
+                    (True, False)),
+    ),
+    theory_kwargs=_theory_kwargs,
+)
+
+
+def _scheme_theory(setup: _base.Setup) -> dict[str, Any]:
+    """Proposition 4-6 / Corollary 8 for Rules A-F; for the non-idling version (§5.6) the
+    paper has simulations only, so just Proposition 7's necessary condition (35) and the
+    static lower bound (Proposition 2)."""
+    if setup.params["idling"]:
+        assert _BASE.theory is not None
+        out = _BASE.theory(setup)
+        if out.get("stable"):  # Rules E-F as written, slot by slot (see _indirect_model)
+            d, rho, rule = setup.topology.d, setup.params["rho"], RULES[setup.params["rule"]]
+            out["mean_broadcast_delay_slot_model"] = _indirect_model.slot_delay(d, rho, rule)
+            if rule == "D":
+                out["mean_queue_per_node_slot_model"] = _indirect_model.slot_queue(d, rho)
+        return out
+    d, rho = setup.topology.d, setup.params["rho"]
+    out: dict[str, Any] = {"stability_limit_upper_bound": _theory.stability_limit_rule_a(d)}
+    if rho < 1.0:
+        out["delay_lower_bound"] = _theory.delay_lower_bound_static(d, rho)
+    return out
+
+
+SCHEME = dataclasses.replace(_BASE, theory=_scheme_theory)

@@ -38,7 +38,7 @@ STEP_FIELDS = (
 class BroadcastReporter:
     """Consumes ``step`` events; keeps only packets that are still incomplete."""
 
-    events = {"step": STEP_FIELDS}
+    events: Mapping[str, tuple[str, ...]] = {"step": STEP_FIELDS}
 
     def __init__(self, setup: Setup) -> None:
         n = setup.topology.n_nodes
@@ -65,6 +65,7 @@ class BroadcastReporter:
         self.node_received = [0] * n
         self.node_max_q = [0] * n
         self._holdings: list[Any] = []
+        self._done: list[tuple[tuple[int, int], float, int, int]] = []  # this slot's completions
         self.lost_copies = 0
 
     def handlers(self) -> Mapping[str, Any]:
@@ -104,16 +105,20 @@ class BroadcastReporter:
     def _complete(self, key: tuple[int, int], rec: list[Any]) -> None:
         del self.live[key]
         self.completed_total += 1
-        tau = rec[0]
-        if tau < self.warmup:
-            return
-        delay = rec[2] - tau
-        self.measured += 1
-        self.d_sum += delay
-        self.r_sum += rec[3] / self.receivers - tau
-        self.d_batches.add(min(int(tau), self.slots - 1), delay)
+        if rec[0] >= self.warmup:
+            self._done.append((key, rec[0], rec[2], rec[3]))
+
+    def _account_completions(self) -> None:
+        for _, tau, last, total in sorted(self._done):
+            delay = last - tau
+            self.measured += 1
+            self.d_sum += delay
+            self.r_sum += total / self.receivers - tau
+            self.d_batches.add(min(int(tau), self.slots - 1), delay)
+        self._done.clear()
 
     def end_slot(self, slot: int) -> None:
+        self._account_completions()
         q_total = self.q_cur_start + self.q_adj
         if slot >= self.warmup:
             self.q_series.append(q_total)

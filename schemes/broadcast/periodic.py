@@ -1,17 +1,338 @@
-"""``bcast-periodic``: placeholder until the scheme lands (registered so the name is reserved)."""
+"""``bcast-periodic``: the periodic schemes of Stamoulis & Tsitsiklis §4.2.
+
+A fixed multinode-broadcast schedule is run over and over, one *period* after another;
+a packet waits at its origin for a period it may use and is then broadcast entirely
+inside that period, every copy crossing its arc in the slot the schedule prescribes.
+Variants (``--param variant=...``, names of ``theory.PERIODIC_VARIANTS``):
+
+* ``random`` (default, §4.2.2 second scheme): d simultaneous multinode broadcasts
+  [SaS85] every ``Δ = 2^d − 1`` slots on the schedule of ``trees.dtree_sends``; each
+  packet draws its tree ``j`` uniformly at birth, and the j-packets of one origin form a
+  discrete-time M/D/1 queue with synchronisation (§2.1.2): FIFO, one per period. A packet
+  born at ``τ`` gets period label ``l = max(l_prev + 1, ⌈τ/Δ⌉ + 1)`` (``trees.next_label``;
+  period ``l`` is slots ``(l−1)Δ .. lΔ−1``), so D = Δ(3/2 + ρ/(2(1 − ρ))), eq. (7) with
+  λ/d and Δ (display after (7) in §4.2.2; ``theory.periodic_random_delay``).
+* ``simultaneous`` (§4.2.2 first scheme): the same schedule, but a node's packets share
+  one FIFO served d per period (M/D/d with synchronisation); the k-th packet of a period
+  takes tree ``k``. The paper gives only D ≈ (3/2)(2^d − 1) as ρ → 0 and ρ < 1.
+* ``mnb`` (§4.2.1): the optimal multinode broadcast [BOSTT89] on the balanced tree of
+  ``trees.balanced_*``, period ``P = ⌈(2^d − 1)/d⌉``, one packet per origin per period;
+  D is eq. (7) with λ and P (``theory.periodic_mnb_delay``), stable for ρ below (12).
+
+Local rule. A node ``x`` holding a packet of origin ``o`` on tree ``j`` in the period that
+starts at slot ``S`` sends it on dimension ``k`` in slot ``S + dtree_crossing_slot(x ^ o,
+j, k, d)`` for each ``k`` of ``dtree_children(x ^ o, j, d)`` (``balanced_*`` for ``mnb``).
+A copy read in slot ``s`` was sent in slot ``s − 1``, so the receiver knows ``S = ⌊(s −
+1)/P⌋·P`` from the clock; messages are ``(origin, seq, tree)`` (tree 0 for ``mnb``). The
+schedule is causal (a child's slot is after its parent's), so every send lies in the
+future and each node just sleeps until its next scheduled send or birth. What the rule
+sends in each slot is exactly the packet ``dtree_sends(x, s, d)`` / ``balanced_sends`` name.
+
+Null packets (§4.2.1, §4.2.2 "introduce null packets"). With ``nulls=account`` (default)
+they are not transmitted: both ends know the schedule, so an empty reserved slot carries
+no information, and sending ``d·2^d`` messages every slot whatever the load would cost a
+d = 10 run ≈ 1/ρ times its real traffic. They are accounted instead:
+``link_utilization`` is the measured real load per arc-slot and ``null_fraction`` the
+share of reserved arc-slots that would carry a null. With ``nulls=send`` every reserved
+arc-slot carries a full unit (size 1, as a null occupies its slot in the paper), a null
+being ``(origin, 0, tree)`` (births are numbered from 1); each node walks
+``dtree_sends``/``balanced_sends`` every slot, checks that its real sends are exactly the
+scheduled ones, and fills the rest with nulls. The fabric's capacity check on every send
+then proves the whole schedule conflict-free (for the d-tree variants every arc carries
+exactly one unit in every slot), at the price of every node waking every slot.
+
+Delay conventions. The shared reporter measures D to the last actual reception
+(``mean_broadcast_delay``). §4.2 counts a broadcast as ended with its period; the origin
+knows that instant when it assigns the period and records it (event ``period_end``), and
+:class:`PeriodicReporter` reports ``mean_broadcast_delay_period_end`` (with ``_ci95``) over
+the same packets. In both schedules the last arc of every broadcast is crossed in the
+period's last slot, so the two coincide packet by packet.
+"""
 
 from __future__ import annotations
 
+import heapq
+from collections.abc import Mapping, Callable
+from dataclasses import replace
+from functools import cache
 from typing import Any
 
+from .._base import Param, Setup
+from .._stats import BatchMeans
 from ._common import BroadcastNode, make_scheme
+from .metrics import BroadcastReporter
+from .theory import PERIODIC_VARIANTS
+from .trees import (
+    balanced_children,
+    balanced_crossing_slot,
+    balanced_period,
+    balanced_sends,
+    dtree_children,
+    dtree_crossing_slot,
+    dtree_period,
+    dtree_sends,
+    first_label,
+    next_label,
+    period_start_slot,
+)
 
-__all__ = ["SCHEME"]
+__all__ = ["NULL_MODES", "SCHEME", "PeriodicNode", "PeriodicReporter", "period_of", "plan"]
+
+#: How null packets are handled (see the module docstring).
+NULL_MODES = ("account", "send")
 
 
-class _Pending(BroadcastNode):
+def period_of(variant: str, d: int) -> int:
+    """Period of a variant: ``2^d − 1`` (§4.2.2) or ``⌈(2^d − 1)/d⌉`` (§4.2.1, ``mnb``)."""
+    return balanced_period(d) if variant == "mnb" else dtree_period(d)
+
+
+@cache
+def plan(variant: str, rel: int, j: int, d: int) -> tuple[tuple[int, int], ...]:
+    """Sends of a node at relative address ``rel`` holding a tree-``j`` packet.
+
+    Args:
+        variant: One of :data:`theory.PERIODIC_VARIANTS` (``j`` is ignored for ``mnb``).
+        rel: ``node ^ origin``.
+        j: Tree index (§4.2.2 j-packet, 0-based).
+        d: Cube dimension.
+
+    Returns:
+        ``(slot_in_period, dimension)`` pairs in increasing slot order (empty at a leaf).
+
+    Example:
+        >>> plan("random", 0, 0, 3)  # the origin of a 1-packet on the 3-cube
+        ((0, 0), (1, 1), (3, 2))
+    """
+    if variant == "mnb":
+        out = [(balanced_crossing_slot(rel, k, d), k) for k in balanced_children(rel, d)]
+    else:
+        out = [(dtree_crossing_slot(rel, j, k, d), k) for k in dtree_children(rel, j, d)]
+    return tuple(sorted(out))  # type: ignore[arg-type]
+
+
+class PeriodicNode(BroadcastNode):
+    """One node of a periodic scheme (§4.2): the schedule's sends, nothing else."""
+
+    def __init__(self, ctx: Any) -> None:
+        super().__init__(ctx)
+        self.variant: str = ctx.params["variant"]
+        self.send_nulls = ctx.params["nulls"] == "send"
+        self.period = period_of(self.variant, self.d)
+        self.labels = [0] * self.d  # random/mnb: last label per stream (0: none yet)
+        self.cur_label = 0  # simultaneous: label of the latest period in use ...
+        self.cur_count = 0  # ... and how many of its d trees are taken
+        self.due: dict[int, list[tuple[int, list[Any]]]] = {}  # slot -> [(port, [msg, left])]
+        self.due_slots: list[int] = []  # heap of the keys of ``due``
+        self.n_held = 0
+
+    # -- origin side: which period and tree a new packet gets ---------------------------
+    def assign(self, tau: float) -> tuple[int, int]:
+        """(tree, label) of a packet born at ``tau`` (FIFO, §2.1.2 synchronisation).
+
+        ``random``: tree uniform, one packet per period per (origin, tree) (§4.2.2);
+        ``simultaneous``: up to d per period, the k-th taking tree k (§4.2.2);
+        ``mnb``: one packet per period (§4.2.1).
+        """
+        p = self.period
+        if self.variant == "random":
+            j = self.ctx.rng.randrange(self.d)
+        elif self.variant == "mnb":
+            j = 0
+        else:
+            earliest = first_label(tau, p)  # first period starting at or after tau
+            if earliest <= self.cur_label and self.cur_count < self.d:
+                self.cur_count += 1  # joins the latest period, which still has a free tree
+            else:
+                self.cur_label = max(earliest, self.cur_label + 1)
+                self.cur_count = 1
+            return self.cur_count - 1, self.cur_label
+        label = next_label(self.labels[j], tau, p)
+        self.labels[j] = label
+        return j, label
+
+    # -- timers ---------------------------------------------------------------------------
+    def schedule(self, msg: Any, sends: tuple[tuple[int, int], ...], start: int) -> None:
+        """Queue ``msg`` for each ``(slot_in_period, port)`` of ``sends`` from ``start``."""
+        if not sends:
+            return
+        rec = [msg, len(sends)]
+        self.n_held += 1
+        due = self.due
+        for off, port in sends:
+            s = start + off
+            lst = due.get(s)
+            if lst is None:
+                due[s] = lst = []
+                heapq.heappush(self.due_slots, s)
+            lst.append((port, rec))
+
+    def take_due(self, slot: int) -> list[tuple[int, list[Any]]]:
+        """The sends due in ``slot`` (their records released when their last send goes)."""
+        lst = self.due.pop(slot, None)
+        if lst is None:
+            return []
+        heapq.heappop(self.due_slots)
+        for _, rec in lst:
+            rec[1] -= 1
+            if rec[1] == 0:
+                self.n_held -= 1
+        return lst
+
+    def held(self) -> int:
+        return self.n_held
+
+    def held_packets(self) -> set[tuple[int, int]]:
+        return {(rec[0][0], rec[0][1]) for lst in self.due.values() for _, rec in lst}
+
+    # -- the rule -------------------------------------------------------------------------
     async def run(self) -> None:
-        raise NotImplementedError("bcast-periodic is not implemented yet")
+        ctx, d, me, p, variant = self.ctx, self.d, self.ctx.node, self.period, self.variant
+        send, record = ctx.send, ctx.record
+        inbox: Any = ()
+        while True:
+            slot = ctx.slot
+            if inbox:
+                start = (slot - 1) // p * p  # the copies were sent in slot - 1
+                first = self._received.append  # what self.received() does, per copy
+                for _, msg in inbox:
+                    origin, seq, j = msg
+                    if seq == 0:  # a null packet (nulls=send)
+                        continue
+                    first((origin, seq))
+                    sends = plan(variant, me ^ origin, j, d)
+                    if sends:  # not a leaf of this tree
+                        self.schedule(msg, sends, start)
+            for seq, tau in self.births(slot):
+                j, label = self.assign(tau)
+                start = period_start_slot(label, p)
+                if start < slot:  # cannot happen: births are taken at ceil(tau) <= start
+                    raise RuntimeError(f"node {me}: packet {seq} assigned to a past period (slot {slot})")
+                record("period_end", seq, start + p)
+                self.schedule((me, seq, j), plan(variant, 0, j, d), start)
+            q_start = self.n_held
+            due = self.take_due(slot)
+            if self.send_nulls:
+                self._send_with_nulls(slot, due)
+            else:
+                for port, rec in due:
+                    send(port, rec[0])
+            self.report(q_start, self.n_held)
+            wake = self.due_slots[0] if self.due_slots else None
+            births = self.next_wake()
+            if births is not None and (wake is None or births < wake):
+                wake = births
+            if self.send_nulls or wake == slot + 1:
+                inbox = await ctx.next_slot()
+            else:
+                inbox = await ctx.idle(until=wake)
+
+    def _send_with_nulls(self, slot: int, due: list[tuple[int, list[Any]]]) -> None:
+        """Walk the whole schedule of ``slot``: real packets where due, nulls elsewhere."""
+        d, me = self.d, self.ctx.node
+        real = {port: rec[0] for port, rec in due}
+        if len(real) != len(due):
+            raise RuntimeError(f"node {me}: two packets due on one port in slot {slot}")
+        if self.variant == "mnb":
+            scheduled = [(k, o, 0) for o, k in balanced_sends(me, slot, d)]
+        else:
+            scheduled = [(k, o, j) for k, (o, j) in enumerate(dtree_sends(me, slot, d))]
+        for k, origin, j in scheduled:
+            msg = real.pop(k, None)
+            if msg is None:
+                msg = (origin, 0, j)
+            elif msg[0] != origin or msg[2] != j:
+                raise RuntimeError(f"node {me}: sends {msg} on port {k} in slot {slot}, "
+                                   f"schedule says origin {origin} tree {j}")
+            self.ctx.send(k, msg)
+        if real:
+            raise RuntimeError(f"node {me}: unscheduled sends in slot {slot}: {real}")
 
 
-SCHEME: Any = make_scheme("bcast-periodic", "not implemented yet", _Pending)
+# -------------------------------------------------------------------------- observer
+
+
+class PeriodicReporter(BroadcastReporter):
+    """The shared broadcast metrics plus the §4.2 delay convention and null accounting.
+
+    Extra metrics: ``mean_broadcast_delay_period_end`` (birth to the end of the packet's
+    period, over the same packets as ``mean_broadcast_delay``) with ``_ci95``;
+    ``link_utilization`` (real packets per arc-slot, measured) and ``null_fraction``
+    (share of the schedule's reserved arc-slots left to null packets).
+    """
+
+    events: Mapping[str, tuple[str, ...]] = {**BroadcastReporter.events, "period_end": ("seq", "end")}
+
+    def __init__(self, setup: Setup) -> None:
+        super().__init__(setup)
+        d = setup.topology.d
+        variant = setup.params["variant"]
+        n = setup.topology.n_nodes
+        self.arc_slots = n * d  # directed arcs
+        # reserved arc-slots per slot: every arc (§4.2.2) or n trees of n-1 arcs per P slots (§4.2.1)
+        self.reserved = n * (n - 1) / period_of(variant, d) if variant == "mnb" else float(n * d)
+        self.ends: dict[tuple[int, int], int] = {}
+        self.pe_batches = BatchMeans(self.warmup, self.slots)
+        self.pe_sum = 0.0
+        self.done: list[tuple[tuple[int, int], float, float]] = []  # completed this slot
+        self.units = 0  # real copies sent in measured slots (read one slot later)
+        self.last_slot = -1
+
+    def handlers(self) -> dict[str, Callable[..., None]]:
+        return {"step": self.step, "period_end": self.period_end}
+
+    def period_end(self, node: int, slot: int, seq: int, end: int) -> None:
+        self.ends[(node, seq)] = end
+
+    def step(self, node: int, slot: int, births: Any, received: Any, q_start: int, q_after: int) -> None:
+        super().step(node, slot, births, received, q_start, q_after)
+        if slot > self.warmup:
+            self.units += len(received)
+
+    def _complete(self, key: tuple[int, int], rec: list[Any]) -> None:
+        end = self.ends.pop(key)
+        super()._complete(key, rec)
+        tau = rec[0]
+        if tau >= self.warmup:
+            self.done.append((key, end - tau, tau))
+
+    def end_slot(self, slot: int) -> None:
+        super().end_slot(slot)
+        self.last_slot = slot
+        if self.done:  # summed in key order: the float sums do not depend on task order
+            self.done.sort()
+            for _, delay, tau in self.done:
+                self.pe_sum += delay
+                self.pe_batches.add(min(int(tau), self.slots - 1), delay)
+            self.done = []
+
+    def metrics(self) -> dict[str, Any]:
+        out = super().metrics()
+        out["mean_broadcast_delay_period_end"] = self.pe_sum / self.measured if self.measured else None
+        out["mean_broadcast_delay_period_end_ci95"] = self.pe_batches.half_width()
+        span = self.last_slot - self.warmup  # sends in slots warmup .. last_slot - 1
+        if span > 0:
+            out["link_utilization"] = self.units / (self.arc_slots * span)
+            out["null_fraction"] = 1.0 - self.units / (self.reserved * span)
+        return out
+
+
+SCHEME = replace(
+    make_scheme(
+        "bcast-periodic",
+        "periodic multinode broadcasts with null packets (§4.2.1, §4.2.2)",
+        PeriodicNode,
+        params=(
+            Param("variant", str, "random",
+                  "random: tree per packet, M/D/1 per tree, eq. (7) (§4.2.2); simultaneous: d per period, "
+                  "M/D/d (§4.2.2); mnb: balanced tree, period ⌈(2^d-1)/d⌉ (§4.2.1)",
+                  choices=PERIODIC_VARIANTS),
+            Param("nulls", str, "account",
+                  "account: nulls not transmitted, only counted; send: nulls sent as full units "
+                  "(every reserved arc-slot busy, schedule checked every slot)",
+                  choices=NULL_MODES),
+        ),
+        theory_kwargs=lambda p: {"variant": p["variant"]},
+    ),
+    reporter=PeriodicReporter,
+)

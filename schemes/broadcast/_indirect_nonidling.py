@@ -1,0 +1,90 @@
+"""The non-idling indirect scheme without redundant transmissions (Stamoulis & Tsitsiklis §5.6).
+
+§5.6 reports simulations (Figs. 15, 17-21) of a non-idling version of the §5 scheme that
+"did not involve any redundant transmissions" (§5.5.1): Rule A is kept (tree ``j``
+uniform per packet); Rules C-F and the detour to the root are dropped.  The packet of
+origin ``y`` on tree ``j`` is broadcast along ``T^(j)`` re-rooted at ``y``: every holder
+``z`` sends it once on each port of ``reoriented_ports(z, y, j, d)`` (the reversed tree
+arcs up to the root, the tree arcs elsewhere; ``2^d - 1`` transmissions, one reception
+per node).  Every port sends one waiting packet per slot and idles only if none waits.
+
+Contention (the paper gives no rule; trees docstring): FIFO per port by slot of arrival
+at ``z``; packets arriving in one slot are ordered by generation slot, then origin, then
+tree (then the origin's sequence number).  Messages are ``(origin, seq, tree,
+generation slot)``; a packet born in ``(t-1, t]`` was generated during slot ``t - 1`` and
+may leave in slot ``t``.
+
+Any scheme obeying Rule A is stable only below (35) (Proposition 7, §5.5.1): the arc
+into each root from ``T_1^(j)`` carries that subtree's tree-``j`` packets on top of a
+broadcast tree's traffic.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._common import BroadcastNode, PortQueues
+from ._indirect_rules import NodePlan, node_plan, path_test
+from .trees import reoriented_ports
+
+__all__ = ["NonIdlingNode", "arrival_order", "forward_ports"]
+
+
+def forward_ports(plan: NodePlan, z: int, origin: int, j: int, d: int) -> tuple[int, ...]:
+    """``reoriented_ports(z, origin, j, d)`` for node ``z`` with ``plan = node_plan(z, d, ...)``.
+
+    Off the root path of ``origin`` (all but ``k + 1`` nodes) the answer is ``down_ports(z, j,
+    d)``, read from the plan after an O(1) path test; on it, ``reoriented_ports`` is asked.
+    """
+    if path_test(plan.path_key[j], origin, d):
+        return reoriented_ports(z, origin, j, d)
+    return plan.down[j]
+
+
+def arrival_order(msg: Any) -> tuple[int, int, int, int]:
+    """Sort key of packets reaching a node in one slot: generation slot, origin, tree, seq."""
+    return (msg[3], msg[0], msg[2], msg[1])
+
+
+class NonIdlingNode(BroadcastNode):
+    """One node of the non-idling indirect scheme (§5.6)."""
+
+    def __init__(self, ctx: Any) -> None:
+        super().__init__(ctx)
+        self.queues = PortQueues(self.d)
+        self.plan = node_plan(ctx.node, self.d, "D")
+        self._randrange = ctx.rng.randrange
+
+    def held(self) -> int:
+        return self.queues.held
+
+    def held_packets(self) -> set[tuple[int, int]]:
+        return self.queues.items()
+
+    async def run(self) -> None:
+        ctx, d, me = self.ctx, self.d, self.ctx.node
+        queues, plan = self.queues, self.plan
+        send = ctx.send
+        randrange = self._randrange
+        inbox: Any = ()
+        while True:
+            slot = ctx.slot
+            batch = []
+            for _, msg in inbox:
+                self.received(msg[0], msg[1])
+                batch.append(msg)
+            for seq, _tau in self.births(slot):
+                batch.append((me, seq, randrange(d), slot - 1))
+            if len(batch) > 1:
+                batch.sort(key=arrival_order)
+            for msg in batch:
+                queues.add(msg, forward_ports(plan, me, msg[0], msg[2], d))
+            q_start = queues.held
+            for port, q in enumerate(queues.queues):
+                if q:
+                    send(port, queues.pop(port))
+            self.report(q_start, queues.held)
+            if queues.held:
+                inbox = await ctx.next_slot()
+            else:
+                inbox = await ctx.idle(until=self.next_wake())
