@@ -120,19 +120,27 @@ def _stamoulis(seed: int, jobs: int, quick: bool, sweep_d: int | None = None, sw
     measured = 1000 if quick else 5000
     specs = [RunSpec("bcast-dtree", "hypercube:8", load={"rho": rho}, slots=measured + 500, warmup=500, seed=seed)
              for rho, *_ in table]
-    checks = [  # (experiment, scheme, params, d, rho, metric, theory function)
-        ("periodic random, eq. (7)", "bcast-periodic", {"variant": "random"}, 5, 0.3, "mean_broadcast_delay_period_end",
-         theory.periodic_random_delay),
-        ("periodic random, eq. (7)", "bcast-periodic", {"variant": "random"}, 5, 0.7, "mean_broadcast_delay_period_end",
-         theory.periodic_random_delay),
-        ("indirect Rule D, Prop. 5", "bcast-indirect", {"rule": "D"}, 6, 0.3, "mean_broadcast_delay", theory.indirect_delay),
-        ("indirect Rule D', Cor. 8", "bcast-indirect", {"rule": "Dprime"}, 6, 0.3, "mean_broadcast_delay",
-         theory.indirect_delay_rule_d_prime),
-        ("indirect Rule D, Prop. 6", "bcast-indirect", {"rule": "D"}, 6, 0.3, "mean_queue_per_node", theory.indirect_queue),
+    from slotnet.schemes.broadcast import _indirect_model as slot_model
+
+    # (scheme, params, d, rho, metric, [(experiment, theory function), ...]) -- one run each
+    checks = [
+        ("bcast-periodic", {"variant": "random"}, 5, 0.3, "mean_broadcast_delay_period_end",
+         [("periodic random, eq. (7)", theory.periodic_random_delay)]),
+        ("bcast-periodic", {"variant": "random"}, 5, 0.7, "mean_broadcast_delay_period_end",
+         [("periodic random, eq. (7)", theory.periodic_random_delay)]),
+        ("bcast-indirect", {"rule": "D"}, 6, 0.3, "mean_broadcast_delay",
+         [("indirect Rule D, Prop. 5", theory.indirect_delay),
+          ("indirect Rule D, Rules E-F slot by slot", lambda d, r: slot_model.slot_delay(d, r, "D"))]),
+        ("bcast-indirect", {"rule": "Dprime"}, 6, 0.3, "mean_broadcast_delay",
+         [("indirect Rule D', Cor. 8", theory.indirect_delay_rule_d_prime),
+          ("indirect Rule D', Rules E-F slot by slot", lambda d, r: slot_model.slot_delay(d, r, "D'"))]),
+        ("bcast-indirect", {"rule": "D"}, 6, 0.3, "mean_queue_per_node",
+         [("indirect Q, Prop. 6", theory.indirect_queue),
+          ("indirect Q, Rules E-F slot by slot", slot_model.slot_queue)]),
     ]
     check_slots = 2000 if quick else 8000
     specs += [RunSpec(s, f"hypercube:{d}", params=p, load={"rho": rho}, slots=check_slots + 500, warmup=500, seed=seed)
-              for _, s, p, d, rho, _, _ in checks]
+              for s, p, d, rho, _, _ in checks]
     sweep: list[tuple[str, float]] = []
     if sweep_d:
         limits = theory.stability_limits(sweep_d)
@@ -148,8 +156,9 @@ def _stamoulis(seed: int, jobs: int, quick: bool, sweep_d: int | None = None, sw
     for (rho, paper_sim, _approx, _err), res in zip(table, results):
         rows.append(Row("Table 1, d=8, D", f"rho={rho:g}", "mean_broadcast_delay", paper_sim, res["mean_broadcast_delay"],
                         res.get("mean_broadcast_delay_ci95"), theory.dtree_delay(8, rho)))
-    for (exp, _s, _p, d, rho, metric, fn), res in zip(checks, results[len(table):]):
-        rows.append(Row(exp, f"d={d} rho={rho:g}", metric, None, res.get(metric), res.get(f"{metric}_ci95"), fn(d, rho)))
+    for (_s, _p, d, rho, metric, models), res in zip(checks, results[len(table):]):
+        for exp, fn in models:
+            rows.append(Row(exp, f"d={d} rho={rho:g}", metric, None, res.get(metric), res.get(f"{metric}_ci95"), fn(d, rho)))
     points = results[len(table) + len(checks):]
     for (scheme, rho), res in zip(sweep, points):
         rows.append(Row(f"sweep d={sweep_d}", f"{scheme} rho={rho:g}", "mean_broadcast_delay", None,

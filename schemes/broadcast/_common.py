@@ -112,6 +112,23 @@ class BroadcastNode(Node):
     def next_wake(self) -> int | None:
         return self.births_proc.wake_slot()
 
+    async def forward_heads(self, queues: Any) -> Any:
+        """Non-idling step end: every port with work sends its head packet, Q is reported,
+        and the node parks until the next slot (work left) or its next birth (none).
+
+        ``queues`` is a :class:`PortQueues` or any object with ``queues`` (per port),
+        ``held`` and ``pop(port)``.
+        """
+        q_start = queues.held
+        send = self.ctx.send
+        for port, q in enumerate(queues.queues):
+            if q:
+                send(port, queues.pop(port))
+        self.report(q_start, queues.held)
+        if queues.held:
+            return await self.ctx.next_slot()
+        return await self.ctx.idle(until=self.next_wake())
+
     def held_packets(self) -> Iterable[tuple[int, int]]:
         return ()
 

@@ -157,8 +157,7 @@ class DirectNode(BroadcastNode):
     async def run(self) -> None:
         ctx = self.ctx
         queues = self.queues
-        send, received, forward, originate = ctx.send, self.received, self.forward, self.originate
-        ports = range(self.d)
+        received, forward, originate = self.received, self.forward, self.originate
         me = ctx.node
         ties = "inport" if self.by_label else self.ties  # label keys are total: no ties
         inbox: Any = ()
@@ -169,13 +168,4 @@ class DirectNode(BroadcastNode):
                 forward(msg)
             for seq, _tau in self.births(slot):
                 originate(seq, slot)
-            q_start = queues.held
-            qs = queues.queues
-            for port in ports:
-                if qs[port]:
-                    send(port, queues.pop(port))
-            self.report(q_start, queues.held)
-            if queues.held:
-                inbox = await ctx.next_slot()
-            else:
-                inbox = await ctx.idle(until=self.next_wake())
+            inbox = await self.forward_heads(queues)

@@ -64,7 +64,6 @@ class NonIdlingNode(BroadcastNode):
     async def run(self) -> None:
         ctx, d, me = self.ctx, self.d, self.ctx.node
         queues, plan = self.queues, self.plan
-        send = ctx.send
         randrange = self._randrange
         inbox: Any = ()
         while True:
@@ -79,12 +78,4 @@ class NonIdlingNode(BroadcastNode):
                 batch.sort(key=arrival_order)
             for msg in batch:
                 queues.add(msg, forward_ports(plan, me, msg[0], msg[2], d))
-            q_start = queues.held
-            for port, q in enumerate(queues.queues):
-                if q:
-                    send(port, queues.pop(port))
-            self.report(q_start, queues.held)
-            if queues.held:
-                inbox = await ctx.next_slot()
-            else:
-                inbox = await ctx.idle(until=self.next_wake())
+            inbox = await self.forward_heads(queues)

@@ -39,7 +39,6 @@ class SimpleNode(BroadcastNode):
         ctx, d, me = self.ctx, self.d, self.ctx.node
         order = tuple(range(d))
         queues = self.queues
-        send = ctx.send
         inbox: Any = ()
         while True:
             slot = ctx.slot
@@ -49,15 +48,7 @@ class SimpleNode(BroadcastNode):
                 queues.add(msg, unbalanced_children(me ^ origin, d, order))
             for seq, _tau in self.births(slot):
                 queues.add((me, seq), order)
-            q_start = queues.held
-            for port, q in enumerate(queues.queues):
-                if q:
-                    send(port, queues.pop(port))
-            self.report(q_start, queues.held)
-            if queues.held:
-                inbox = await ctx.next_slot()
-            else:
-                inbox = await ctx.idle(until=self.next_wake())
+            inbox = await self.forward_heads(queues)
 
 
 SCHEME = make_scheme("bcast-simple", "simple direct broadcast on completely unbalanced trees (§4.1)", SimpleNode)
