@@ -112,11 +112,11 @@ SWEEP_SCHEMES: tuple[tuple[str, dict[str, str]], ...] = (
 
 
 def _stamoulis(seed: int, jobs: int, quick: bool, sweep_d: int | None = None, sweep_rho: Sequence[float] | None = None,
-               plot: str | None = None, **_: Any) -> list[Row]:
+               plot: str | None = None, sweep_only: bool = False, **_: Any) -> list[Row]:
     from slotnet.schemes.broadcast import theory
     from slotnet.schemes.broadcast.paper import TABLE_1
 
-    table = TABLE_1[::5] if quick else TABLE_1
+    table = [] if sweep_only else TABLE_1[::5] if quick else TABLE_1
     measured = 1000 if quick else 5000
     specs = [RunSpec("bcast-dtree", "hypercube:8", load={"rho": rho}, slots=measured + 500, warmup=500, seed=seed)
              for rho, *_ in table]
@@ -138,19 +138,14 @@ def _stamoulis(seed: int, jobs: int, quick: bool, sweep_d: int | None = None, sw
          [("indirect Q, Prop. 6", theory.indirect_queue),
           ("indirect Q, Rules E-F slot by slot", slot_model.slot_queue)]),
     ]
+    if sweep_only:
+        checks = []
     check_slots = 2000 if quick else 8000
     specs += [RunSpec(s, f"hypercube:{d}", params=p, load={"rho": rho}, slots=check_slots + 500, warmup=500, seed=seed)
               for s, p, d, rho, _, _ in checks]
     sweep: list[tuple[str, float]] = []
     if sweep_d:
-        limits = theory.stability_limits(sweep_d)
-        limit_of = {"bcast-simple": limits["simple"], "bcast-indirect": limits["indirect"]}
-        for scheme, params in SWEEP_SCHEMES:
-            for rho in sweep_rho or (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
-                if rho < limit_of.get(scheme, 1.0):
-                    sweep.append((scheme, rho))
-                    specs.append(RunSpec(scheme, f"hypercube:{sweep_d}", params=params, load={"rho": rho},
-                                         slots=1100, warmup=100, seed=seed))
+        specs += _sweep_specs(sweep_d, sweep_rho, seed, sweep)
     results = _map(specs, jobs)
     rows: list[Row] = []
     for (rho, paper_sim, _approx, _err), res in zip(table, results):
@@ -169,6 +164,38 @@ def _stamoulis(seed: int, jobs: int, quick: bool, sweep_d: int | None = None, sw
     return rows
 
 
+def _sweep_specs(d: int, rhos: Sequence[float] | None, seed: int, points: list[tuple[str, float]]) -> list[RunSpec]:
+    """One run per (scheme, ρ) below the scheme's stability limit; fills ``points``.
+
+    Runs are 1,000 measured slots after 100 of warm-up (the length of the paper's
+    figures, §4.3.3), except the periodic scheme: its broadcasts take 1.5 periods of
+    2^d − 1 slots, so it gets five periods after two of warm-up, at ρ <= 0.5 only (at
+    d = 10 each such run is ~7,000 slots; higher loads would dominate the sweep's time).
+    """
+    from slotnet.schemes.broadcast import theory
+
+    limits = theory.stability_limits(d)
+    limit_of = {"bcast-simple": limits["simple"], "bcast-indirect": limits["indirect"]}
+    grid = list(rhos or (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9))
+    period = (1 << d) - 1
+    specs = []
+    for scheme, params in SWEEP_SCHEMES:
+        slots, warmup = 1100, 100
+        loads = grid
+        if scheme == "bcast-periodic":
+            slots, warmup = 7 * period, 2 * period
+            loads = [r for r in grid if r <= 0.5]
+        if scheme == "bcast-simple":  # its limit (§4.1) is ~2/d: add points below it
+            lim = limit_of[scheme]
+            loads = sorted({round(lim * f, 3) for f in (0.25, 0.5, 0.75)} | {r for r in grid if r < lim})
+        for rho in loads:
+            if rho < limit_of.get(scheme, 1.0):
+                points.append((scheme, rho))
+                specs.append(RunSpec(scheme, f"hypercube:{d}", params=params, load={"rho": rho},
+                                     slots=slots, warmup=warmup, seed=seed))
+    return specs
+
+
 def _plot(path: str, d: int, sweep: list[tuple[str, float]], points: list[dict[str, Any]]) -> None:
     try:
         import matplotlib
@@ -179,12 +206,14 @@ def _plot(path: str, d: int, sweep: list[tuple[str, float]], points: list[dict[s
         raise SpecError("--plot needs matplotlib: pip install 'slotnet[plot]'") from None
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for scheme, _ in SWEEP_SCHEMES:
-        xs = [rho for (s, rho) in sweep if s == scheme]
-        ys = [p["mean_broadcast_delay"] for (s, _), p in zip(sweep, points) if s == scheme]
+        pairs = [(rho, p["mean_broadcast_delay"]) for (s, rho), p in zip(sweep, points)
+                 if s == scheme and p["mean_broadcast_delay"] is not None]
+        xs, ys = [x for x, _ in pairs], [y for _, y in pairs]
         if xs:
             ax.plot(xs, ys, marker="o", label=scheme)
     ax.set_xlabel("load factor ρ = λ(2^d − 1)/d")
     ax.set_ylabel("mean broadcast delay D (slots)")
+    ax.set_yscale("log")
     ax.set_title(f"Stamoulis & Tsitsiklis schemes on the {d}-cube (slotnet)")
     ax.grid(True, alpha=0.3)
     ax.legend()

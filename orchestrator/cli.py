@@ -95,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--sweep-d", type=int, metavar="D", help="stamoulis: also sweep D against rho for all schemes on the D-cube")
     rp.add_argument("--sweep-rho", metavar="R,R,...", help="stamoulis: the loads of the sweep (default 0.1,...,0.9)")
     rp.add_argument("--plot", metavar="FILE", help="stamoulis: save the sweep's D-against-rho plot (needs matplotlib)")
+    rp.add_argument("--sweep-only", action="store_true", help="stamoulis: run only the sweep, not the table checks")
     rp.add_argument("--json", action="store_true", help="print the rows as one JSON object")
 
     sub.add_parser("schemes", help="list the schemes", description="List every scheme with its parameters.")
@@ -224,14 +225,14 @@ def _cmd_repro(args: argparse.Namespace) -> int:
             rhos = [float(x) for x in args.sweep_rho.split(",") if x.strip()]
         except ValueError:
             raise SpecError(f"--sweep-rho must be comma-separated numbers, got {args.sweep_rho!r}") from None
-    if (args.sweep_rho or args.plot) and not args.sweep_d:
-        raise SpecError("--sweep-rho and --plot need --sweep-d D")
+    if (args.sweep_rho or args.plot or args.sweep_only) and not args.sweep_d:
+        raise SpecError("--sweep-rho, --sweep-only and --plot need --sweep-d D")
     if args.sweep_d is not None and not 2 <= args.sweep_d <= 14:
         raise SpecError(f"--sweep-d must be between 2 and 14, got {args.sweep_d}")
     if args.jobs is not None and args.jobs < 1:
         raise SpecError(f"--jobs must be >= 1, got {args.jobs}")
     rows, wall = repro(args.paper, seed=args.seed, jobs=args.jobs, quick=args.quick, sweep_d=args.sweep_d,
-                       sweep_rho=rhos, plot=args.plot)
+                       sweep_rho=rhos, plot=args.plot, sweep_only=args.sweep_only)
     if args.json:
         print(json.dumps(_jsonable({"paper": args.paper, "seed": args.seed, "wall_seconds": wall,
                                     "rows": [r.as_dict() for r in rows]})))
