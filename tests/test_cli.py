@@ -126,3 +126,26 @@ def test_installed_command_reports_errors_without_traceback():
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr
+
+
+def test_progress_bar_draws_only_when_enabled_and_slow(monkeypatch):
+    """The progress line appears on a terminal once a run passes its delay, and is cleared."""
+    import io
+
+    from slotnet.orchestrator._progress import Progress
+
+    clock = iter([0.0, 0.5, 3.0, 3.1, 3.5])
+    monkeypatch.setattr("slotnet.orchestrator._progress.time.monotonic", lambda: next(clock))
+    out = io.StringIO()
+    p = Progress(100, stream=out, after=2.0, enabled=True)   # start at t=0
+    p.update(10)                                              # t=0.5: too early, nothing drawn
+    assert out.getvalue() == ""
+    p.update(49)                                              # t=3.0: drawn
+    assert "slot 50/100" in out.getvalue()
+    p.close()
+    assert out.getvalue().endswith("\r")
+    quiet = io.StringIO()
+    q = Progress(100, stream=quiet, enabled=False)
+    q.update(99)
+    q.close()
+    assert quiet.getvalue() == ""
