@@ -14,6 +14,8 @@ __all__ = ["LOAD_FLAGS", "Prepared", "RunSpec", "SpecError", "TraceSpec"]
 
 #: Load flags a scheme may accept: offered v (Greenberg-Hajek), lam λ, rho ρ.
 LOAD_FLAGS = ("offered", "lam", "rho")
+#: Queued packets per node past which a run is stopped as unstable, unless the scheme says more.
+DEFAULT_MAX_BACKLOG = 1000.0
 
 
 class SpecError(SlotnetError, ValueError):
@@ -49,7 +51,9 @@ class RunSpec:
     seed: int = 0
     faults: FaultSchedule = field(default_factory=FaultSchedule)
     trace: TraceSpec | None = None
-    max_backlog_per_node: float = 1000.0
+    #: stop and report unstable past this many queued packets per node; None: the
+    #: scheme's default (1000, or more where stable queues are long, e.g. periodic schemes)
+    max_backlog_per_node: float | None = None
 
     def prepare(self) -> Prepared:
         """Validate everything and resolve the scheme, topology and node parameters.
@@ -95,10 +99,13 @@ class RunSpec:
             for v in self.trace.nodes or ():
                 if not 0 <= v < topology.n_nodes:
                     raise SpecError(f"trace node {v} not in 0..{topology.n_nodes - 1}")
-        if not self.max_backlog_per_node > 0:
-            raise SpecError(f"max backlog per node must be > 0, got {self.max_backlog_per_node!r}")
+        cap = self.max_backlog_per_node
+        if cap is None:
+            cap = scheme.max_backlog(topology, node_params) if scheme.max_backlog else DEFAULT_MAX_BACKLOG
+        if not cap > 0:
+            raise SpecError(f"max backlog per node must be > 0, got {cap!r}")
         setup = Setup(topology, node_params, load, self.slots, self.warmup, self.seed)
-        return Prepared(self, scheme, topology, params, node_params, setup)
+        return Prepared(self, scheme, topology, params, node_params, setup, float(cap))
 
 
 @dataclass(frozen=True)
@@ -111,3 +118,4 @@ class Prepared:
     params: dict[str, Any]
     node_params: dict[str, Any]
     setup: Setup
+    max_backlog_per_node: float = 1000.0

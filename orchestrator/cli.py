@@ -73,8 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--trace-events", metavar="K,K,...", help="trace only these event kinds")
     r.add_argument("--per-node", action="store_true", help="include per-node statistics in --json")
     r.add_argument("--series", action="store_true", help="include per-slot values in --json")
-    r.add_argument("--max-backlog", type=float, default=1000.0, metavar="Q",
-                   help="stop and report unstable when queues exceed Q packets per node (default 1000)")
+    r.add_argument("--max-backlog", type=float, default=None, metavar="Q",
+                   help="stop and report unstable when queues exceed Q packets per node "
+                        "(default 1000, more for schemes whose stable queues are long)")
     r.add_argument("--no-progress", action="store_true", help="never draw the progress bar")
 
     t = sub.add_parser("theory", help="the scheme's analytic model", description="Evaluate the paper's analytic model.")

@@ -107,6 +107,9 @@ class Scheme:
     params: tuple[Param, ...] = ()
     loads: tuple[str, ...] = ()
     topologies: tuple[str, ...] = ("hypercube",)
+    #: (topology, node params) -> queued packets per node past which a run is surely
+    #: unstable; None: the orchestrator's default (1000)
+    max_backlog: Callable[[Any, Mapping[str, Any]], float] | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def param(self, name: str) -> Param:

@@ -317,6 +317,17 @@ class PeriodicReporter(BroadcastReporter):
         return out
 
 
+def _max_backlog(topology: Any, p: Mapping[str, Any]) -> float:
+    """Queued packets per node past which a run is surely unstable.
+
+    Under a periodic schedule every copy waits at each forwarding node for its reserved
+    slot, so a stable node holds of the order of λ·2^d·P/(1-ρ) packets (P the period,
+    1023 slots at d = 10): the orchestrator's default of 1000 would stop stable runs.
+    """
+    rho = min(p["rho"], 0.9)
+    return 1000.0 + 2.0 * p["lam"] * topology.n_nodes * period_of(p["variant"], topology.d) / (1.0 - rho)
+
+
 SCHEME = replace(
     make_scheme(
         "bcast-periodic",
@@ -335,4 +346,5 @@ SCHEME = replace(
         theory_kwargs=lambda p: {"variant": p["variant"]},
     ),
     reporter=PeriodicReporter,
+    max_backlog=_max_backlog,
 )
