@@ -2,7 +2,8 @@
 
 For each dimension d (each in a fresh subprocess, so peak memory is its own) it runs
 deflection at offered load v and prints: packet-hops per second, node-slots per second,
-wall seconds per slot (slot 1 to the end, i.e. without building the network), peak
+wall seconds per slot (slots 1 to the last, i.e. without building or tearing down the
+network; set-up and tear-down are printed apart), peak
 resident memory, and -- measured in the same process right after the run -- the bare
 msgpack encode+decode cost of packets of the same shape, so the emulator's cost per
 packet-hop is reported as a multiple of that floor.
@@ -47,20 +48,20 @@ def one(d: int, v: float, slots: int, seed: int) -> dict:
     marks: dict[int, float] = {}
 
     def on_slot(slot: int) -> None:
-        if slot == 0:
-            marks[0] = time.perf_counter()
+        if slot == 0 or slot == slots - 1:
+            marks[slot] = time.perf_counter()
 
     spec = slotnet.RunSpec("deflection", f"hypercube:{d}", load={"offered": v}, slots=slots, warmup=0, seed=seed)
     t0 = time.perf_counter()
     result = trio.run(lambda: slotnet.run_async(spec, on_slot=on_slot))
     t1 = time.perf_counter()
     hops = result.performance["messages"]
-    loop = t1 - marks[0]
+    loop = marks[slots - 1] - marks[0]  # slots 1 .. slots-1: no set-up, no tear-down
     floor = _floor(1 << d, slots)
     per_hop = loop / hops if hops else float("nan")
     return {
         "d": d, "v": v, "nodes": 1 << d, "slots": slots, "hops": hops,
-        "setup_s": marks[0] - t0, "loop_s": loop,
+        "setup_s": marks[0] - t0, "loop_s": loop, "teardown_s": t1 - marks[slots - 1],
         "hops_per_s": hops / loop, "node_slots_per_s": (1 << d) * (slots - 1) / loop,
         "wall_per_slot_ms": loop / (slots - 1) * 1e3,
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
@@ -89,10 +90,10 @@ def main() -> None:
         return
     if a.idle:
         rows = [_child([str(d), str(v), str(a.slots), str(a.seed)]) for d, v in ((10, 0.016), (14, 0.001))]
-        print(f"{'d':>3} {'nodes':>6} {'v':>6} {'hops/slot':>10} {'ms/slot':>8} {'us/hop':>7} {'setup s':>8}")
+        print(f"{'d':>3} {'nodes':>6} {'v':>6} {'hops/slot':>10} {'ms/slot':>8} {'us/hop':>7} {'setup s':>8} {'teardown s':>10}")
         for r in rows:
             print(f"{r['d']:>3} {r['nodes']:>6} {r['v']:>6} {r['hops'] / r['slots']:>10.1f} "
-                  f"{r['wall_per_slot_ms']:>8.2f} {r['us_per_hop']:>7.2f} {r['setup_s']:>8.2f}")
+                  f"{r['wall_per_slot_ms']:>8.2f} {r['us_per_hop']:>7.2f} {r['setup_s']:>8.2f} {r['teardown_s']:>10.2f}")
         return
     print(f"deflection, v = {a.v}, {a.slots} slots, seed {a.seed} (python {sys.version.split()[0]})")
     print(f"{'d':>3} {'nodes':>6} {'hops/s':>9} {'node-slots/s':>12} {'ms/slot':>8} {'peak MiB':>9} "
