@@ -207,8 +207,9 @@ def _quiet_gc() -> Iterator[None]:
 
     The network (tasks, contexts, outlets, queues) is built once and lives for the whole
     run; the slot loop allocates only short-lived messages. Freezing the former and
-    collecting the young generation less often saves 10-15% of wall time at d = 10
-    (benchmarks/deflection_throughput.py). Settings are restored on exit.
+    collecting the young generation less often takes deflection at d = 10, v = 1 from
+    9.4 to 7.5 us per packet-hop (150 slots, slots 1-149 timed, with and without this
+    context manager). Settings are restored on exit.
     """
     old = gc.get_threshold()
     gc.collect()

@@ -7,7 +7,7 @@ libraries; the orchestrator reads a :class:`Scheme` record and does the rest.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 __all__ = ["Param", "Reporter", "Scheme", "SchemeError", "Setup"]
@@ -40,12 +40,6 @@ class Param:
         if self.choices is not None and value not in self.choices:
             raise SchemeError(f"--param {self.name}={text!r}: expected one of {', '.join(map(str, self.choices))}")
         return value
-
-
-class _Topo(Protocol):
-    kind: str
-    n_nodes: int
-    spec: str
 
 
 @dataclass(frozen=True)
@@ -110,7 +104,6 @@ class Scheme:
     #: (topology, node params) -> queued packets per node past which a run is surely
     #: unstable; None: the orchestrator's default (1000)
     max_backlog: Callable[[Any, Mapping[str, Any]], float] | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
 
     def param(self, name: str) -> Param:
         for p in self.params:

@@ -52,7 +52,7 @@ period's last slot, so the two coincide packet by packet.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping, Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from functools import cache
 from typing import Any

@@ -9,9 +9,11 @@
 from __future__ import annotations
 
 import math
+from dataclasses import asdict
 from typing import Any
 
 from .._base import Param, Scheme, SchemeError, Setup
+from . import theory
 from .metrics import DeflectionReporter
 from .node import DeflectionNode
 
@@ -74,8 +76,6 @@ def _prepare(topology: Any, params: dict[str, Any], load: dict[str, float]) -> d
 
 
 def _theory(setup: Setup) -> dict[str, Any]:
-    from . import theory
-
     d = setup.topology.d
     p = setup.params
     if p["mode"] == "queue":
@@ -94,10 +94,6 @@ def _theory(setup: Setup) -> dict[str, Any]:
 
 
 def _transient_rows(d: int, offered: list[float]) -> list[dict[str, Any]]:
-    from dataclasses import asdict
-
-    from . import theory
-
     return [asdict(s) for s in theory.transient(d, offered)]
 
 
