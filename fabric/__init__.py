@@ -3,30 +3,47 @@
 from ._clock import SlotClock
 from ._codec import decode, encode
 from ._errors import CapacityError, FabricError, FaultSpecError, SlotnetError, TopologyError
-from ._faults import FaultEvent, FaultSchedule, LossWindow, loss_draw
+from ._faults import (
+    FAULT_KINDS,
+    FaultEvent,
+    FaultKind,
+    FaultSchedule,
+    FaultTarget,
+    LossWindow,
+    MessageStage,
+    register_fault_kind,
+)
+from ._ledger import FaultLedger
+from ._protocol import Delivery, SendSide, Transport
 from ._topology import Hypercube, Mesh, Port, Topology, Torus, parse_topology
-from ._transport import InProcessFabric, LostCallback, Outlet
+from ._transport import InProcessTransport
 
 __all__ = [
+    "FAULT_KINDS",
     "CapacityError",
+    "Delivery",
     "FabricError",
     "FaultEvent",
+    "FaultKind",
+    "FaultLedger",
     "FaultSchedule",
     "FaultSpecError",
+    "FaultTarget",
     "Hypercube",
-    "InProcessFabric",
+    "InProcessTransport",
     "LossWindow",
-    "LostCallback",
+    "MessageStage",
     "Mesh",
-    "Outlet",
     "Port",
+    "SendSide",
     "SlotClock",
     "SlotnetError",
     "Topology",
     "TopologyError",
     "Torus",
+    "Transport",
     "decode",
     "encode",
-    "loss_draw",
     "parse_topology",
+    "register_fault_kind",
 ]

@@ -1,9 +1,14 @@
-"""Fault schedules at the link and node layer.
+"""Fault schedules: registered fault kinds, parsed, validated, applied.
 
-A :class:`FaultSchedule` is part of a run spec. It is static data (validated against the
-topology before the run) plus deterministic decisions: random message loss is decided by
-hashing ``(seed, slot, receiver, in_port, k)``, so it does not depend on the order in
-which nodes happen to run or on how nodes are spread over processes.
+A :class:`FaultSchedule` is part of a run spec: static data validated against the
+topology before the run, plus deterministic decisions. Each fault kind is a registered
+:class:`FaultKind` that parses its CLI text and JSON form, validates an entry, and
+either acts on the network at a slot (*control* kinds: links, nodes — applied by the
+orchestrator's injector through :class:`FaultTarget`) or judges messages in flight
+(*message* kinds — applied by the transport as a pipeline of :class:`MessageStage`).
+Random decisions hash ``(seed, slot, receiver, in_port, k)``, so they depend neither on
+the order in which nodes run nor on how nodes are spread over processes. Adding a
+fault kind is registering one more :class:`FaultKind`.
 
 Entry syntax (CLI ``--fault`` or a JSON list in ``--faults FILE``)::
 
@@ -21,14 +26,26 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ._errors import FaultSpecError
 from ._topology import Topology
 
-__all__ = ["FaultEvent", "FaultSchedule", "LossWindow", "loss_draw"]
+__all__ = [
+    "FAULT_KINDS",
+    "FaultEvent",
+    "FaultKind",
+    "FaultSchedule",
+    "FaultTarget",
+    "LossStage",
+    "LossWindow",
+    "MessageStage",
+    "loss_draw",
+    "register_fault_kind",
+]
 
 _MASK = (1 << 64) - 1
 
@@ -49,9 +66,18 @@ def loss_draw(seed: int, slot: int, receiver: int, in_port: int, k: int) -> floa
     return (h >> 11) / float(1 << 53)
 
 
+class FaultTarget(Protocol):
+    """What control faults act on (the orchestrator's network implements it)."""
+
+    def set_link(self, node: int, port: int, up: bool) -> None: ...
+    def is_alive(self, node: int) -> bool: ...
+    def crash(self, node: int) -> None: ...
+    def recover(self, node: int) -> None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class FaultEvent:
-    """A scheduled change: ``kind`` in link-down, link-up, crash, recover."""
+    """A scheduled control fault: ``kind`` names a registered control :class:`FaultKind`."""
 
     kind: str
     slot: int
@@ -74,15 +100,194 @@ class LossWindow:
     def active(self, slot: int) -> bool:
         return slot >= self.start and (self.until is None or slot < self.until)
 
+    def describe(self) -> str:
+        span = "" if self.start == 0 and self.until is None else f"@{self.start}" + (
+            "" if self.until is None else f"-{self.until}")
+        return f"loss={self.rate:g}{span}"
 
-_EVENT = re.compile(r"^(link-down|link-up|crash|recover)@(\d+):(\d+)(?::(\d+))?$")
-_LOSS = re.compile(r"^loss=([0-9.eE+-]+)(?:@(\d+)(?:-(\d+))?)?$")
-_KINDS = ("link-down", "link-up", "crash", "recover")
+
+class MessageStage(Protocol):
+    """One step of the transport's per-message fault pipeline."""
+
+    def active(self, slot: int) -> bool:
+        """Whether the stage can touch a message sent in ``slot``."""
+
+    def judge(self, seed: int, slot: int, receiver: int, in_port: int, k: int) -> str | None:
+        """The cause that destroys the ``k``-th message of the link's batch, or None."""
+
+
+class LossStage:
+    """Random loss: windows combine independently into one rate per slot."""
+
+    __slots__ = ("windows",)
+
+    def __init__(self, windows: Iterable[LossWindow]) -> None:
+        self.windows = tuple(windows)
+
+    def rate(self, slot: int) -> float:
+        keep = 1.0
+        for w in self.windows:
+            if w.active(slot):
+                keep *= 1.0 - w.rate
+        return 1.0 - keep
+
+    def active(self, slot: int) -> bool:
+        return any(w.active(slot) and w.rate > 0.0 for w in self.windows)
+
+    def judge(self, seed: int, slot: int, receiver: int, in_port: int, k: int) -> str | None:
+        rate = self.rate(slot)
+        return "loss" if rate > 0.0 and loss_draw(seed, slot, receiver, in_port, k) < rate else None
+
+
+class FaultKind:
+    """A registered fault kind: its syntax, its JSON form, its checks and its effect.
+
+    Control kinds produce :class:`FaultEvent` entries applied at their slot through a
+    :class:`FaultTarget`; message kinds produce window entries that the transport turns
+    into one :class:`MessageStage`.
+    """
+
+    name: str = ""
+    syntax: str = ""
+    plane: str = "control"
+    #: applied after the slot's delivery (a restarted node reads no stale inbox)
+    after_delivery: bool = False
+    #: needs a port (link kinds)
+    with_port: bool = False
+    #: order among control kinds of one slot
+    order: int = 0
+
+    _EVENT = re.compile(r"^([a-z-]+)@(\d+):(\d+)(?::(\d+))?$")
+
+    def parse(self, text: str) -> Any | None:
+        """The entry ``text`` describes, None if it is not of this kind.
+
+        Raises:
+            FaultSpecError: if it is of this kind but malformed.
+        """
+        m = self._EVENT.match(text)
+        if m is None or m.group(1) != self.name:
+            return None
+        _, slot, node, port = m.groups()
+        if self.with_port and port is None:
+            raise FaultSpecError(f"fault {text!r}: {self.name} needs SLOT:NODE:PORT")
+        if not self.with_port and port is not None:
+            raise FaultSpecError(f"fault {text!r}: {self.name} takes SLOT:NODE, not a port")
+        return FaultEvent(self.name, int(slot), int(node), None if port is None else int(port))
+
+    def from_json(self, item: Mapping[str, Any], where: str) -> Any:
+        """The entry of a JSON object ``item``.
+
+        Raises:
+            FaultSpecError: naming ``where`` and what is wrong.
+        """
+        try:
+            slot, node = _strict_int(item["slot"]), _strict_int(item["node"])
+            port = item.get("port")
+            port = None if port is None else _strict_int(port)
+        except (KeyError, TypeError, ValueError):
+            need = " and 'port'" if self.with_port else ""
+            raise FaultSpecError(f"{where}: needs integer 'slot' and 'node'{need}") from None
+        if self.with_port and port is None:
+            raise FaultSpecError(f"{where}: {self.name} needs a 'port'")
+        if slot < 0 or node < 0:
+            raise FaultSpecError(f"{where}: slot and node must be >= 0")
+        return FaultEvent(self.name, slot, node, port)
+
+    def validate(self, entry: Any, topology: Topology, slots: int) -> None:
+        """Check the entry names a real node (and port) and a slot inside the run."""
+        ev: FaultEvent = entry
+        if not 0 <= ev.node < topology.n_nodes:
+            raise FaultSpecError(f"fault {ev.describe()}: node {ev.node} not in 0..{topology.n_nodes - 1}")
+        if ev.port is not None and topology.neighbour(ev.node, ev.port) is None:
+            raise FaultSpecError(f"fault {ev.describe()}: node {ev.node} has no port {ev.port}")
+        if ev.slot >= slots:
+            raise FaultSpecError(f"fault {ev.describe()}: slot {ev.slot} is past the run's {slots} slots")
+
+    def apply(self, entry: Any, target: FaultTarget) -> None:
+        """Act on the network (control kinds)."""
+        raise NotImplementedError
+
+    def takes_effect(self, entry: Any, target: FaultTarget) -> bool:
+        """Whether applying ``entry`` now changes anything (traced only if so)."""
+        return True
+
+    def stage(self, entries: tuple[Any, ...]) -> MessageStage:
+        """The transport's pipeline stage for all entries of this kind (message kinds)."""
+        raise NotImplementedError
+
+
+def _strict_int(x: Any) -> int:
+    if isinstance(x, bool) or not isinstance(x, int):
+        raise TypeError(f"not an integer: {x!r}")
+    return x
+
+
+class _LinkKind(FaultKind):
+    with_port = True
+
+    def __init__(self, name: str, up: bool, order: int) -> None:
+        self.name, self.up, self.order = name, up, order
+        self.syntax = f"{name}@SLOT:NODE:PORT"
+
+    def apply(self, entry: Any, target: FaultTarget) -> None:
+        target.set_link(entry.node, entry.port, self.up)
+
+
+class _CrashKind(FaultKind):
+    name, syntax, order = "crash", "crash@SLOT:NODE", 2
+
+    def apply(self, entry: Any, target: FaultTarget) -> None:
+        target.crash(entry.node)
+
+
+class _RecoverKind(FaultKind):
+    name, syntax, order, after_delivery = "recover", "recover@SLOT:NODE", 3, True
+
+    def apply(self, entry: Any, target: FaultTarget) -> None:
+        target.recover(entry.node)
+
+    def takes_effect(self, entry: Any, target: FaultTarget) -> bool:
+        return not target.is_alive(entry.node)
+
+
+class _LossKind(FaultKind):
+    name, syntax, plane = "loss", "loss=RATE[@FROM[-UNTIL]]", "message"
+    _LOSS = re.compile(r"^loss=([0-9.eE+-]+)(?:@(\d+)(?:-(\d+))?)?$")
+
+    def parse(self, text: str) -> Any | None:
+        m = self._LOSS.match(text)
+        if m is None:
+            return None
+        return _loss_window(text, m.group(1), m.group(2), m.group(3))
+
+    def from_json(self, item: Mapping[str, Any], where: str) -> Any:
+        return _loss_window(where, item.get("rate"), item.get("from"), item.get("until"))
+
+    def validate(self, entry: Any, topology: Topology, slots: int) -> None:
+        pass
+
+    def stage(self, entries: tuple[Any, ...]) -> MessageStage:
+        return LossStage(entries)
+
+
+#: Every known fault kind by name, in registration order.
+FAULT_KINDS: dict[str, FaultKind] = {}
+
+
+def register_fault_kind(kind: FaultKind) -> FaultKind:
+    """Make ``kind`` known to schedules, the CLI and the JSON file form."""
+    FAULT_KINDS[kind.name] = kind
+    return kind
+
+
+for _k in (_LinkKind("link-down", False, 0), _LinkKind("link-up", True, 1), _CrashKind(), _RecoverKind(), _LossKind()):
+    register_fault_kind(_k)
 
 
 @dataclass(frozen=True)
 class FaultSchedule:
-    """Every fault of a run: timed events and loss windows."""
+    """Every fault of a run: timed control events and message-fault windows by kind."""
 
     events: tuple[FaultEvent, ...] = ()
     loss: tuple[LossWindow, ...] = ()
@@ -90,7 +295,7 @@ class FaultSchedule:
 
     def __post_init__(self) -> None:
         grouped: dict[int, list[FaultEvent]] = {}
-        for ev in sorted(self.events, key=lambda e: (e.slot, _KINDS.index(e.kind), e.node, e.port or 0)):
+        for ev in sorted(self.events, key=lambda e: (e.slot, FAULT_KINDS[e.kind].order, e.node, e.port or 0)):
             grouped.setdefault(ev.slot, []).append(ev)
         object.__setattr__(self, "by_slot", {s: tuple(v) for s, v in grouped.items()})
 
@@ -98,34 +303,26 @@ class FaultSchedule:
     def empty(self) -> bool:
         return not self.events and not self.loss
 
+    def message_stages(self) -> list[MessageStage]:
+        """The transport's per-message pipeline, in a fixed order of kinds."""
+        return [FAULT_KINDS["loss"].stage(self.loss)] if self.loss else []
+
     @classmethod
-    def parse(cls, entries: list[str] | tuple[str, ...] = (), file: str | Path | None = None) -> FaultSchedule:
+    def parse(cls, entries: Iterable[str] = (), file: str | Path | None = None) -> FaultSchedule:
         """Build a schedule from CLI strings and/or a JSON file.
 
         Raises:
             FaultSpecError: naming the malformed entry.
         """
+        if isinstance(entries, str):
+            entries = [entries]
         events: list[FaultEvent] = []
         loss: list[LossWindow] = []
         for text in entries:
-            text = text.strip()
-            m = _EVENT.match(text)
-            if m:
-                kind, slot, node, port = m.groups()
-                if kind.startswith("link") and port is None:
-                    raise FaultSpecError(f"fault {text!r}: {kind} needs SLOT:NODE:PORT")
-                if not kind.startswith("link") and port is not None:
-                    raise FaultSpecError(f"fault {text!r}: {kind} takes SLOT:NODE, not a port")
-                events.append(FaultEvent(kind, int(slot), int(node), None if port is None else int(port)))
-                continue
-            m = _LOSS.match(text)
-            if m:
-                loss.append(_loss_window(text, m.group(1), m.group(2), m.group(3)))
-                continue
-            raise FaultSpecError(
-                f"fault {text!r} not understood (expected link-down@SLOT:NODE:PORT, link-up@..., "
-                "crash@SLOT:NODE, recover@SLOT:NODE or loss=RATE[@FROM[-UNTIL]])"
-            )
+            if not isinstance(text, str):
+                raise FaultSpecError(f"fault {text!r} must be a string such as 'crash@10:3'")
+            entry = _parse_one(text.strip())
+            (loss if isinstance(entry, LossWindow) else events).append(entry)
         if file is not None:
             fe, fl = _parse_file(Path(file))
             events += fe
@@ -139,42 +336,53 @@ class FaultSchedule:
             FaultSpecError: naming the first bad entry.
         """
         for ev in self.events:
-            if not 0 <= ev.node < topology.n_nodes:
-                raise FaultSpecError(f"fault {ev.describe()}: node {ev.node} not in 0..{topology.n_nodes - 1}")
-            if ev.port is not None and topology.neighbour(ev.node, ev.port) is None:
-                raise FaultSpecError(f"fault {ev.describe()}: node {ev.node} has no port {ev.port}")
-            if ev.slot >= slots:
-                raise FaultSpecError(f"fault {ev.describe()}: slot {ev.slot} is past the run's {slots} slots")
+            FAULT_KINDS[ev.kind].validate(ev, topology, slots)
+        for w in self.loss:
+            FAULT_KINDS["loss"].validate(w, topology, slots)
 
     def loss_rate(self, slot: int) -> float:
         """Total loss probability in force at ``slot`` (windows combine independently)."""
-        keep = 1.0
-        for w in self.loss:
-            if w.active(slot):
-                keep *= 1.0 - w.rate
-        return 1.0 - keep
+        return LossStage(self.loss).rate(slot)
 
     def to_list(self) -> list[str]:
         """The schedule in CLI syntax (for reports and traces)."""
-        out = [ev.describe() for ev in sorted(self.events, key=lambda e: e.slot)]
-        for w in self.loss:
-            span = "" if w.start == 0 and w.until is None else f"@{w.start}" + ("" if w.until is None else f"-{w.until}")
-            out.append(f"loss={w.rate:g}{span}")
-        return out
+        return [ev.describe() for ev in sorted(self.events, key=lambda e: e.slot)] + [w.describe() for w in self.loss]
+
+
+def _parse_one(text: str) -> Any:
+    for kind in FAULT_KINDS.values():
+        entry = kind.parse(text)
+        if entry is not None:
+            return entry
+    known = ", ".join(k.syntax for k in FAULT_KINDS.values())
+    raise FaultSpecError(f"fault {text!r} not understood (expected one of: {known})")
 
 
 def _loss_window(text: str, rate: Any, start: Any, until: Any) -> LossWindow:
     try:
+        if isinstance(rate, bool):
+            raise TypeError
         r = float(rate)
     except (TypeError, ValueError):
         raise FaultSpecError(f"fault {text!r}: loss rate {rate!r} is not a number") from None
     if not 0.0 <= r <= 1.0:
         raise FaultSpecError(f"fault {text!r}: loss rate must be in [0, 1], got {r:g}")
-    s = int(start) if start is not None else 0
-    u = int(until) if until is not None else None
+    s = _slot_bound(start, text)
+    u = _slot_bound(until, text)
+    s = 0 if s is None else s
     if u is not None and u <= s:
         raise FaultSpecError(f"fault {text!r}: loss window end {u} must be after its start {s}")
     return LossWindow(r, s, u)
+
+
+def _slot_bound(x: Any, text: str) -> int | None:
+    if x is None:
+        return None
+    if isinstance(x, str) and x.isdigit():
+        return int(x)
+    if isinstance(x, int) and not isinstance(x, bool) and x >= 0:
+        return x
+    raise FaultSpecError(f"fault {text!r}: loss window bounds must be integer slots >= 0, got {x!r}")
 
 
 def _parse_file(path: Path) -> tuple[list[FaultEvent], list[LossWindow]]:
@@ -182,8 +390,8 @@ def _parse_file(path: Path) -> tuple[list[FaultEvent], list[LossWindow]]:
         data = json.loads(path.read_text())
     except OSError as exc:
         raise FaultSpecError(f"fault file {str(path)!r}: {exc.strerror or exc}") from None
-    except json.JSONDecodeError as exc:
-        raise FaultSpecError(f"fault file {str(path)!r}: invalid JSON ({exc.msg}, line {exc.lineno})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise FaultSpecError(f"fault file {str(path)!r}: not a JSON text ({exc})") from None
     if not isinstance(data, list):
         raise FaultSpecError(f"fault file {str(path)!r}: expected a JSON list of fault objects")
     events: list[FaultEvent] = []
@@ -192,21 +400,9 @@ def _parse_file(path: Path) -> tuple[list[FaultEvent], list[LossWindow]]:
         where = f"fault file {str(path)!r} entry {i}"
         if not isinstance(item, dict) or "kind" not in item:
             raise FaultSpecError(f"{where}: expected an object with a 'kind'")
-        kind = item["kind"]
-        if kind == "loss":
-            loss.append(_loss_window(where, item.get("rate"), item.get("from"), item.get("until")))
-            continue
-        if kind not in _KINDS:
-            raise FaultSpecError(f"{where}: unknown kind {kind!r} (known: {', '.join(_KINDS)}, loss)")
-        try:
-            slot, node = int(item["slot"]), int(item["node"])
-            port = item.get("port")
-            port = None if port is None else int(port)
-        except (KeyError, TypeError, ValueError):
-            raise FaultSpecError(f"{where}: needs integer 'slot' and 'node'" + (" and 'port'" if kind.startswith("link") else "")) from None
-        if kind.startswith("link") and port is None:
-            raise FaultSpecError(f"{where}: {kind} needs a 'port'")
-        if slot < 0 or node < 0:
-            raise FaultSpecError(f"{where}: slot and node must be >= 0")
-        events.append(FaultEvent(kind, slot, node, port))
+        kind = FAULT_KINDS.get(item["kind"]) if isinstance(item["kind"], str) else None
+        if kind is None:
+            raise FaultSpecError(f"{where}: unknown kind {item['kind']!r} (known: {', '.join(FAULT_KINDS)})")
+        entry = kind.from_json(item, where)
+        (loss if isinstance(entry, LossWindow) else events).append(entry)
     return events, loss

@@ -73,6 +73,18 @@ class Topology:
         """``(dimension, direction)`` of a port index."""
         raise NotImplementedError
 
+    def port_index(self, dim: int, direction: int) -> int:
+        """Inverse of :meth:`port_label` (direction 0 or +1 on a hypercube)."""
+        raise NotImplementedError
+
+    def coords(self, node: int) -> tuple[int, ...]:
+        """Coordinates of ``node`` (dimension 0 varying fastest)."""
+        raise NotImplementedError
+
+    def node_at(self, coords: tuple[int, ...]) -> int:
+        """Inverse of :meth:`coords`."""
+        raise NotImplementedError
+
     def ports(self, node: int) -> tuple[Port, ...]:
         """The node's out-ports, in increasing index order."""
         out = []
@@ -116,6 +128,8 @@ class Hypercube(Topology):
             raise TopologyError(f"hypercube dimension {d} is too large (at most 24)")
         self.d = d
         self.n_nodes = 1 << d
+        self.sides = (2,) * d
+        self.wrap = True
 
     @property
     def spec(self) -> str:
@@ -138,6 +152,17 @@ class Hypercube(Topology):
 
     def port_label(self, port: int) -> tuple[int, int]:
         return (port, 0)
+
+    def port_index(self, dim: int, direction: int = 0) -> int:
+        if not 0 <= dim < self.d:
+            raise TopologyError(f"{self.spec} has no dimension {dim}")
+        return dim
+
+    def coords(self, node: int) -> tuple[int, ...]:
+        return tuple((node >> k) & 1 for k in range(self.d))
+
+    def node_at(self, coords: tuple[int, ...]) -> int:
+        return sum(c << k for k, c in enumerate(coords))
 
     @property
     def n_links(self) -> int:  # type: ignore[override]
@@ -178,8 +203,18 @@ class _Grid(Topology):
         """Inverse of :meth:`coords`."""
         return sum(c * st for c, st in zip(coords, self._strides))
 
+    @property
+    def d(self) -> int:
+        """Number of dimensions."""
+        return len(self.sides)
+
     def port_label(self, port: int) -> tuple[int, int]:
         return (port >> 1, -1 if port & 1 else 1)
+
+    def port_index(self, dim: int, direction: int) -> int:
+        if not 0 <= dim < len(self.sides) or direction not in (1, -1):
+            raise TopologyError(f"{self.spec} has no port for dimension {dim}, direction {direction}")
+        return 2 * dim + (direction < 0)
 
     def neighbour(self, node: int, port: int) -> int | None:
         if not 0 <= port < self.n_ports:

@@ -1,8 +1,11 @@
-"""The node runtime: the per-node Trio task, its context, its RNG stream."""
+"""The node runtime, scheme side: the node base class, its context, the geometry it may read.
 
-from ._context import NodeContext, Port, TracedContext, TraceTap
+The driver-facing pieces (the slot barrier, traced contexts, RNG streams) are in
+:mod:`slotnet.nodes.runtime`.
+"""
+
+from ._context import Inbox, NodeContext, Outlet
+from ._geometry import Geometry, Port
 from ._node import Node
-from ._rng import node_rng, node_seed
-from ._runtime import SlotRuntime
 
-__all__ = ["Node", "NodeContext", "Port", "SlotRuntime", "TraceTap", "TracedContext", "node_rng", "node_seed"]
+__all__ = ["Geometry", "Inbox", "Node", "NodeContext", "Outlet", "Port"]

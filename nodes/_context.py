@@ -1,9 +1,10 @@
 """A node's context: the only door a scheme's node has to the world.
 
-It holds the node's id, its ports (index, dimension, direction, neighbour label), the
-static parameters of the run, the slot clock, the node's own RNG stream, ``send``,
-``next_slot``/``idle`` and ``record`` (events for the observer). A scheme never sees
-the fabric, the runtime or the orchestrator behind it.
+Public (what a scheme uses): ``node``, ``ports``, ``n_nodes``, ``geometry``, ``coords``,
+``params``, ``rng``, ``slot``, ``quantum``, ``time``, ``send``, ``capacity_left``,
+``port``, ``port_to``, ``record``, ``next_slot``, ``idle``. The runtime's bookkeeping
+lives in underscore slots that a scheme must not touch. A scheme never sees the fabric,
+the runtime or the orchestrator behind it.
 """
 
 from __future__ import annotations
@@ -15,28 +16,24 @@ from typing import Any, Protocol
 
 from trio.lowlevel import Abort, Task, wait_task_rescheduled
 
+from ._geometry import Geometry, Port
 from ._runtime import SlotRuntime, resume
 
-__all__ = ["NodeContext", "Port", "Sender", "TraceTap"]
+__all__ = ["Inbox", "NodeContext", "Outlet", "TraceTap"]
 
 Inbox = list[tuple[int, Any]] | tuple[()]
 
-
-class Port(Protocol):
-    """What a node knows of one of its out-ports."""
-
-    index: int
-    dim: int
-    direction: int
-    neighbour: int
-
-
-#: ``send(port, message, size=1.0)``
-Sender = Callable[..., None]
 #: Receives (node, slot, kind, values) for every event the node records.
 Recorder = Callable[[int, int, str, tuple[Any, ...]], None]
 #: Receives (node, slot, kind, fields) for trace-only events (sent, received).
 TraceTap = Callable[[int, int, str, dict[str, Any]], None]
+
+
+class Outlet(Protocol):
+    """A node's sending side, provided by the transport."""
+
+    def send(self, port: int, message: Any, size: float = 1.0) -> None: ...
+    def capacity_left(self, port: int) -> float: ...
 
 
 class _Clock(Protocol):
@@ -47,8 +44,9 @@ class NodeContext:
     """Everything one node may use. Created by the driver, handed to the node."""
 
     __slots__ = (
-        "node", "ports", "n_nodes", "topology", "params", "rng", "send", "_clock", "_runtime",
-        "_recorder", "_on_unread", "task", "parked", "wake_slot", "timer", "_port_of", "incarnation",
+        "node", "ports", "n_nodes", "geometry", "params", "rng", "send", "capacity_left", "quantum", "incarnation",
+        "_clock", "_runtime", "_recorder", "_on_unread", "_task", "_parked", "_wake_slot", "_timer", "_port_of",
+        "_coords",
     )
 
     def __init__(
@@ -56,40 +54,68 @@ class NodeContext:
         *,
         node: int,
         ports: tuple[Port, ...],
-        n_nodes: int,
-        topology: str,
+        geometry: Geometry,
         params: Mapping[str, Any],
         rng: random.Random,
-        send: Sender,
+        outlet: Outlet,
         clock: _Clock,
         runtime: SlotRuntime,
         recorder: Recorder,
         on_unread: Callable[[int, Inbox], None],
         incarnation: int = 0,
+        quantum: int = 1,
     ) -> None:
         self.node = node
         self.ports = ports
-        self.n_nodes = n_nodes
-        self.topology = topology
+        self.geometry = geometry
+        self.n_nodes = geometry.n_nodes
         self.params = MappingProxyType(dict(params))
         self.rng = rng
-        self.send = send
+        #: ``send(port, message, size=1.0)``: size in paper time units (see the slot model)
+        self.send = outlet.send
+        #: ``capacity_left(port)``: units the port can still take in the current slot
+        self.capacity_left = outlet.capacity_left
+        self.quantum = quantum
+        self.incarnation = incarnation
         self._clock = clock
         self._runtime = runtime
         self._recorder = recorder
         self._on_unread = on_unread
-        self.task: Task | None = None
-        self.parked = False
-        self.wake_slot = -1
-        self.timer: int | None = None
+        self._task: Task | None = None
+        self._parked = False
+        self._wake_slot = -1
+        self._timer: int | None = None
         self._port_of = {p.neighbour: p.index for p in ports}
-        self.incarnation = incarnation
+        self._coords: tuple[int, ...] | None = None
 
     # -- what a scheme uses -------------------------------------------------------------
     @property
+    def topology(self) -> str:
+        """The topology's spec string (e.g. ``torus:8x8``)."""
+        return self.geometry.spec
+
+    @property
     def slot(self) -> int:
-        """The current slot number (the same at every node)."""
+        """The current slot number (the same at every node; ticks of the run's quantum)."""
         return self._clock.slot
+
+    @property
+    def time(self) -> float:
+        """The current time in the paper's unit: ``slot / quantum``."""
+        return self._clock.slot / self.quantum
+
+    @property
+    def coords(self) -> tuple[int, ...]:
+        """This node's coordinates (bits on a hypercube; dimension 0 first)."""
+        if self._coords is None:
+            self._coords = self.geometry.coords(self.node)
+        return self._coords
+
+    def port(self, dim: int, direction: int = 0) -> int | None:
+        """The out-port along ``dim`` in ``direction`` (+1/−1; 0 on a hypercube), or None
+        where this node has no such port (a mesh boundary)."""
+        p = self.geometry.port_index(dim, direction)
+        return p if self.geometry.neighbour(self.node, p) is not None else None
 
     def port_to(self, neighbour: int) -> int:
         """The out-port leading to ``neighbour``.
@@ -120,30 +146,30 @@ class NodeContext:
         if until is not None:
             if until <= self._clock.slot:
                 raise ValueError(f"node {self.node}: idle(until={until}) is not after slot {self._clock.slot}")
-            self.timer = until
+            self._timer = until
             self._runtime.add_timer(until, self)
         return await self._park()
 
-    # -- runtime side ---------------------------------------------------------------------
+    # -- runtime side (the driver and the runtime only) -----------------------------------
     async def _park(self) -> Inbox:
-        self.parked = True
+        self._parked = True
         self._runtime.step_done()
         inbox: Inbox = await wait_task_rescheduled(self._abort)
         return inbox
 
     def _abort(self, _: Any) -> Abort:
-        self.parked = False
-        self.timer = None
+        self._parked = False
+        self._timer = None
         return Abort.SUCCEEDED
 
-    def wake(self, inbox: Inbox) -> None:
-        """Resume the parked node with ``inbox`` (driver only)."""
-        self.parked = False
-        self.timer = None
-        assert self.task is not None
-        resume(self.task, inbox)
+    def _wake(self, inbox: Inbox) -> None:
+        """Resume the parked node with ``inbox``."""
+        self._parked = False
+        self._timer = None
+        assert self._task is not None
+        resume(self._task, inbox)
 
-    def unread(self, inbox: Inbox) -> None:
+    def _unread(self, inbox: Inbox) -> None:
         """Messages reached a node that is not parked (crashed or finished)."""
         self._on_unread(self.node, inbox)
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from ._context import NodeContext
 
 __all__ = ["Node"]
@@ -23,9 +26,13 @@ class Node:
         self.ctx = ctx
 
     async def run(self) -> None:
-        """The node's whole life, one step per slot it is awake."""
+        """The node's whole life, one step per slot it is awake; returning ends it."""
         raise NotImplementedError
 
     def held(self) -> int:
         """Packets this node holds in its own queues right now (for conservation)."""
         return 0
+
+    def held_packets(self) -> Iterable[Any]:
+        """Identities of the packets counted by :meth:`held` (for exactly-once checks)."""
+        return ()

@@ -56,24 +56,24 @@ class SlotRuntime:
         n = 0
         for r, inbox in deliveries:
             ctx = contexts[r]
-            if ctx.parked:
-                ctx.wake_slot = slot
-                ctx.wake(inbox)
+            if ctx._parked:
+                ctx._wake_slot = slot
+                ctx._wake(inbox)
                 n += 1
             else:
-                ctx.unread(inbox)
+                ctx._unread(inbox)
         active, self.active = self.active, []
         for ctx in active:
-            if ctx.parked and ctx.wake_slot != slot:
-                ctx.wake_slot = slot
-                ctx.wake(_EMPTY)
+            if ctx._parked and ctx._wake_slot != slot:
+                ctx._wake_slot = slot
+                ctx._wake(_EMPTY)
                 n += 1
         timers = self.timers
         while timers and timers[0][0] <= slot:
             due, _, ctx = heapq.heappop(timers)
-            if ctx.parked and ctx.timer == due and ctx.wake_slot != slot:
-                ctx.wake_slot = slot
-                ctx.wake(_EMPTY)
+            if ctx._parked and ctx._timer == due and ctx._wake_slot != slot:
+                ctx._wake_slot = slot
+                ctx._wake(_EMPTY)
                 n += 1
         self.running += n
         self.wakeups += n
@@ -83,7 +83,7 @@ class SlotRuntime:
         """Earliest slot at which something is due without any traffic (None: nothing)."""
         if self.active:
             return -1
-        while self.timers and not (self.timers[0][2].parked and self.timers[0][2].timer == self.timers[0][0]):
+        while self.timers and not (self.timers[0][2]._parked and self.timers[0][2]._timer == self.timers[0][0]):
             heapq.heappop(self.timers)
         return self.timers[0][0] if self.timers else None
 

@@ -1,10 +1,16 @@
 """The driver: builds the network, runs the slot loop, collects the result.
 
-One slot, in order: the slot's fault events take effect (links, crashes); the traffic
-sent in the previous slot is delivered; every node due in this slot is woken with its
-inbox; nodes restarted by a ``recover`` fault begin; the driver waits until every woken
-node has parked again (the slot barrier). Warm-up slots run the same way; reporters
-exclude them from the metrics.
+One slot, in order: the slot's control faults take effect (links, crashes); the
+transport delivers what is due; every node due in this slot is woken with its inbox;
+nodes restarted by a ``recover`` fault begin; the driver waits until every woken node
+has parked again (the slot barrier); the reporter closes the slot. Warm-up slots run the
+same way; reporters exclude them from the metrics. A scheme that declares
+``until="quiescent"`` (a one-shot collective) ends the run at the first slot after
+which no node is awake or has a timer and nothing is in flight.
+
+The driver knows no scheme and no transport: it reads the :class:`Scheme` record and
+receives a :class:`~slotnet.fabric.Transport` from the spec's factory (the in-process
+fabric by default).
 """
 
 from __future__ import annotations
@@ -16,8 +22,10 @@ from contextlib import contextmanager
 from typing import Any
 
 import trio
-from slotnet.fabric import FaultEvent, InProcessFabric, SlotClock, SlotnetError
-from slotnet.nodes import NodeContext, SlotRuntime, TracedContext, node_rng
+from slotnet.errors import NodeFailure, SlotnetError
+from slotnet.fabric import FAULT_KINDS, FaultEvent, InProcessTransport, SlotClock, Transport
+from slotnet.nodes import Node
+from slotnet.nodes.runtime import NodeContext, SlotRuntime, TracedContext, node_rng
 
 from ._invariants import check_invariants
 from ._progress import Progress
@@ -26,19 +34,17 @@ from ._spec import Prepared, RunSpec
 from ._stability import StabilityMonitor
 from ._trace import Tracer
 
-__all__ = ["NodeFailure", "run", "run_async"]
+__all__ = ["NodeFailure", "in_process", "run", "run_async"]
 
 
-class NodeFailure(SlotnetError):
-    """A node's rule raised; the message names the node and the slot."""
-
-    def __init__(self, node: int, slot: int, exc: BaseException) -> None:
-        super().__init__(f"node {node} failed in slot {slot}: {type(exc).__name__}: {exc}")
-        self.node, self.slot = node, slot
+def in_process(prep: Prepared, clock: SlotClock, on_lost: Callable[..., None]) -> Transport:
+    """The default transport factory: every link of the run in this process."""
+    return InProcessTransport(prep.topology, clock, prep.spec.faults, prep.spec.seed, on_lost=on_lost,
+                              quantum=prep.quantum)
 
 
 class _Network:
-    """The live pieces of one run."""
+    """The live pieces of one run; also the target of control faults."""
 
     def __init__(self, prep: Prepared) -> None:
         spec = prep.spec
@@ -47,16 +53,17 @@ class _Network:
         self.runtime = SlotRuntime()
         self.reporter = prep.scheme.reporter(prep.setup)
         self.tracer = Tracer(spec.trace, self.reporter.events) if spec.trace else None
-        self.fabric = InProcessFabric(prep.topology, self.clock, spec.faults, spec.seed, on_lost=self._lost)
+        factory = spec.transport or in_process
+        self.transport: Transport = factory(prep, self.clock, self._lost)
         self.handlers = dict(self.reporter.handlers())
-        self.end_slot = getattr(self.reporter, "end_slot", None)
         n = prep.topology.n_nodes
-        self.outlets = [self.fabric.outlet(v) for v in range(n)]
+        self.outlets = [self.transport.outlet(v) for v in range(n)]
         self.ports = [prep.topology.ports(v) for v in range(n)]
         self.contexts: list[NodeContext] = [self._context(v, 0) for v in range(n)]
-        self.nodes: list[Any] = [None] * n
+        self.nodes: list[Node | None] = [None] * n
         self.scopes: list[trio.CancelScope | None] = [None] * n
-        self.extra_lost: dict[str, int] = {}
+        self.restarts: list[int] = []
+        self.last_active = -1
 
     # -- contexts and events ------------------------------------------------------------
     def _record(self, node: int, slot: int, kind: str, values: tuple[Any, ...]) -> None:
@@ -73,14 +80,15 @@ class _Network:
 
     def _context(self, v: int, incarnation: int) -> NodeContext:
         prep = self.prep
-        kwargs = dict(
-            node=v, ports=self.ports[v], n_nodes=prep.topology.n_nodes, topology=prep.topology.spec,
-            params=prep.node_params, rng=node_rng(prep.spec.seed, v, incarnation), send=self.outlets[v].send,
-            clock=self.clock, runtime=self.runtime, on_unread=self._unread, incarnation=incarnation,
+        rng = node_rng(prep.spec.seed, v, incarnation)
+        common: dict[str, Any] = dict(
+            node=v, ports=self.ports[v], geometry=prep.topology, params=prep.node_params, rng=rng,
+            outlet=self.outlets[v], clock=self.clock, runtime=self.runtime, on_unread=self._unread,
+            incarnation=incarnation, quantum=prep.quantum,
         )
         if self.tracer is not None and self.tracer.wants_node(v):
-            return TracedContext(tap=self.tracer.tap, recorder=self._traced_record, **kwargs)
-        return NodeContext(recorder=self._record, **kwargs)
+            return TracedContext(tap=self.tracer.tap, recorder=self._traced_record, **common)
+        return NodeContext(recorder=self._record, **common)
 
     def _lost(self, slot: int, sender: int, port: int, receiver: int, message: Any, cause: str) -> None:
         self.reporter.on_lost(slot, sender, port, receiver, message, cause)
@@ -91,15 +99,21 @@ class _Network:
                                                                  "message": message, "cause": cause})
 
     def _unread(self, node: int, inbox: Any) -> None:
+        cause = "node_down" if not self.transport.is_alive(node) else "node_finished"
         for _, message in inbox:
-            self.fabric.lose_unread(node, message, "node_down" if not self.fabric.alive[node] else "node_finished")
+            self.transport.lose_unread(node, message, cause)
 
     # -- node tasks -----------------------------------------------------------------------
     async def node_main(self, v: int, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         ctx = self.contexts[v]
-        node = self.prep.scheme.node(ctx)
+        try:
+            node = self.prep.scheme.node(ctx)
+        except SlotnetError:
+            raise
+        except Exception as exc:
+            raise NodeFailure(v, self.clock.slot, exc) from exc
         self.nodes[v] = node
-        ctx.task = trio.lowlevel.current_task()
+        ctx._task = trio.lowlevel.current_task()
         self.runtime.running += 1
         with trio.CancelScope() as scope:
             self.scopes[v] = scope
@@ -114,39 +128,60 @@ class _Network:
 
     # -- one slot -----------------------------------------------------------------------
     async def step(self, slot: int, nursery: trio.Nursery) -> None:
-        """Run slot ``slot``: faults, delivery, wake-ups, restarts, then the barrier."""
+        """Run slot ``slot``: control faults, delivery, wake-ups, restarts, then the barrier."""
         self.clock.slot = slot
         events = self.prep.spec.faults.by_slot.get(slot, ())
+        late = []
         for ev in events:
-            if ev.kind != "recover":
+            if FAULT_KINDS[ev.kind].after_delivery:
+                late.append(ev)
+            else:
                 self.apply(ev)
-        self.runtime.wake(slot, self.fabric.deliver(), self.contexts)
-        for ev in events:
-            if ev.kind == "recover" and not self.fabric.alive[ev.node]:
-                self.contexts[ev.node] = self._context(ev.node, self.contexts[ev.node].incarnation + 1)
-                self.fabric.set_alive(ev.node, True)
-                if self.tracer is not None and self.tracer.wants_node(ev.node):
-                    self.tracer.driver_tap(ev.node, slot, "fault", {"fault": "recover", "port": None})
-                await nursery.start(self.node_main, ev.node)
+        woken = self.runtime.wake(slot, await self.transport.exchange(slot), self.contexts)
+        for ev in late:
+            self.apply(ev)
+        for v in self.restarts:
+            await nursery.start(self.node_main, v)
+        self.restarts.clear()
+        if woken or self.runtime.running:
+            self.last_active = slot
         await self.runtime.wait_quiescent()
 
-    # -- faults ---------------------------------------------------------------------------
+    def quiescent(self) -> bool:
+        """Nothing left to do: no node awake or due, nothing in flight."""
+        return self.runtime.running == 0 and self.runtime.next_due() is None and not self.transport.busy()
+
+    # -- faults (the injector; kinds call back into FaultTarget) ---------------------------
     def apply(self, ev: FaultEvent) -> None:
-        if self.tracer is not None and self.tracer.wants_node(ev.node):
+        kind = FAULT_KINDS[ev.kind]
+        if self.tracer is not None and self.tracer.wants_node(ev.node) and kind.takes_effect(ev, self):
             self.tracer.driver_tap(ev.node, self.clock.slot, "fault", {"fault": ev.kind, "port": ev.port})
-        if ev.kind in ("link-down", "link-up"):
-            assert ev.port is not None
-            self.fabric.set_link(ev.node, ev.port, ev.kind == "link-up")
-        elif ev.kind == "crash" and self.fabric.alive[ev.node]:
-            node = self.nodes[ev.node]
-            held = node.held() if node is not None else 0
-            if held:
-                self.extra_lost["crash"] = self.extra_lost.get("crash", 0) + held
-            self.fabric.set_alive(ev.node, False)
-            scope = self.scopes[ev.node]
-            if scope is not None:
-                scope.cancel()
-            self.nodes[ev.node] = None
+        kind.apply(ev, self)
+
+    def is_alive(self, node: int) -> bool:
+        return self.transport.is_alive(node)
+
+    def set_link(self, node: int, port: int, up: bool) -> None:
+        self.transport.set_link(node, port, up)
+
+    def crash(self, node: int) -> None:
+        if not self.transport.is_alive(node):
+            return
+        held = self.nodes[node].held() if self.nodes[node] is not None else 0  # type: ignore[union-attr]
+        if held:
+            self.transport.ledger.add("lost", "crash", held)
+        self.transport.set_alive(node, False)
+        scope = self.scopes[node]
+        if scope is not None:
+            scope.cancel()
+        self.nodes[node] = None
+
+    def recover(self, node: int) -> None:
+        if self.transport.is_alive(node):
+            return
+        self.contexts[node] = self._context(node, self.contexts[node].incarnation + 1)
+        self.transport.set_alive(node, True)
+        self.restarts.append(node)  # started in this slot, after the delivery
 
 
 async def run_async(spec: RunSpec, *, progress: Progress | None = None,
@@ -162,32 +197,37 @@ async def run_async(spec: RunSpec, *, progress: Progress | None = None,
     net = _Network(prep)
     n = prep.topology.n_nodes
     monitor = StabilityMonitor(n, spec.warmup, spec.slots, prep.max_backlog_per_node)
-    events_by_slot = spec.faults.by_slot
+    one_shot = prep.scheme.until == "quiescent"
+    reporter = net.reporter
     t0 = time.perf_counter()
     slots_run = 0
+    complete = False
     try:
         async with trio.open_nursery() as nursery:
-            for ev in events_by_slot.get(0, ()):
-                if ev.kind != "recover":
+            for ev in spec.faults.by_slot.get(0, ()):
+                if not FAULT_KINDS[ev.kind].after_delivery:
                     net.apply(ev)
             for v in range(n):
-                if net.fabric.alive[v]:
+                if net.transport.is_alive(v):
                     await nursery.start(net.node_main, v)
+            net.last_active = 0
             await net.runtime.wait_quiescent()
             with _quiet_gc():
                 for slot in range(spec.slots):
                     if slot:
                         await net.step(slot, nursery)
                     slots_run = slot + 1
-                    if net.end_slot is not None:
-                        net.end_slot(slot)
+                    reporter.end_slot(slot)
                     if net.tracer is not None:
                         net.tracer.end_slot()
                     if progress is not None:
                         progress.update(slot)
                     if on_slot is not None:
                         on_slot(slot)
-                    if not monitor.sample(slot, net.reporter.backlog()):
+                    if not monitor.sample(slot, reporter.backlog()):
+                        break
+                    if one_shot and net.quiescent():
+                        complete = True
                         break
             nursery.cancel_scope.cancel()
     except BaseExceptionGroup as group:  # unwrap a lone failure into its precise error
@@ -198,7 +238,12 @@ async def run_async(spec: RunSpec, *, progress: Progress | None = None,
         if progress is not None:
             progress.close()
     wall = time.perf_counter() - t0
-    return _collect(net, spec, prep, monitor, slots_run, wall)
+    result = _collect(net, spec, prep, monitor, slots_run, wall)
+    if one_shot:
+        result.completion = {"complete": complete, "slot": net.last_active if complete else None,
+                             "time": net.last_active / prep.quantum if complete else None}
+        result.metrics.setdefault("completion_time", result.completion["time"])
+    return result
 
 
 @contextmanager
@@ -207,9 +252,8 @@ def _quiet_gc() -> Iterator[None]:
 
     The network (tasks, contexts, outlets, queues) is built once and lives for the whole
     run; the slot loop allocates only short-lived messages. Freezing the former and
-    collecting the young generation less often takes deflection at d = 10, v = 1 from
-    9.4 to 7.5 us per packet-hop (150 slots, slots 1-149 timed, with and without this
-    context manager). Settings are restored on exit.
+    collecting the young generation less often saves about a fifth of the time per
+    packet-hop (``benchmarks/deflection_throughput.py``). Settings are restored on exit.
     """
     old = gc.get_threshold()
     gc.collect()
@@ -223,6 +267,7 @@ def _quiet_gc() -> Iterator[None]:
 
 
 def _single(group: BaseExceptionGroup) -> BaseException:
+    """The precise error inside a Trio exception group; the others are attached as notes."""
     leaves: list[BaseException] = []
 
     def walk(e: BaseException) -> None:
@@ -233,29 +278,29 @@ def _single(group: BaseExceptionGroup) -> BaseException:
             leaves.append(e)
 
     walk(group)
-    for e in leaves:
-        if isinstance(e, SlotnetError):
-            return e
-    return leaves[0] if leaves else group
+    if not leaves:
+        return group
+    chosen = next((e for e in leaves if isinstance(e, SlotnetError)), leaves[0])
+    for other in leaves:
+        if other is not chosen:
+            chosen.add_note(f"also: {type(other).__name__}: {other}")
+    return chosen
 
 
 def _collect(net: _Network, spec: RunSpec, prep: Prepared, monitor: StabilityMonitor, slots_run: int, wall: float) -> Result:
     rep = net.reporter
-    lost = dict(net.fabric.lost)
-    for k, v in net.extra_lost.items():
-        lost[k] = lost.get(k, 0) + v
-    in_flight = net.fabric.in_flight()
+    ledger = net.transport.ledger
+    in_flight = net.transport.in_flight()
     held = [(node.held() if node is not None else 0) for node in net.nodes]
-    if hasattr(rep, "holdings"):  # schemes that can say which packets each node holds
-        rep.holdings([node.held_packets() if node is not None else () for node in net.nodes])
-    invariants = check_invariants(rep.invariants(lost, in_flight, held))
+    rep.holdings([node.held_packets() if node is not None else () for node in net.nodes])
+    invariants = check_invariants(rep.invariants(ledger, in_flight, held))
     stability = monitor.verdict()
     metrics = dict(rep.metrics())
     metrics["stable"] = stability["stable"]
     theory = None
     if prep.scheme.theory is not None:
         theory = prep.scheme.theory(prep.setup)
-    hops = net.fabric.delivered + len(in_flight) + sum(lost.values())
+    hops = net.transport.delivered + len(in_flight) + sum(ledger.values())
     return Result(
         scheme=prep.scheme.name,
         topology=prep.topology.describe(),
@@ -272,6 +317,7 @@ def _collect(net: _Network, spec: RunSpec, prep: Prepared, monitor: StabilityMon
         series=rep.series(),
         faults=spec.faults.to_list(),
         slots_run=slots_run,
+        transport=net.transport.describe(),
         wall_seconds=wall,
         performance={"messages": hops, "node_wakeups": net.runtime.wakeups,
                      "messages_per_second": hops / wall if wall else None},

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
+
+from slotnet.schemes import Column
 
 from ._result import Result
 
-__all__ = ["format_result", "format_theory", "format_value"]
+__all__ = ["format_result", "format_theory", "format_value", "table"]
 
 
 def format_value(v: Any) -> str:
@@ -27,7 +30,7 @@ def _rel(sim: Any, th: Any) -> str:
     return ""
 
 
-def _table(rows: list[list[str]], header: list[str]) -> list[str]:
+def table(rows: list[list[str]], header: list[str]) -> list[str]:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     line = "  ".join(h.ljust(w) for h, w in zip(header, widths))
     out = [line, "  ".join("-" * w for w in widths)]
@@ -35,8 +38,8 @@ def _table(rows: list[list[str]], header: list[str]) -> list[str]:
     return out
 
 
-def format_result(r: Result) -> str:
-    """The whole human report of a run."""
+def format_result(r: Result, columns: Sequence[Column] = ()) -> str:
+    """The whole human report of a run (``columns``: the scheme's per-slot series columns)."""
     load = " ".join(f"{k}={v:g}" for k, v in r.load.items())
     params = " ".join(f"{k}={v}" for k, v in r.params.items())
     lines = [
@@ -55,13 +58,13 @@ def format_result(r: Result) -> str:
         sim_s = format_value(sim) + (f" ± {ci:.4f}" if isinstance(ci, float) else "")
         th = theory.get(name)
         rows.append([name, sim_s, format_value(th) if name in theory else "", _rel(sim, th)])
-    lines += [""] + _table(rows, ["metric", "simulation", "theory", "sim vs theory"])
+    lines += [""] + table(rows, ["metric", "simulation", "theory", "sim vs theory"])
     extra = [k for k in theory if k not in r.metrics and k != "series" and not isinstance(theory[k], (list, dict))]
     if extra:
         lines += ["", "theory only: " + "  ".join(f"{k}={format_value(theory[k])}" for k in extra)]
-    if "series" in theory and r.series:
-        lines += ["", "per slot: simulation | prediction (update equations)"]
-        lines += _series_table(r.series, theory["series"])
+    if "series" in theory and r.series and columns:
+        lines += ["", "per slot: simulation | prediction"]
+        lines += _series_table(r.series, theory["series"], columns)
     inv = r.invariants
     lines += ["", "invariants: " + ("ok" if inv.get("ok") else "VIOLATED")]
     for name, v in inv.items():
@@ -73,25 +76,25 @@ def format_result(r: Result) -> str:
     return "\n".join(lines)
 
 
-def _series_table(sim: list[dict[str, Any]], pred: list[dict[str, Any]]) -> list[str]:
-    keys = ["link_utilization", "accept_fraction", "deflection_fraction", "mean_distance"]
-    short = ["util", "accept", "deflect", "dist"]
+def _series_table(sim: list[dict[str, Any]], pred: list[dict[str, Any]], columns: Sequence[Column]) -> list[str]:
+    keys = [c.key for c in columns]
+    short = [c.header for c in columns]
     rows = []
     for s in sim:
         t = s["slot"]
         p = pred[t] if t < len(pred) else {}
         rows.append([str(t + 1)] + [format_value(s.get(k)) for k in keys] + [format_value(p.get(k)) for k in keys])
-    return _table(rows, ["slot", *short, *(f"pred {k}" for k in short)])
+    return table(rows, ["slot", *short, *(f"pred {k}" for k in short)])
 
 
-def format_theory(scheme: str, topology: str, theory: dict[str, Any]) -> str:
+def format_theory(scheme: str, topology: str, theory: dict[str, Any], columns: Sequence[Column] = ()) -> str:
     """``slotnet theory`` human output."""
     lines = [f"theory of {scheme} on {topology}"]
     rows = [[k, format_value(v)] for k, v in theory.items() if k != "series"]
-    lines += [""] + _table(rows, ["metric", "model"])
-    if "series" in theory:
-        keys = ["link_utilization", "accept_fraction", "deflection_fraction", "mean_distance"]
+    lines += [""] + table(rows, ["metric", "model"])
+    if "series" in theory and columns:
+        keys = [c.key for c in columns]
         rows = [[str(s.get("slot", i + 1)), format_value(s.get("v"))] + [format_value(s.get(k)) for k in keys]
                 for i, s in enumerate(theory["series"])]
-        lines += [""] + _table(rows, ["slot", "v", "util", "accept", "deflect", "dist"])
+        lines += [""] + table(rows, ["slot", "v", *(c.header for c in columns)])
     return "\n".join(lines)

@@ -30,6 +30,10 @@ class Result:
     series: list[dict[str, Any]] = field(default_factory=list)
     faults: list[str] = field(default_factory=list)
     slots_run: int = 0
+    #: the transport that carried the run (``{"kind": "inprocess"}`` or a sharded one)
+    transport: dict[str, Any] = field(default_factory=lambda: {"kind": "inprocess"})
+    #: one-shot collectives: whether the run went quiescent, at which slot and time
+    completion: dict[str, Any] | None = None
     wall_seconds: float = 0.0
     performance: dict[str, Any] = field(default_factory=dict)
 
@@ -52,9 +56,12 @@ class Result:
             "theory": self.theory,
             "invariants": self.invariants,
             "stability": self.stability,
+            "transport": self.transport,
             "wall_seconds": self.wall_seconds,
             "performance": self.performance,
         }
+        if self.completion is not None:
+            out["completion"] = self.completion
         if per_node:
             out["per_node"] = self.per_node
         if series:

@@ -3,23 +3,21 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from slotnet.fabric import FaultSchedule, SlotnetError, Topology, parse_topology
-from slotnet.schemes import Scheme, SchemeError, Setup, get_scheme
+from slotnet.errors import SchemeError, SpecError
+from slotnet.fabric import FaultSchedule, SlotClock, Topology, Transport, parse_topology
+from slotnet.schemes import Scheme, Setup, get_scheme
 
-__all__ = ["LOAD_FLAGS", "Prepared", "RunSpec", "SpecError", "TraceSpec"]
+__all__ = ["Prepared", "RunSpec", "SpecError", "TraceSpec", "TransportFactory"]
 
-#: Load flags a scheme may accept: offered v (Greenberg-Hajek), lam λ, rho ρ.
-LOAD_FLAGS = ("offered", "lam", "rho")
 #: Queued packets per node past which a run is stopped as unstable, unless the scheme says more.
 DEFAULT_MAX_BACKLOG = 1000.0
 
-
-class SpecError(SlotnetError, ValueError):
-    """A run spec is invalid; the message names the field and the value."""
+#: Builds the transport of a run: (prepared spec, clock, on_lost callback) -> Transport.
+TransportFactory = Callable[["Prepared", SlotClock, Callable[..., None]], Transport]
 
 
 @dataclass(frozen=True)
@@ -54,12 +52,14 @@ class RunSpec:
     #: stop and report unstable past this many queued packets per node; None: the
     #: scheme's default (1000, or more where stable queues are long, e.g. periodic schemes)
     max_backlog_per_node: float | None = None
+    #: builds the transport; None: the in-process fabric
+    transport: TransportFactory | None = field(default=None, compare=False)
 
     def prepare(self) -> Prepared:
         """Validate everything and resolve the scheme, topology and node parameters.
 
         Raises:
-            SpecError, TopologyError, SchemeError, FaultSpecError: naming the bad input.
+            SpecError, TopologyError, FaultSpecError: naming the bad input.
         """
         try:
             return self._prepare()
@@ -76,24 +76,18 @@ class RunSpec:
                 raise SpecError(f"{name} must be an integer >= {lo}, got {count!r}")
         if self.warmup >= self.slots:
             raise SpecError(f"warmup ({self.warmup}) must be less than slots ({self.slots})")
-        load: dict[str, float] = {}
-        for key, value in self.load.items():
-            if key not in LOAD_FLAGS:
-                raise SpecError(f"unknown load {key!r} (known: {', '.join(LOAD_FLAGS)})")
-            if key not in scheme.loads:
-                raise SpecError(f"scheme {scheme.name!r} takes {' or '.join('--' + k for k in scheme.loads)}, not --{key}")
-            try:
-                fv = float(value)
-            except (TypeError, ValueError):
-                raise SpecError(f"--{key} must be a number, got {value!r}") from None
-            if not math.isfinite(fv) or fv < 0:
-                raise SpecError(f"--{key} must be a finite number >= 0, got {value!r}")
-            load[key] = fv
+        load = _load(scheme, self.load)
+        if not isinstance(self.params, Mapping):
+            raise SpecError(f"params must be a mapping of name to value, got {type(self.params).__name__}")
         params: dict[str, Any] = {p.name: p.default for p in scheme.params}
         for key, value in self.params.items():
-            param = scheme.param(key)
-            params[key] = param.parse(value) if isinstance(value, str) else value
+            params[key] = scheme.param(key).parse(value)
         node_params = scheme.prepare(topology, params, load)
+        quantum = scheme.quantum(node_params) if scheme.quantum is not None else 1
+        if isinstance(quantum, bool) or not isinstance(quantum, int) or quantum < 1:
+            raise SpecError(f"scheme {scheme.name!r} asked for a time quantum of {quantum!r} (need an integer >= 1)")
+        if not isinstance(self.faults, FaultSchedule):
+            raise SpecError("faults must be a FaultSchedule (build one with FaultSchedule.parse([...]))")
         self.faults.validate(topology, self.slots)
         if self.trace is not None:
             for v in self.trace.nodes or ():
@@ -104,8 +98,26 @@ class RunSpec:
             cap = scheme.max_backlog(topology, node_params) if scheme.max_backlog else DEFAULT_MAX_BACKLOG
         if not cap > 0:
             raise SpecError(f"max backlog per node must be > 0, got {cap!r}")
-        setup = Setup(topology, node_params, load, self.slots, self.warmup, self.seed)
-        return Prepared(self, scheme, topology, params, node_params, setup, float(cap))
+        setup = Setup(topology, node_params, load, self.slots, self.warmup, self.seed, quantum)
+        return Prepared(self, scheme, topology, params, node_params, setup, float(cap), quantum)
+
+
+def _load(scheme: Scheme, given: Mapping[str, Any]) -> dict[str, float]:
+    load: dict[str, float] = {}
+    for key, value in given.items():
+        if key not in scheme.load_names:
+            takes = " or ".join("--" + k for k in scheme.load_names) or "no load flag"
+            raise SpecError(f"scheme {scheme.name!r} takes {takes}, not --{key}")
+        if isinstance(value, bool):
+            raise SpecError(f"--{key} must be a number, got {value!r}")
+        try:
+            fv = float(value)
+        except (TypeError, ValueError):
+            raise SpecError(f"--{key} must be a number, got {value!r}") from None
+        if not math.isfinite(fv) or fv < 0:
+            raise SpecError(f"--{key} must be a finite number >= 0, got {value!r}")
+        load[key] = fv
+    return load
 
 
 @dataclass(frozen=True)
@@ -118,4 +130,5 @@ class Prepared:
     params: dict[str, Any]
     node_params: dict[str, Any]
     setup: Setup
-    max_backlog_per_node: float = 1000.0
+    max_backlog_per_node: float = DEFAULT_MAX_BACKLOG
+    quantum: int = 1

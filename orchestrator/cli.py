@@ -20,13 +20,15 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from slotnet.fabric import FaultSchedule, SlotnetError
-from slotnet.schemes import SCHEMES, SchemeError, Setup, get_scheme
+from slotnet.errors import NodeFailure, SlotnetError
+from slotnet.fabric import FaultSchedule
+from slotnet.schemes import SCHEMES, Load, get_scheme
 
-from ._driver import NodeFailure, run
+from ._driver import run
 from ._progress import Progress
+from ._repro import papers
 from ._report import format_result, format_theory
-from ._spec import LOAD_FLAGS, RunSpec, SpecError, TraceSpec
+from ._spec import RunSpec, SpecError, TraceSpec
 from ._trace import read_trace, timeline, to_perfetto
 
 __all__ = ["build_parser", "main"]
@@ -39,11 +41,23 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+def _load_flags() -> dict[str, list[tuple[str, Load]]]:
+    """Every load flag some scheme declares, with each scheme's meaning of it."""
+    flags: dict[str, list[tuple[str, Load]]] = {}
+    for name in sorted(SCHEMES):
+        for load in SCHEMES[name].loads:
+            flags.setdefault(load.name, []).append((name, load))
+    return flags
+
+
 def _add_load(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("load (which flags apply depends on the scheme)")
-    g.add_argument("--offered", type=float, metavar="V", help="offered packets per node per slot, B(d, V/d) (deflection §II-B)")
-    g.add_argument("--lam", type=float, metavar="λ", help="Poisson arrival rate per node per slot")
-    g.add_argument("--rho", type=float, metavar="ρ", help="load factor ρ = λ(2^d−1)/d (broadcast schemes)")
+    g = p.add_argument_group("load (declared by the schemes; which flags apply depends on the scheme)")
+    for flag, users in _load_flags().items():
+        meanings: dict[str, list[str]] = {}
+        for scheme, load in users:
+            meanings.setdefault(load.help, []).append(scheme)
+        text = "; ".join(f"{h} ({', '.join(s)})" for h, s in meanings.items())
+        g.add_argument(f"--{flag}", type=float, metavar=users[0][1].metavar, help=text)
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
@@ -89,14 +103,14 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--perfetto", metavar="OUT", help="write the Chrome/Perfetto trace-event JSON to OUT")
 
     rp = sub.add_parser("repro", help="rerun a paper's comparisons", description=_repro_doc())
-    rp.add_argument("paper", help="greenberg-hajek or stamoulis")
+    rp.add_argument("paper", help="the paper to reproduce: " + ", ".join(papers()))
     rp.add_argument("--seed", type=int, default=1, metavar="S", help="seed of every run (default 1)")
     rp.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default: min(2, cores))")
     rp.add_argument("--quick", action="store_true", help="a subset of rows and shorter runs (a smoke test)")
-    rp.add_argument("--sweep-d", type=int, metavar="D", help="stamoulis: also sweep D against rho for all schemes on the D-cube")
-    rp.add_argument("--sweep-rho", metavar="R,R,...", help="stamoulis: the loads of the sweep (default 0.1,...,0.9)")
-    rp.add_argument("--plot", metavar="FILE", help="stamoulis: save the sweep's D-against-rho plot (needs matplotlib)")
-    rp.add_argument("--sweep-only", action="store_true", help="stamoulis: run only the sweep, not the table checks")
+    rp.add_argument("--sweep-d", type=int, metavar="D", help="also sweep the paper's schemes over load on dimension D (papers with a sweep)")
+    rp.add_argument("--sweep-rho", metavar="R,R,...", help="the loads of the sweep (default: the paper's)")
+    rp.add_argument("--plot", metavar="FILE", help="save the sweep's plot (needs matplotlib: the plot extra)")
+    rp.add_argument("--sweep-only", action="store_true", help="run only the sweep, not the table checks")
     rp.add_argument("--json", action="store_true", help="print the rows as one JSON object")
 
     sub.add_parser("schemes", help="list the schemes", description="List every scheme with its parameters.")
@@ -114,7 +128,7 @@ def _params(items: Sequence[str]) -> dict[str, str]:
 
 
 def _load(args: argparse.Namespace) -> dict[str, float]:
-    return {k: getattr(args, k) for k in LOAD_FLAGS if getattr(args, k) is not None}
+    return {k: getattr(args, k) for k in _load_flags() if getattr(args, k, None) is not None}
 
 
 def _int_set(text: str | None, what: str) -> frozenset[int] | None:
@@ -171,7 +185,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(_jsonable(result.to_dict(per_node=args.per_node, series=args.series))))
     else:
-        print(format_result(result))
+        print(format_result(result, get_scheme(args.scheme).columns))
     return 0
 
 
@@ -182,12 +196,12 @@ def _cmd_theory(args: argparse.Namespace) -> int:
     spec = RunSpec(scheme=args.scheme, topology=args.topology, params=_params(args.param), load=_load(args),
                    slots=max(args.slots, 1), warmup=0)
     prep = spec.prepare()
-    theory = scheme.theory(Setup(prep.topology, prep.node_params, prep.setup.load, spec.slots, 0, 0))
+    theory = scheme.theory(prep.setup)
     if args.json:
         print(json.dumps(_jsonable({"scheme": scheme.name, "topology": prep.topology.describe(),
                                     "load": prep.setup.load, "params": prep.params, "theory": theory})))
     else:
-        print(format_theory(scheme.name, prep.topology.spec, theory))
+        print(format_theory(scheme.name, prep.topology.spec, theory, scheme.columns))
     return 0
 
 
@@ -212,9 +226,13 @@ def _cmd_trace(args: argparse.Namespace) -> int:
 
 
 def _repro_doc() -> str:
+    from slotnet.schemes import EXPERIMENTS
+
     from . import _repro
 
-    return (_repro.__doc__ or "").strip()
+    lines = [(_repro.__doc__ or "").strip(), ""]
+    lines += [f"* {name}: {EXPERIMENTS[name].doc}" for name in sorted(EXPERIMENTS)]
+    return "\n".join(lines)
 
 
 def _cmd_repro(args: argparse.Namespace) -> int:
@@ -226,10 +244,6 @@ def _cmd_repro(args: argparse.Namespace) -> int:
             rhos = [float(x) for x in args.sweep_rho.split(",") if x.strip()]
         except ValueError:
             raise SpecError(f"--sweep-rho must be comma-separated numbers, got {args.sweep_rho!r}") from None
-    if (args.sweep_rho or args.plot or args.sweep_only) and not args.sweep_d:
-        raise SpecError("--sweep-rho, --sweep-only and --plot need --sweep-d D")
-    if args.sweep_d is not None and not 2 <= args.sweep_d <= 14:
-        raise SpecError(f"--sweep-d must be between 2 and 14, got {args.sweep_d}")
     if args.jobs is not None and args.jobs < 1:
         raise SpecError(f"--jobs must be >= 1, got {args.jobs}")
     rows, wall = repro(args.paper, seed=args.seed, jobs=args.jobs, quick=args.quick, sweep_d=args.sweep_d,
@@ -250,7 +264,7 @@ def _cmd_schemes(_: argparse.Namespace) -> int:
         s = SCHEMES[name]
         print(f"{name}: {s.summary}")
         print(f"    source: {s.source}")
-        print(f"    topologies: {', '.join(s.topologies)}; load: {', '.join('--' + k for k in s.loads)}")
+        print(f"    topologies: {', '.join(s.topologies)}; load: {', '.join('--' + k for k in s.load_names) or 'none'}")
         for p in s.params:
             choices = f" (one of {', '.join(map(str, p.choices))})" if p.choices else ""
             print(f"    --param {p.name}=...  {p.help}{choices}; default {p.default}")
@@ -268,8 +282,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except NodeFailure as exc:
         print(f"slotnet {args.command}: failed: {exc}", file=sys.stderr)
         return 1
-    except (SlotnetError, SchemeError) as exc:
-        code = 2 if isinstance(exc, (SchemeError, ValueError)) else 1
+    except SlotnetError as exc:
+        code = 2 if isinstance(exc, ValueError) else 1
         print(f"slotnet {args.command}: error: {exc}", file=sys.stderr)
         return code
     except KeyboardInterrupt:

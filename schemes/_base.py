@@ -1,25 +1,59 @@
-"""What a scheme hands the orchestrator: its node rule, its metrics, its theory.
+"""What a scheme declares to the orchestrator: node rule, parameters, load, metrics, theory.
 
-A scheme module imports only :mod:`slotnet.nodes` (its public API) and numerical
-libraries; the orchestrator reads a :class:`Scheme` record and does the rest.
+A scheme package exposes ``SCHEMES``, a tuple of :class:`Scheme` records, and is found
+by :mod:`slotnet.schemes` without any central edit (see ``_registry``). A scheme module
+imports only :mod:`slotnet.nodes`, :mod:`slotnet.errors`, the kit
+(:mod:`slotnet.schemes.kit`) and numerical libraries; the orchestrator reads the record
+and does the rest.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = ["Param", "Reporter", "Scheme", "SchemeError", "Setup"]
+from slotnet.errors import SchemeError
+from slotnet.nodes import Geometry, Node, NodeContext
+
+__all__ = [
+    "Column",
+    "Experiment",
+    "Load",
+    "Param",
+    "Reporter",
+    "Row",
+    "Runner",
+    "Scheme",
+    "SchemeError",
+    "Setup",
+    "parse_bool",
+]
 
 
-class SchemeError(ValueError):
-    """A scheme parameter or load is invalid for this scheme/topology."""
+def parse_bool(text: str) -> bool:
+    """``true``/``false`` (also yes/no, 1/0, on/off), case-insensitive.
+
+    Example:
+        >>> parse_bool("False"), parse_bool("yes")
+        (False, True)
+    """
+    key = str(text).strip().lower()
+    if key in ("true", "yes", "1", "on"):
+        return True
+    if key in ("false", "no", "0", "off"):
+        return False
+    raise ValueError(f"expected true or false, got {text!r}")
 
 
 @dataclass(frozen=True)
 class Param:
-    """One ``--param name=value`` a scheme accepts."""
+    """One ``--param name=value`` a scheme accepts.
+
+    ``kind`` converts the CLI text; a value given through the Python API that is not a
+    string is checked against ``choices`` (and converted from its string form when the
+    parameter has no choices), so a wrongly typed value is refused before the run.
+    """
 
     name: str
     kind: Callable[[str], Any]
@@ -27,35 +61,64 @@ class Param:
     help: str
     choices: tuple[Any, ...] | None = None
 
-    def parse(self, text: str) -> Any:
-        """Convert and check a CLI value.
+    def parse(self, value: Any) -> Any:
+        """Convert and check a value given on the CLI (a string) or through the API.
 
         Raises:
             SchemeError: naming the parameter and the bad value.
         """
-        try:
-            value = self.kind(text)
-        except (TypeError, ValueError) as exc:
-            raise SchemeError(f"--param {self.name}={text!r}: {exc}") from None
-        if self.choices is not None and value not in self.choices:
-            raise SchemeError(f"--param {self.name}={text!r}: expected one of {', '.join(map(str, self.choices))}")
-        return value
+        if isinstance(value, str):
+            try:
+                parsed = self.kind(value)
+            except (TypeError, ValueError) as exc:
+                raise SchemeError(f"--param {self.name}={value!r}: {exc}") from None
+        else:
+            parsed = value
+            if self.choices is None and self.kind is str:
+                raise SchemeError(f"--param {self.name}={value!r}: expected a string")
+            if self.choices is None:
+                try:
+                    parsed = self.kind(value)
+                except (TypeError, ValueError) as exc:
+                    raise SchemeError(f"--param {self.name}={value!r}: {exc}") from None
+        if self.choices is not None and not any(parsed == c and type(parsed) is type(c) for c in self.choices):
+            raise SchemeError(f"--param {self.name}={value!r}: expected one of {', '.join(map(str, self.choices))}")
+        return parsed
+
+
+@dataclass(frozen=True)
+class Load:
+    """One load flag a scheme accepts (``--NAME value``), with its meaning for this scheme."""
+
+    name: str
+    help: str
+    metavar: str = "X"
 
 
 @dataclass(frozen=True)
 class Setup:
     """Everything static about a run that reporters and theory may read."""
 
-    topology: Any  # slotnet.fabric.Topology (duck-typed: kind, spec, n_nodes, d/sides)
+    topology: Geometry
     params: Mapping[str, Any]
     load: Mapping[str, float]
     slots: int
     warmup: int
     seed: int
+    #: fabric ticks per paper time unit (slots are ticks; 1 for slot-based schemes)
+    quantum: int = 1
 
 
 class Reporter(Protocol):
-    """Streaming metrics of one run (observer side; never seen by nodes)."""
+    """Streaming metrics of one run (observer side; never seen by nodes).
+
+    Reporters are built per run from the :class:`Setup`. The split that lets a run be
+    spread over processes: nodes' events reach the reporter through :meth:`handlers`
+    (accumulation, on the side that hosts the node); :meth:`end_slot` closes a slot
+    after every shard's events of that slot are in; :meth:`metrics`, :meth:`invariants`,
+    :meth:`per_node`, :meth:`series` finalise. :class:`slotnet.schemes.kit.BaseReporter`
+    gives defaults for everything but :meth:`handlers` and :meth:`metrics`.
+    """
 
     @property
     def events(self) -> Mapping[str, tuple[str, ...]]:
@@ -67,8 +130,14 @@ class Reporter(Protocol):
     def on_lost(self, slot: int, sender: int, port: int, receiver: int, message: Any, cause: str) -> None:
         """A fault destroyed ``message``."""
 
+    def end_slot(self, slot: int) -> None:
+        """Every node has finished ``slot`` (time averages, completions)."""
+
     def backlog(self) -> int:
         """Packets waiting in node queues now (drives the instability monitor)."""
+
+    def holdings(self, per_node: Sequence[Any]) -> None:
+        """Each node's :meth:`Node.held_packets` at the end, before :meth:`invariants`."""
 
     def metrics(self) -> dict[str, Any]:
         """Measured metrics over the warm-up-excluded window."""
@@ -82,32 +151,101 @@ class Reporter(Protocol):
     def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         """Scheme-specific invariants; each value a dict with at least ``ok``."""
 
-    # Optional hooks, called only when a reporter defines them:
-    #   end_slot(slot)            after every slot's barrier (time averages)
-    #   holdings(per_node_items)  before invariants(): each node's held_packets()
+
+@dataclass(frozen=True)
+class Column:
+    """A per-slot series column shown in the human report: metric key and short header."""
+
+    key: str
+    header: str
+
+
+@dataclass
+class Row:
+    """One compared quantity of a reproduction: the paper's value, the simulation, the theory."""
+
+    experiment: str
+    case: str
+    metric: str
+    paper: float | None
+    sim: float | None
+    ci95: float | None
+    theory: float | None
+    #: why a known disagreement is expected (a documented paper slip or model difference)
+    note: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "experiment": self.experiment, "case": self.case, "metric": self.metric, "paper": self.paper,
+            "simulation": self.sim, "ci95": self.ci95, "theory": self.theory,
+            "sim_vs_paper": relative(self.sim, self.paper), "sim_vs_theory": relative(self.sim, self.theory),
+            "theory_vs_paper": relative(self.theory, self.paper), "note": self.note,
+        }
+
+
+def relative(a: float | None, b: float | None) -> float | None:
+    """(a − b)/|b|, or None when either is missing or b is 0."""
+    if a is None or b is None or b == 0 or isinstance(a, bool):
+        return None
+    return (a - b) / abs(b)
+
+
+#: Runs a batch of run requests (dicts of RunSpec fields) and returns, per request, its
+#: metrics plus ``_theory``, ``_series`` and ``_ok``. Supplied by the orchestrator.
+Runner = Callable[[Sequence[Mapping[str, Any]]], list[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A ``slotnet repro PAPER`` reproduction a scheme package brings (its ``EXPERIMENTS``).
+
+    ``run(runner, seed=..., quick=..., **options)`` returns the rows; ``options`` are the
+    generic repro flags (``sweep_d``, ``sweep_rho``, ``sweep_only``, ``plot``) that the
+    experiment may use or refuse with a :class:`SchemeError`.
+    """
+
+    paper: str
+    doc: str
+    run: Callable[..., list[Row]]
 
 
 @dataclass(frozen=True)
 class Scheme:
-    """A registered scheme."""
+    """A scheme: its node rule and everything the orchestrator needs to run and report it."""
 
     name: str
     summary: str
     source: str
-    node: Callable[[Any], Any]
+    node: Callable[[NodeContext], Node]
     reporter: Callable[[Setup], Reporter]
+    #: (topology, params, load) -> the node parameters every node's ``ctx.params`` holds
     prepare: Callable[[Any, dict[str, Any], dict[str, float]], dict[str, Any]]
     theory: Callable[[Setup], dict[str, Any]] | None = None
     params: tuple[Param, ...] = ()
-    loads: tuple[str, ...] = ()
+    loads: tuple[Load, ...] = ()
     topologies: tuple[str, ...] = ("hypercube",)
     #: (topology, node params) -> queued packets per node past which a run is surely
     #: unstable; None: the orchestrator's default (1000)
     max_backlog: Callable[[Any, Mapping[str, Any]], float] | None = None
+    #: per-slot series columns for the human report (simulation beside theory's "series")
+    columns: tuple[Column, ...] = ()
+    #: node params -> fabric ticks per paper time unit (durations of t_p or 1/d); None: 1
+    quantum: Callable[[Mapping[str, Any]], int] | None = None
+    #: "slots": run the given slots; "quiescent": stop when nothing is left to do
+    until: str = "slots"
 
     def param(self, name: str) -> Param:
+        """The parameter called ``name``.
+
+        Raises:
+            SchemeError: listing the known parameters.
+        """
         for p in self.params:
             if p.name == name:
                 return p
         known = ", ".join(p.name for p in self.params) or "none"
         raise SchemeError(f"scheme {self.name!r} has no parameter {name!r} (known: {known})")
+
+    @property
+    def load_names(self) -> tuple[str, ...]:
+        return tuple(ld.name for ld in self.loads)

@@ -11,20 +11,24 @@ Example:
     True
 """
 
-from slotnet.fabric import FaultSchedule, SlotnetError, parse_topology
-from slotnet.orchestrator import Result, RunSpec, SpecError, TraceSpec, run, run_async
-from slotnet.schemes import SCHEMES, get_scheme
+from slotnet.errors import NodeFailure, SchemeError, SlotnetError, SpecError
+from slotnet.fabric import FaultSchedule, parse_topology
+from slotnet.orchestrator import Result, RunSpec, TraceSpec, run, run_async
+from slotnet.schemes import SCHEMES, get_scheme, register
 
 __all__ = [
     "SCHEMES",
     "FaultSchedule",
+    "NodeFailure",
     "Result",
     "RunSpec",
+    "SchemeError",
     "SlotnetError",
     "SpecError",
     "TraceSpec",
     "get_scheme",
     "parse_topology",
+    "register",
     "run",
     "run_async",
 ]

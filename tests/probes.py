@@ -6,14 +6,20 @@ from typing import Any
 
 from slotnet.nodes import Node
 from slotnet.schemes import SCHEMES, Param, Scheme
+from slotnet.schemes.kit import BaseReporter
 
 
-class LogReporter:
+def _same(value: Any) -> Any:
+    return value
+
+
+class LogReporter(BaseReporter):
     """Keeps every event (fine for tests: a few hundred events)."""
 
     events = {"log": ("what",)}
 
     def __init__(self, setup: Any) -> None:
+        super().__init__(setup)
         self.log: list[tuple[int, int, Any]] = []
         self.lost: list[tuple[Any, str]] = []
 
@@ -44,5 +50,5 @@ def register(name: str, node_cls: type[Node], monkeypatch, params=("sizes", "wak
     """Register a probe scheme for the duration of one test."""
     scheme = Scheme(name=name, summary="probe", source="tests", node=node_cls, reporter=LogReporter,
                     prepare=lambda topo, params, load: dict(params), topologies=topologies,
-                    params=tuple(Param(p, str, None, "probe parameter") for p in params))
+                    params=tuple(Param(p, _same, None, "probe parameter") for p in params))
     monkeypatch.setitem(SCHEMES, name, scheme)

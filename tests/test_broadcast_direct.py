@@ -20,7 +20,8 @@ from functools import cache
 
 import pytest
 from slotnet.schemes.broadcast import theory
-from slotnet.schemes.broadcast._direct import LabelQueues, StreamLabels, arrival_order
+from slotnet.schemes.broadcast._direct import fifo_arrival_order
+from slotnet.schemes.kit import LabelQueues, StreamLabels
 from slotnet.schemes.broadcast.balanced import balanced_plan
 from slotnet.schemes.broadcast.dtree import dtree_plan
 from slotnet.schemes.broadcast.trees import (
@@ -94,8 +95,8 @@ def test_label_queues_serve_smallest_label_then_periodic_slot():
 def test_arrival_order_puts_copies_with_more_hops_first():
     """ties=hops orders one slot's copies by hops travelled, then in-port; inport keeps the inbox."""
     inbox = [(0, (0b0001, 1, 0)), (1, (0b1111, 1, 0)), (2, (0b0011, 1, 0)), (3, (0b0110, 1, 0))]
-    assert [p for p, _ in arrival_order(0, inbox, "hops")] == [1, 2, 3, 0]
-    assert arrival_order(0, inbox, "inport") == inbox
+    assert [p for p, _ in fifo_arrival_order(0, inbox, "hops")] == [1, 2, 3, 0]
+    assert fifo_arrival_order(0, inbox, "inport") == inbox
 
 
 # ------------------------------------------------------------------ correctness

@@ -24,10 +24,10 @@ from slotnet.schemes.broadcast._indirect_nonidling import forward_ports
 from slotnet.schemes.broadcast._indirect_rules import (
     node_plan,
     on_root_path,
-    parse_bool,
     path_test,
 )
 
+from slotnet.schemes import parse_bool
 from slotnet import RunSpec, TraceSpec, run
 
 

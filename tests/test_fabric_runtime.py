@@ -7,10 +7,11 @@ from probes import register
 
 from slotnet import FaultSchedule, RunSpec, run, run_async
 from slotnet.fabric import CapacityError, FaultSpecError
+from slotnet.nodes import Node
 from slotnet.orchestrator import NodeFailure
 
 
-class PingAll(Node := __import__("slotnet.nodes", fromlist=["Node"]).Node):  # type: ignore[misc]
+class PingAll(Node):
     """In slot 0 every node sends its id on every port; then it logs what it receives."""
 
     async def run(self) -> None:

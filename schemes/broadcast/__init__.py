@@ -9,7 +9,8 @@ One module per scheme, each its node rule with the section it implements:
 * :mod:`.indirect` — ``bcast-indirect``, the indirect scheme (§5).
 
 Shared: :mod:`.theory` (the paper's analysis), :mod:`.trees` (trees and schedules),
-:mod:`.metrics` (D, reception delay, Q, M, exactly-once), :mod:`._common`.
+:mod:`.repro` (``slotnet repro stamoulis``), :mod:`._common`; the broadcast reporter
+(D, reception delay, Q, M, exactly-once) is the kit's.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from .indirect import SCHEME as INDIRECT
 from .periodic import SCHEME as PERIODIC
 from .simple import SCHEME as SIMPLE
 
-__all__ = ["SCHEMES"]
+from .repro import EXPERIMENTS
+
+__all__ = ["EXPERIMENTS", "SCHEMES"]
 
 SCHEMES = (SIMPLE, PERIODIC, DTREE, BALANCED, INDIRECT)

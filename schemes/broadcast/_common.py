@@ -1,20 +1,31 @@
-"""Pieces every broadcast scheme shares: load resolution, the node skeleton, registration."""
+"""What the five hypercube broadcast schemes share: load resolution, the cube node, registration.
+
+The topology-agnostic parts (births, queues, the broadcast reporter) are in the kit,
+:mod:`slotnet.schemes.kit`.
+"""
 
 from __future__ import annotations
 
 import math
-from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from slotnet.nodes import Node
+from slotnet.nodes import NodeContext
 
-from .._base import Param, Scheme, SchemeError, Setup
+from .._base import Load, Param, Reporter, Scheme, SchemeError, Setup
+from ..kit import BroadcastNode, BroadcastReporter
 from . import theory as _theory
-from ._traffic import BirthProcess
-from .metrics import BroadcastReporter
 
-__all__ = ["BroadcastNode", "PortQueues", "make_scheme", "resolve_load"]
+__all__ = ["LOADS", "SOURCE", "CubeNode", "make_scheme", "resolve_load"]
+
+SOURCE = ("Stamoulis & Tsitsiklis, Efficient routing schemes for multiple broadcasts in hypercubes, "
+          "IEEE Trans. Parallel Distrib. Syst. 4(7), 1993")
+
+#: The load of every broadcast scheme: ρ of eq. (8) or the birth rate λ per node.
+LOADS = (
+    Load("rho", "load factor ρ = λ(2^d−1)/d (eq. 8)", "ρ"),
+    Load("lam", "Poisson birth rate λ per node per slot", "λ"),
+)
 
 
 def resolve_load(topology: Any, load: dict[str, float]) -> tuple[float, float]:
@@ -39,110 +50,31 @@ def resolve_load(topology: Any, load: dict[str, float]) -> tuple[float, float]:
     return lam, rho
 
 
-class PortQueues:
-    """Per-port FIFO queues of packets a node must forward, with Q's unit count.
+class CubeNode(BroadcastNode):
+    """A broadcast node on the d-cube: ``self.d`` is the cube's dimension (= its port count)."""
 
-    A packet record is ``[message, ports_left]``; the node's Q (§4.3.3) is the number
-    of records with ``ports_left > 0``, however many ports each still needs.
-    """
-
-    __slots__ = ("queues", "held", "_records")
-
-    def __init__(self, d: int) -> None:
-        self.queues: list[deque[list[Any]]] = [deque() for _ in range(d)]
-        self.held = 0
-
-    def add(self, message: Any, ports: Iterable[int]) -> None:
-        rec = [message, 0]
-        for p in ports:
-            self.queues[p].append(rec)
-            rec[1] += 1
-        if rec[1]:
-            self.held += 1
-
-    def pop(self, port: int) -> Any:
-        """The head packet of ``port``'s queue (its record is released when done)."""
-        rec = self.queues[port].popleft()
-        rec[1] -= 1
-        if rec[1] == 0:
-            self.held -= 1
-        return rec[0]
-
-    def items(self) -> set[tuple[int, int]]:
-        """(origin, seq) of every packet still to forward."""
-        return {(r[0][0], r[0][1]) for q in self.queues for r in q}
-
-
-class BroadcastNode(Node):
-    """Skeleton of a broadcast node: births, first receptions, the step event.
-
-    Subclasses implement :meth:`run`; they call :meth:`births` once per step to get the
-    packets born here that became sendable, :meth:`seen` to turn an arriving copy into a
-    first reception (or None for a copy already seen), and :meth:`report` to record the
-    step.
-    """
-
-    def __init__(self, ctx: Any) -> None:
+    def __init__(self, ctx: NodeContext) -> None:
         super().__init__(ctx)
-        self.d = len(ctx.ports)
-        self.lam = ctx.params["lam"]
-        self.births_proc = BirthProcess(ctx.rng, self.lam, start=float(ctx.slot))
-        self.seq = 0
-        self._new_births: list[tuple[int, float]] = []
-        self._received: list[tuple[int, int]] = []
-
-    def births(self, slot: int) -> list[tuple[int, float]]:
-        """New packets of this node sendable from ``slot`` as (seq, τ)."""
-        out = []
-        for tau in self.births_proc.take_until(slot):
-            self.seq += 1
-            out.append((self.seq, tau))
-        self._new_births.extend(out)
-        return out
-
-    def received(self, origin: int, seq: int) -> None:
-        """Note a first reception of (origin, seq) at this node for the observer."""
-        self._received.append((origin, seq))
-
-    def report(self, q_start: int, q_after: int) -> None:
-        self.ctx.record("step", self._new_births, self._received, q_start, q_after)
-        self._new_births = []
-        self._received = []
-
-    def next_wake(self) -> int | None:
-        return self.births_proc.wake_slot()
-
-    async def forward_heads(self, queues: Any) -> Any:
-        """Non-idling step end: every port with work sends its head packet, Q is reported,
-        and the node parks until the next slot (work left) or its next birth (none).
-
-        ``queues`` is a :class:`PortQueues` or any object with ``queues`` (per port),
-        ``held`` and ``pop(port)``.
-        """
-        q_start = queues.held
-        send = self.ctx.send
-        for port, q in enumerate(queues.queues):
-            if q:
-                send(port, queues.pop(port))
-        self.report(q_start, queues.held)
-        if queues.held:
-            return await self.ctx.next_slot()
-        return await self.ctx.idle(until=self.next_wake())
-
-    def held_packets(self) -> Iterable[tuple[int, int]]:
-        return ()
+        self.d = ctx.geometry.d
 
 
 def make_scheme(
     name: str,
     summary: str,
-    node: Callable[[Any], Any],
+    node: Callable[[NodeContext], Any],
     *,
     params: tuple[Param, ...] = (),
     extra_prepare: Callable[[Any, dict[str, Any]], dict[str, Any]] | None = None,
     theory_kwargs: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    theory: Callable[[Setup], dict[str, Any]] | None = None,
+    reporter: Callable[[Setup], Reporter] = BroadcastReporter,
+    max_backlog: Callable[[Any, Mapping[str, Any]], float] | None = None,
 ) -> Scheme:
-    """A broadcast :class:`Scheme` record with the shared load handling and theory."""
+    """A broadcast :class:`Scheme` record with the shared load handling.
+
+    ``theory`` defaults to the paper's results for ``name`` (``theory.theory_metrics``,
+    with ``theory_kwargs`` from the node parameters).
+    """
 
     def prepare(topology: Any, p: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
         lam, rho = resolve_load(topology, load)
@@ -151,20 +83,20 @@ def make_scheme(
             out.update(extra_prepare(topology, out))
         return out
 
-    def theory(setup: Setup) -> dict[str, Any]:
+    def paper_theory(setup: Setup) -> dict[str, Any]:
         kw = theory_kwargs(dict(setup.params)) if theory_kwargs else {}
         return _theory.theory_metrics(name, setup.topology.d, setup.params["rho"], **kw)
 
     return Scheme(
         name=name,
         summary=summary,
-        source="Stamoulis & Tsitsiklis, Efficient routing schemes for multiple broadcasts in hypercubes, "
-               "IEEE Trans. Parallel Distrib. Syst. 4(7), 1993",
+        source=SOURCE,
         node=node,
-        reporter=BroadcastReporter,
+        reporter=reporter,
         prepare=prepare,
-        theory=theory,
+        theory=theory or paper_theory,
         params=params,
-        loads=("rho", "lam"),
+        loads=LOADS,
         topologies=("hypercube",),
+        max_backlog=max_backlog,
     )

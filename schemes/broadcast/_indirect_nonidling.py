@@ -23,11 +23,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import BroadcastNode, PortQueues
+from slotnet.nodes import NodeContext
+
+from ..kit import PortQueues
+from ._common import CubeNode
 from ._indirect_rules import NodePlan, node_plan, path_test
 from .trees import reoriented_ports
 
-__all__ = ["NonIdlingNode", "arrival_order", "forward_ports"]
+__all__ = ["IndirectNonIdlingNode", "forward_ports", "generation_order"]
 
 
 def forward_ports(plan: NodePlan, z: int, origin: int, j: int, d: int) -> tuple[int, ...]:
@@ -41,17 +44,17 @@ def forward_ports(plan: NodePlan, z: int, origin: int, j: int, d: int) -> tuple[
     return plan.down[j]
 
 
-def arrival_order(msg: Any) -> tuple[int, int, int, int]:
+def generation_order(msg: Any) -> tuple[int, int, int, int]:
     """Sort key of packets reaching a node in one slot: generation slot, origin, tree, seq."""
     return (msg[3], msg[0], msg[2], msg[1])
 
 
-class NonIdlingNode(BroadcastNode):
+class IndirectNonIdlingNode(CubeNode):
     """One node of the non-idling indirect scheme (§5.6)."""
 
-    def __init__(self, ctx: Any) -> None:
+    def __init__(self, ctx: NodeContext) -> None:
         super().__init__(ctx)
-        self.queues = PortQueues(self.d)
+        self.queues = PortQueues(ctx.ports)
         self.plan = node_plan(ctx.node, self.d, "D")
         self._randrange = ctx.rng.randrange
 
@@ -75,7 +78,7 @@ class NonIdlingNode(BroadcastNode):
             for seq, _tau in self.births(slot):
                 batch.append((me, seq, randrange(d), slot - 1))
             if len(batch) > 1:
-                batch.sort(key=arrival_order)
+                batch.sort(key=generation_order)
             for msg in batch:
                 queues.add(msg, forward_ports(plan, me, msg[0], msg[2], d))
             inbox = await self.forward_heads(queues)

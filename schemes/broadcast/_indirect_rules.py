@@ -14,29 +14,11 @@ from functools import lru_cache
 
 from .trees import down_ports, esbt_order, esbt_root, up_port, virtual_arcs
 
-__all__ = ["RULES", "NodePlan", "node_plan", "on_root_path", "parse_bool", "path_test"]
+__all__ = ["RULES", "NodePlan", "node_plan", "on_root_path", "path_test"]
 
 #: ``--param rule=`` value -> the rule name of :func:`.trees.virtual_arcs` and
 #: :func:`.theory.theory_metrics` (Rule D of §5.2, Rule D′ of §5.5.2).
 RULES: dict[str, str] = {"D": "D", "Dprime": "D'"}
-
-_TRUE = frozenset({"true", "1", "yes", "on"})
-_FALSE = frozenset({"false", "0", "no", "off"})
-
-
-def parse_bool(text: str) -> bool:
-    """``true``/``false`` (also ``1/0``, ``yes/no``, ``on/off``) as a bool.
-
-    Raises:
-        ValueError: on anything else.
-    """
-    t = text.strip().lower()
-    if t in _TRUE:
-        return True
-    if t in _FALSE:
-        return False
-    raise ValueError(f"expected true or false, got {text!r}")
-
 
 def on_root_path(z: int, origin: int, j: int, d: int) -> bool:
     """Whether node ``z`` lies on the root-bound path of a tree-``j`` packet from ``origin`` (Rule B).

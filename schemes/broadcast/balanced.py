@@ -41,9 +41,11 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from .._base import Param
+from slotnet.nodes import NodeContext
+
+from ..kit import StreamLabels
 from ._common import make_scheme
-from ._direct import DISCIPLINES, TIES, DirectNode, StreamLabels
+from ._direct import DirectNode, discipline_params
 from .trees import balanced_children, balanced_period, balanced_priority
 
 __all__ = ["SCHEME", "BalancedNode", "balanced_plan"]
@@ -62,7 +64,7 @@ def balanced_plan(rel: int, d: int) -> tuple[tuple[int, int], ...]:
 class BalancedNode(DirectNode):
     """One node of the non-idling balanced-tree scheme (§4.3.1)."""
 
-    def __init__(self, ctx: Any) -> None:
+    def __init__(self, ctx: NodeContext) -> None:
         super().__init__(ctx)
         self.labels = StreamLabels(1, balanced_period(self.d))
 
@@ -86,10 +88,6 @@ SCHEME = make_scheme(
     "bcast-balanced",
     "non-idling direct broadcast on 2^d translations of a balanced tree, label priority (§4.3.1)",
     BalancedNode,
-    params=(
-        Param("discipline", str, "label", "per-port queue: label (§4.3.1 priority) or fifo (for comparison)",
-              DISCIPLINES),
-        Param("ties", str, "hops", "fifo only: order of one slot's arrivals, hops (more hops first) or inport",
-              TIES),
-    ),
+    params=discipline_params("label", "per-port queue: label (§4.3.1 priority) or fifo (for comparison)",
+                             "fifo only: order of one slot's arrivals, hops (more hops first) or inport"),
 )

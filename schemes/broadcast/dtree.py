@@ -50,9 +50,11 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from .._base import Param
+from slotnet.nodes import NodeContext
+
+from ..kit import StreamLabels
 from ._common import make_scheme
-from ._direct import DISCIPLINES, TIES, DirectNode, StreamLabels
+from ._direct import DirectNode, discipline_params
 from .trees import dtree_children, dtree_period, dtree_priority
 
 __all__ = ["SCHEME", "DtreeNode", "dtree_plan"]
@@ -75,7 +77,7 @@ def dtree_plan(rel: int, j: int, d: int) -> tuple[tuple[int, int], ...]:
 class DtreeNode(DirectNode):
     """One node of the non-idling d-tree scheme (§4.3.2)."""
 
-    def __init__(self, ctx: Any) -> None:
+    def __init__(self, ctx: NodeContext) -> None:
         super().__init__(ctx)
         self.labels = StreamLabels(self.d, dtree_period(self.d))
         self._randrange = ctx.rng.randrange
@@ -102,10 +104,6 @@ SCHEME = make_scheme(
     "bcast-dtree",
     "non-idling direct broadcast on d completely unbalanced trees, one drawn per packet (§4.3.2)",
     DtreeNode,
-    params=(
-        Param("discipline", str, "fifo", "per-port queue: fifo (as simulated in §4.3.3) or label (§4.3.1 priority)",
-              DISCIPLINES),
-        Param("ties", str, "hops", "fifo order of one slot's arrivals: hops (more hops travelled first) or inport",
-              TIES),
-    ),
+    params=discipline_params("fifo", "per-port queue: fifo (as simulated in §4.3.3) or label (§4.3.1 priority)",
+                             "fifo order of one slot's arrivals: hops (more hops travelled first) or inport"),
 )

@@ -39,27 +39,28 @@ Corollary 8 minus ``3/2 + (3/2) 2^-d`` (the analysis counts the ``l1``/``l2`` cr
 
 from __future__ import annotations
 
-import dataclasses
 from collections import deque
 from typing import Any
 
-from .. import _base
+from slotnet.nodes import NodeContext
+
+from .._base import Param, Setup, parse_bool
 from . import _indirect_model
 from . import theory as _theory
-from ._common import BroadcastNode, make_scheme
-from ._indirect_nonidling import NonIdlingNode
-from ._indirect_rules import RULES, node_plan, parse_bool, path_test
+from ._common import CubeNode, make_scheme
+from ._indirect_nonidling import IndirectNonIdlingNode
+from ._indirect_rules import RULES, node_plan, path_test
 from .trees import root_buffer, rule_f_start_slots
 
-__all__ = ["SCHEME", "IndirectNode", "NonIdlingNode", "make_node"]
+__all__ = ["SCHEME", "IndirectNode", "IndirectNonIdlingNode", "make_node"]
 
 UP, BCAST = 1, 0  # last field of a message: (origin, seq, tree, UP | BCAST)
 
 
-class IndirectNode(BroadcastNode):
+class IndirectNode(CubeNode):
     """One node of the indirect scheme with Rules A-F (§5.2; Rule D′ of §5.5.2 by parameter)."""
 
-    def __init__(self, ctx: Any) -> None:
+    def __init__(self, ctx: NodeContext) -> None:
         super().__init__(ctx)
         d, z = self.d, ctx.node
         self.plan = node_plan(z, d, RULES[ctx.params["rule"]])
@@ -217,37 +218,18 @@ class IndirectNode(BroadcastNode):
                 inbox = await ctx.idle(until=wake)
 
 
-def make_node(ctx: Any) -> BroadcastNode:
+def make_node(ctx: NodeContext) -> CubeNode:
     """The node for ``ctx.params``: Rules A-F, or the non-idling version (``idling=false``)."""
-    return IndirectNode(ctx) if ctx.params["idling"] else NonIdlingNode(ctx)
+    return IndirectNode(ctx) if ctx.params["idling"] else IndirectNonIdlingNode(ctx)
 
 
-def _theory_kwargs(params: dict[str, Any]) -> dict[str, Any]:
-    return {"rule": RULES[params["rule"]]}
-
-
-_BASE = make_scheme(
-    "bcast-indirect",
-    "indirect broadcast via the roots of the d edge-disjoint spanning binomial trees (§5)",
-    make_node,
-    params=(
-        _base.Param("rule", str, "D", "virtual arcs: D (§5.2, d - k per packet) or Dprime (§5.5.2, one)",
-                    tuple(RULES)),
-        _base.Param("idling", parse_bool, True,
-                    "true: Rules A-F (§5.2); false: the non-idling version without redundant transmissions (§5.6)",
-                    (True, False)),
-    ),
-    theory_kwargs=_theory_kwargs,
-)
-
-
-def _scheme_theory(setup: _base.Setup) -> dict[str, Any]:
+def _scheme_theory(setup: Setup) -> dict[str, Any]:
     """Proposition 4-6 / Corollary 8 for Rules A-F; for the non-idling version (§5.6) the
     paper has simulations only, so just Proposition 7's necessary condition (35) and the
     static lower bound (Proposition 2)."""
     if setup.params["idling"]:
-        assert _BASE.theory is not None
-        out = _BASE.theory(setup)
+        out = _theory.theory_metrics("bcast-indirect", setup.topology.d, setup.params["rho"],
+                                     rule=RULES[setup.params["rule"]])
         if out.get("stable"):  # Rules E-F as written, slot by slot (see _indirect_model)
             d, rho, rule = setup.topology.d, setup.params["rho"], RULES[setup.params["rule"]]
             out["mean_broadcast_delay_slot_model"] = _indirect_model.slot_delay(d, rho, rule)
@@ -261,4 +243,16 @@ def _scheme_theory(setup: _base.Setup) -> dict[str, Any]:
     return out
 
 
-SCHEME = dataclasses.replace(_BASE, theory=_scheme_theory)
+SCHEME = make_scheme(
+    "bcast-indirect",
+    "indirect broadcast via the roots of the d edge-disjoint spanning binomial trees (§5)",
+    make_node,
+    params=(
+        Param("rule", str, "D", "virtual arcs: D (§5.2, d - k per packet) or Dprime (§5.5.2, one)",
+                    tuple(RULES)),
+        Param("idling", parse_bool, True,
+                    "true: Rules A-F (§5.2); false: the non-idling version without redundant transmissions (§5.6)",
+                    (True, False)),
+    ),
+    theory=_scheme_theory,
+)

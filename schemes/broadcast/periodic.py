@@ -53,14 +53,14 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from functools import cache
 from typing import Any
 
+from slotnet.nodes import NodeContext
+
 from .._base import Param, Setup
-from .._stats import BatchMeans
-from ._common import BroadcastNode, make_scheme
-from .metrics import BroadcastReporter
+from ..kit import BatchMeans, BroadcastReporter
+from ._common import CubeNode, make_scheme
 from .theory import PERIODIC_VARIANTS
 from .trees import (
     balanced_children,
@@ -111,10 +111,10 @@ def plan(variant: str, rel: int, j: int, d: int) -> tuple[tuple[int, int], ...]:
     return tuple(sorted(out))  # type: ignore[arg-type]
 
 
-class PeriodicNode(BroadcastNode):
+class PeriodicNode(CubeNode):
     """One node of a periodic scheme (§4.2): the schedule's sends, nothing else."""
 
-    def __init__(self, ctx: Any) -> None:
+    def __init__(self, ctx: NodeContext) -> None:
         super().__init__(ctx)
         self.variant: str = ctx.params["variant"]
         self.send_nulls = ctx.params["nulls"] == "send"
@@ -328,8 +328,7 @@ def _max_backlog(topology: Any, p: Mapping[str, Any]) -> float:
     return 1000.0 + 2.0 * p["lam"] * topology.n_nodes * period_of(p["variant"], topology.d) / (1.0 - rho)
 
 
-SCHEME = replace(
-    make_scheme(
+SCHEME = make_scheme(
         "bcast-periodic",
         "periodic multinode broadcasts with null packets (§4.2.1, §4.2.2)",
         PeriodicNode,
@@ -344,7 +343,6 @@ SCHEME = replace(
                   choices=NULL_MODES),
         ),
         theory_kwargs=lambda p: {"variant": p["variant"]},
-    ),
-    reporter=PeriodicReporter,
-    max_backlog=_max_backlog,
+        reporter=PeriodicReporter,
+        max_backlog=_max_backlog,
 )

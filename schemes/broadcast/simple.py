@@ -16,18 +16,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import BroadcastNode, PortQueues, make_scheme
+from slotnet.nodes import NodeContext
+
+from ..kit import PortQueues
+from ._common import CubeNode, make_scheme
 from .trees import unbalanced_children
 
 __all__ = ["SCHEME", "SimpleNode"]
 
 
-class SimpleNode(BroadcastNode):
+class SimpleNode(CubeNode):
     """One node of the simple direct scheme."""
 
-    def __init__(self, ctx: Any) -> None:
+    def __init__(self, ctx: NodeContext) -> None:
         super().__init__(ctx)
-        self.queues = PortQueues(self.d)
+        self.queues = PortQueues(ctx.ports)
 
     def held(self) -> int:
         return self.queues.held

@@ -3,7 +3,8 @@
 * :mod:`.node` — the node rule (§II-A, §II-B, §IV);
 * :mod:`._rule` — the one-pass assignment as a pure function;
 * :mod:`.theory` — the approximate analysis (§III, eqs. 3.1–3.29, 4.1, 5.16);
-* :mod:`.metrics` — what the observer measures.
+* :mod:`.metrics` — what the observer measures;
+* :mod:`.repro` — ``slotnet repro greenberg-hajek``.
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ import math
 from dataclasses import asdict
 from typing import Any
 
-from .._base import Param, Scheme, SchemeError, Setup
+from .._base import Column, Load, Param, Scheme, SchemeError, Setup
 from . import theory
 from .metrics import DeflectionReporter
 from .node import DeflectionNode
+from .repro import EXPERIMENTS
 
-__all__ = ["SCHEME", "DeflectionNode", "DeflectionReporter", "parse_schedule"]
+__all__ = ["EXPERIMENTS", "SCHEME", "SCHEMES", "DeflectionNode", "DeflectionReporter", "parse_schedule"]
 
 
 def parse_schedule(text: str) -> tuple[tuple[float, int | None], ...]:
@@ -112,6 +114,13 @@ SCHEME = Scheme(
               "one-pass consideration order: 'random' (the paper's rule, §II-A) or 'continuing-first' "
               "(a variant: continuing packets considered before new ones)", ("random", "continuing-first")),
     ),
-    loads=("offered", "lam"),
+    loads=(
+        Load("offered", "offered packets per node per slot, B(d, V/d) (blocking, §II-B)", "V"),
+        Load("lam", "Poisson arrival rate per node per slot (input queueing, §IV)", "λ"),
+    ),
     topologies=("hypercube",),
+    columns=(Column("link_utilization", "util"), Column("accept_fraction", "accept"),
+             Column("deflection_fraction", "deflect"), Column("mean_distance", "dist")),
 )
+
+SCHEMES = (SCHEME,)

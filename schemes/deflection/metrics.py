@@ -15,18 +15,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._base import Setup
-from .._stats import BatchMeans, ratio_ci95
+from ..kit import BaseReporter, BatchMeans, ratio_ci95
 from .node import STEP_FIELDS
 
 __all__ = ["DeflectionReporter"]
 
 
-class DeflectionReporter:
+class DeflectionReporter(BaseReporter):
     """Consumes ``step`` events; every sum is an integer, so order never matters."""
 
     events = {"step": STEP_FIELDS}
 
     def __init__(self, setup: Setup) -> None:
+        super().__init__(setup)
         topo = setup.topology
         n = topo.n_nodes
         self.d = topo.d

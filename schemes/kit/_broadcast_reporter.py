@@ -1,4 +1,7 @@
-"""Streaming metrics of a broadcast run (Stamoulis & Tsitsiklis definitions).
+"""The broadcast reporter: streaming metrics of a broadcast run (Stamoulis & Tsitsiklis definitions).
+
+Topology-agnostic (it uses only the node count): any scheme whose nodes record the
+``step`` event of :data:`STEP_FIELDS` gets D, the reception delay, Q, M and exactly-once.
 
 * ``mean_broadcast_delay`` D (§1, §3.2): birth time τ to the end of the slot in which the
   last node received the packet. A message read from the inbox in slot s arrived at the
@@ -22,7 +25,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._base import Setup
-from .._stats import BatchMeans, ratio_ci95
+from ._reporter import BaseReporter
+from ._stats import BatchMeans, ratio_ci95
 
 __all__ = ["STEP_FIELDS", "BroadcastReporter"]
 
@@ -35,12 +39,13 @@ STEP_FIELDS = (
 )
 
 
-class BroadcastReporter:
+class BroadcastReporter(BaseReporter):
     """Consumes ``step`` events; keeps only packets that are still incomplete."""
 
     events: Mapping[str, tuple[str, ...]] = {"step": STEP_FIELDS}
 
     def __init__(self, setup: Setup) -> None:
+        super().__init__(setup)
         n = setup.topology.n_nodes
         self.n_nodes = n
         self.receivers = n - 1

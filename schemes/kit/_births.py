@@ -1,10 +1,10 @@
-"""Broadcast traffic of Stamoulis & Tsitsiklis §1, §2.1: Poisson births in continuous time.
+"""Poisson births in continuous time (the broadcast and routing papers' traffic model).
 
-Each node generates packets by a Poisson process of rate λ (independent of other nodes).
-A packet born at time τ ∈ (t−1, t] — during slot t−1 — can first be transmitted in slot
-t (§2.1.1(b): arrivals occur before the end of a slot). A lone packet therefore needs
-d + 1/2 slots on average to reach every node of a d-cube (the synchronisation term ½ of
-§2.1.2). Load is given as ρ = λ(2^d − 1)/d (eq. 8) or as λ.
+Each node generates packets by a Poisson process of rate λ (independent of other nodes),
+drawn from its own stream. A packet born at time τ ∈ (t−1, t] — during slot t−1 — can
+first be transmitted in slot t (arrivals occur before the end of a slot; Stamoulis &
+Tsitsiklis §2.1.1(b)). A lone packet on a d-cube therefore needs d + 1/2 slots on
+average to reach every node (the synchronisation term ½ of §2.1.2).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ class BirthProcess:
     def _gap(self) -> float:
         return -math.log(1.0 - self._rand()) / self._rate
 
-    def take_until(self, slot: int) -> list[float]:
+    def take_until(self, slot: float) -> list[float]:
         """Birth times in ``(slot-1, slot]`` not yet taken (all births up to ``slot``)."""
         out = []
         while self.next_birth <= slot:

@@ -1,16 +1,37 @@
-"""Small streaming statistics shared by scheme reporters."""
+"""Streaming statistics every reporter needs: batch means and their 95% intervals.
+
+Every ``_ci95`` figure slotnet reports is the half-width of a Student-t 95% confidence
+interval computed by the method of batch means: the measured window is cut into (at
+most) ten consecutive batches of slots, the quantity is computed per batch, and the
+spread of the batch values gives the interval of the overall mean.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 
-__all__ = ["BatchMeans", "T_975", "ratio_ci95"]
+__all__ = ["BatchMeans", "RunningMean", "T_975", "ratio_ci95", "t_half_width"]
 
 #: Two-sided 95% Student t quantiles by degrees of freedom (1..30).
 T_975 = [0.0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
          2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
          2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+
+
+def t_half_width(values: Sequence[float]) -> float | None:
+    """Student-t 95% half-width of the mean of ``values`` (None below two values).
+
+    Example:
+        >>> round(t_half_width([1.0, 2.0, 3.0]), 3)
+        2.484
+    """
+    k = len(values)
+    if k < 2:
+        return None
+    m = sum(values) / k
+    var = sum((r - m) ** 2 for r in values) / (k - 1)
+    return T_975[min(k - 1, 30)] * math.sqrt(var / k)
 
 
 class BatchMeans:
@@ -41,14 +62,7 @@ class BatchMeans:
         return sum(self.sums) / c if c else None
 
     def half_width(self) -> float | None:
-        ratios = [s / c for s, c in zip(self.sums, self.counts) if c]
-        k = len(ratios)
-        if k < 2:
-            return None
-        m = sum(ratios) / k
-        var = sum((r - m) ** 2 for r in ratios) / (k - 1)
-        t = T_975[min(k - 1, 30)]
-        return t * math.sqrt(var / k)
+        return t_half_width([s / c for s, c in zip(self.sums, self.counts) if c])
 
 
 def ratio_ci95(nums: Sequence[float], dens: Sequence[float], n_batches: int = 10) -> float | None:
@@ -69,8 +83,28 @@ def ratio_ci95(nums: Sequence[float], dens: Sequence[float], n_batches: int = 10
         den = sum(dens[lo:hi])
         if den:
             ratios.append(sum(nums[lo:hi]) / den)
-    if len(ratios) < 2:
-        return None
-    m = sum(ratios) / len(ratios)
-    var = sum((r - m) ** 2 for r in ratios) / (len(ratios) - 1)
-    return T_975[min(len(ratios) - 1, 30)] * math.sqrt(var / len(ratios))
+    return t_half_width(ratios)
+
+
+class RunningMean:
+    """Count, sum and sum of squares of a stream (mergeable: per-node or per-shard)."""
+
+    __slots__ = ("n", "total", "total_sq")
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.total = 0.0
+        self.total_sq = 0.0
+
+    def add(self, x: float) -> None:
+        self.n += 1
+        self.total += x
+        self.total_sq += x * x
+
+    def merge(self, other: RunningMean) -> None:
+        self.n += other.n
+        self.total += other.total
+        self.total_sq += other.total_sq
+
+    def mean(self) -> float | None:
+        return self.total / self.n if self.n else None

@@ -1,0 +1,63 @@
+"""The transport seam: what the driver needs from whatever carries the messages.
+
+The driver receives a :class:`Transport` (it never constructs one itself). The
+in-process fabric is the embedded default; a sharded transport exchanges each slot's
+cross-shard traffic through a broker behind the same protocol.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from ._ledger import FaultLedger
+
+__all__ = ["Delivery", "SendSide", "Transport"]
+
+#: One receiver's inbox for a slot: ``(receiver, [(in_port, message), ...])``.
+Delivery = tuple[int, list[tuple[int, Any]]]
+
+
+class SendSide(Protocol):
+    """A node's outlet: ``send(port, message, size)`` and ``capacity_left(port)``."""
+
+    def send(self, port: int, message: Any, size: float = 1.0) -> None: ...
+    def capacity_left(self, port: int) -> float: ...
+
+
+class Transport(Protocol):
+    """Carries messages between nodes slot by slot, applying message faults.
+
+    Attributes:
+        ledger: every message a fault touched (lost, duplicated, delayed, corrupted).
+        delivered: messages handed to receivers so far.
+    """
+
+    ledger: FaultLedger
+    delivered: int
+
+    def outlet(self, node: int) -> SendSide:
+        """The sending side of ``node``."""
+
+    async def exchange(self, slot: int) -> list[Delivery]:
+        """Deliver what is due at ``slot`` (sent in earlier slots), each inbox by in-port."""
+
+    def set_link(self, node: int, port: int, up: bool) -> None:
+        """Take both directions of the link at ``(node, port)`` out of or into service."""
+
+    def set_alive(self, node: int, alive: bool) -> None:
+        """Mark a node up or down; messages to a down node are lost (``node_down``)."""
+
+    def is_alive(self, node: int) -> bool:
+        """Whether ``node`` is up."""
+
+    def lose_unread(self, node: int, message: Any, cause: str) -> None:
+        """Account a delivered message its receiver never read (it crashed or finished)."""
+
+    def busy(self) -> bool:
+        """Whether any message is still on its way."""
+
+    def in_flight(self) -> list[tuple[int, int, Any]]:
+        """Messages sent but not yet delivered, as ``(receiver, in_port, message)``."""
+
+    def describe(self) -> dict[str, Any]:
+        """What the result's ``transport`` object says (``{"kind": "inprocess"}``)."""

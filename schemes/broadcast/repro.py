@@ -1,0 +1,139 @@
+"""``slotnet repro stamoulis``: the paper's Table 1, eq. (7), Props 5-6, Cor 8 and a sweep of D."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .._base import Experiment, Row, Runner, SchemeError
+from . import _indirect_model as slot_model
+from . import theory
+from .paper import TABLE_1
+
+__all__ = ["EXPERIMENTS", "SWEEP_SCHEMES", "stamoulis"]
+
+SWEEP_SCHEMES: tuple[tuple[str, dict[str, str]], ...] = (
+    ("bcast-simple", {}),
+    ("bcast-periodic", {"variant": "random"}),
+    ("bcast-dtree", {}),
+    ("bcast-balanced", {}),
+    ("bcast-indirect", {"rule": "D"}),
+)
+
+
+def stamoulis(runner: Runner, *, seed: int, quick: bool, sweep_d: int | None = None,
+              sweep_rho: Sequence[float] | None = None, plot: str | None = None, sweep_only: bool = False,
+              **options: Any) -> list[Row]:
+    """Table 1 (d = 8, non-idling d-tree scheme, 5,000 measured slots), the periodic
+    randomised scheme against eq. (7), the indirect scheme against Proposition 5 (Rule D),
+    Corollary 8 (Rule D') and Proposition 6 (Q), and a sweep of D against ρ for every
+    scheme on one d (optionally plotted; matplotlib is the ``plot`` extra)."""
+    if sweep_d is not None and not 2 <= sweep_d <= 14:
+        raise SchemeError(f"--sweep-d must be between 2 and 14, got {sweep_d}")
+    if (sweep_rho or plot or sweep_only) and not sweep_d:
+        raise SchemeError("--sweep-rho, --sweep-only and --plot need --sweep-d D")
+
+    table = [] if sweep_only else TABLE_1[::5] if quick else TABLE_1
+    measured = 1000 if quick else 5000
+    specs: list[dict[str, Any]] = [dict(scheme="bcast-dtree", topology="hypercube:8", load={"rho": rho},
+                                        slots=measured + 500, warmup=500, seed=seed) for rho, *_ in table]
+
+    # (scheme, params, d, rho, metric, [(experiment, theory function), ...]) -- one run each
+    checks = [
+        ("bcast-periodic", {"variant": "random"}, 5, 0.3, "mean_broadcast_delay_period_end",
+         [("periodic random, eq. (7)", theory.periodic_random_delay)]),
+        ("bcast-periodic", {"variant": "random"}, 5, 0.7, "mean_broadcast_delay_period_end",
+         [("periodic random, eq. (7)", theory.periodic_random_delay)]),
+        ("bcast-indirect", {"rule": "D"}, 6, 0.3, "mean_broadcast_delay",
+         [("indirect Rule D, Prop. 5", theory.indirect_delay),
+          ("indirect Rule D, Rules E-F slot by slot", lambda d, r: slot_model.slot_delay(d, r, "D"))]),
+        ("bcast-indirect", {"rule": "Dprime"}, 6, 0.3, "mean_broadcast_delay",
+         [("indirect Rule D', Cor. 8", theory.indirect_delay_rule_d_prime),
+          ("indirect Rule D', Rules E-F slot by slot", lambda d, r: slot_model.slot_delay(d, r, "D'"))]),
+        ("bcast-indirect", {"rule": "D"}, 6, 0.3, "mean_queue_per_node",
+         [("indirect Q, Prop. 6", theory.indirect_queue),
+          ("indirect Q, Rules E-F slot by slot", slot_model.slot_queue)]),
+    ]
+    if sweep_only:
+        checks = []
+    check_slots = 2000 if quick else 8000
+    specs += [dict(scheme=s, topology=f"hypercube:{d}", params=p, load={"rho": rho}, slots=check_slots + 500,
+                   warmup=500, seed=seed) for s, p, d, rho, _, _ in checks]
+    sweep: list[tuple[str, float]] = []
+    if sweep_d:
+        specs += _sweep_specs(sweep_d, sweep_rho, seed, sweep)
+    results = runner(specs)
+    rows: list[Row] = []
+    for (rho, paper_sim, _approx, _err), res in zip(table, results):
+        rows.append(Row("Table 1, d=8, D", f"rho={rho:g}", "mean_broadcast_delay", paper_sim, res["mean_broadcast_delay"],
+                        res.get("mean_broadcast_delay_ci95"), theory.dtree_delay(8, rho)))
+    for (_s, _p, d, rho, metric, models), res in zip(checks, results[len(table):]):
+        for exp, fn in models:
+            rows.append(Row(exp, f"d={d} rho={rho:g}", metric, None, res.get(metric), res.get(f"{metric}_ci95"), fn(d, rho)))
+    points = results[len(table) + len(checks):]
+    for (scheme, rho), res in zip(sweep, points):
+        rows.append(Row(f"sweep d={sweep_d}", f"{scheme} rho={rho:g}", "mean_broadcast_delay", None,
+                        res["mean_broadcast_delay"], res.get("mean_broadcast_delay_ci95"),
+                        res["_theory"].get("mean_broadcast_delay")))
+    if plot and sweep:
+        _plot(plot, sweep_d or 0, sweep, points)
+    return rows
+
+
+def _sweep_specs(d: int, rhos: Sequence[float] | None, seed: int, points: list[tuple[str, float]]) -> list[dict[str, Any]]:
+    """One run per (scheme, ρ) below the scheme's stability limit; fills ``points``.
+
+    Runs are 1,000 measured slots after 100 of warm-up (the length of the paper's
+    figures, §4.3.3), except the periodic scheme: its broadcasts take 1.5 periods of
+    2^d − 1 slots, so it gets five periods after two of warm-up, at ρ <= 0.5 only (at
+    d = 10 each such run is ~7,000 slots; higher loads would dominate the sweep's time).
+    """
+    limits = theory.stability_limits(d)
+    limit_of = {"bcast-simple": limits["simple"], "bcast-indirect": limits["indirect"]}
+    grid = list(rhos or (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9))
+    period = (1 << d) - 1
+    specs = []
+    for scheme, params in SWEEP_SCHEMES:
+        slots, warmup = 1100, 100
+        loads = grid
+        if scheme == "bcast-periodic":
+            slots, warmup = 7 * period, 2 * period
+            loads = [r for r in grid if r <= 0.5]
+        if scheme == "bcast-simple":  # its limit (§4.1) is ~2/d: add points below it
+            lim = limit_of[scheme]
+            loads = sorted({round(lim * f, 3) for f in (0.25, 0.5, 0.75)} | {r for r in grid if r < lim})
+        for rho in loads:
+            if rho < limit_of.get(scheme, 1.0):
+                points.append((scheme, rho))
+                specs.append(dict(scheme=scheme, topology=f"hypercube:{d}", params=params, load={"rho": rho},
+                                  slots=slots, warmup=warmup, seed=seed))
+    return specs
+
+
+def _plot(path: str, d: int, sweep: list[tuple[str, float]], points: list[dict[str, Any]]) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise SchemeError("--plot needs matplotlib: pip install 'slotnet[plot]'") from None
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for scheme, _ in SWEEP_SCHEMES:
+        pairs = [(rho, p["mean_broadcast_delay"]) for (s, rho), p in zip(sweep, points)
+                 if s == scheme and p["mean_broadcast_delay"] is not None]
+        xs, ys = [x for x, _ in pairs], [y for _, y in pairs]
+        if xs:
+            ax.plot(xs, ys, marker="o", label=scheme)
+    ax.set_xlabel("load factor ρ = λ(2^d − 1)/d")
+    ax.set_ylabel("mean broadcast delay D (slots)")
+    ax.set_yscale("log")
+    ax.set_title(f"Stamoulis & Tsitsiklis schemes on the {d}-cube (slotnet)")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+EXPERIMENTS = (Experiment("stamoulis", (stamoulis.__doc__ or "").strip(), stamoulis),)

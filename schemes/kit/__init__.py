@@ -1,0 +1,47 @@
+"""The scheme kit: what several papers' schemes share, topology-agnostic and public.
+
+A new scheme package imports from here (and from :mod:`slotnet.nodes`), never from a
+sibling paper's private modules.
+
+* queues keyed by the node's own ports: :class:`PortQueues` (FIFO), :class:`ClassQueues`
+  (priority classes), :class:`LabelQueues` (keyed heaps);
+* traffic: :class:`BirthProcess` (Poisson births in continuous time), :func:`available_slot`;
+* label priorities: :func:`first_label`, :func:`next_label`, :class:`StreamLabels`;
+* statistics: :class:`BatchMeans`, :func:`ratio_ci95`, :func:`t_half_width`, :class:`RunningMean`;
+* observers: :class:`BaseReporter`, :class:`BroadcastReporter` (exactly-once, reception and
+  broadcast delay, Q, M), :class:`UnicastReporter` (delay, hops, Q, conservation);
+* nodes: :class:`BroadcastNode` (births, first receptions, the step event, non-idling step end).
+"""
+
+from ._births import BirthProcess, available_slot
+from ._broadcast_node import BroadcastNode, Forwarding
+from ._broadcast_reporter import STEP_FIELDS, BroadcastReporter
+from ._labels import StreamLabels, first_label, next_label
+from ._queues import ClassQueues, LabelQueues, PortQueues, port_indices
+from ._reporter import BaseReporter
+from ._stats import T_975, BatchMeans, RunningMean, ratio_ci95, t_half_width
+from ._unicast_reporter import UNICAST_EVENTS, UnicastReporter
+
+__all__ = [
+    "STEP_FIELDS",
+    "T_975",
+    "UNICAST_EVENTS",
+    "BaseReporter",
+    "BatchMeans",
+    "BirthProcess",
+    "BroadcastNode",
+    "BroadcastReporter",
+    "ClassQueues",
+    "Forwarding",
+    "LabelQueues",
+    "PortQueues",
+    "RunningMean",
+    "StreamLabels",
+    "UnicastReporter",
+    "available_slot",
+    "first_label",
+    "next_label",
+    "port_indices",
+    "ratio_ci95",
+    "t_half_width",
+]

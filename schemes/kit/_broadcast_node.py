@@ -1,0 +1,77 @@
+"""The skeleton of a broadcast node: Poisson births, first receptions, the step event.
+
+Topology-agnostic: queues are keyed by the node's own ports (see :mod:`._queues`), so
+the same skeleton serves hypercube, torus and mesh nodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+from slotnet.nodes import Inbox, Node, NodeContext
+
+from ._births import BirthProcess
+
+__all__ = ["BroadcastNode", "Forwarding"]
+
+
+class Forwarding(Protocol):
+    """What :meth:`BroadcastNode.forward_heads` needs of a queue set."""
+
+    held: int
+
+    def busy(self) -> Iterable[int]: ...
+    def pop(self, port: int) -> Any: ...
+
+
+class BroadcastNode(Node):
+    """Births at rate ``ctx.params["lam"]``, first receptions, and the ``step`` event.
+
+    Subclasses implement :meth:`run`; they call :meth:`births` once per step to get the
+    packets born here that became sendable, :meth:`received` for each first reception,
+    and end a non-idling step with :meth:`forward_heads`.
+    """
+
+    def __init__(self, ctx: NodeContext) -> None:
+        super().__init__(ctx)
+        self.n_ports = len(ctx.ports)
+        self.lam = ctx.params["lam"]
+        self.births_proc = BirthProcess(ctx.rng, self.lam, start=float(ctx.slot))
+        self.seq = 0
+        self._new_births: list[tuple[int, float]] = []
+        self._received: list[tuple[int, int]] = []
+
+    def births(self, slot: int) -> list[tuple[int, float]]:
+        """New packets of this node sendable from ``slot`` as (seq, τ)."""
+        out = []
+        for tau in self.births_proc.take_until(slot):
+            self.seq += 1
+            out.append((self.seq, tau))
+        self._new_births.extend(out)
+        return out
+
+    def received(self, origin: int, seq: int) -> None:
+        """Note a first reception of (origin, seq) at this node for the observer."""
+        self._received.append((origin, seq))
+
+    def report(self, q_start: int, q_after: int) -> None:
+        """Record this slot's ``step`` event (births, first receptions, Q before and after)."""
+        self.ctx.record("step", self._new_births, self._received, q_start, q_after)
+        self._new_births = []
+        self._received = []
+
+    def next_wake(self) -> int | None:
+        return self.births_proc.wake_slot()
+
+    async def forward_heads(self, queues: Forwarding) -> Inbox:
+        """Non-idling step end: every port with work sends its head packet, Q is reported,
+        and the node parks until the next slot (work left) or its next birth (none)."""
+        q_start = queues.held
+        send = self.ctx.send
+        for port in queues.busy():
+            send(port, queues.pop(port))
+        self.report(q_start, queues.held)
+        if queues.held:
+            return await self.ctx.next_slot()
+        return await self.ctx.idle(until=self.next_wake())

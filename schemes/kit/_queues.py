@@ -1,0 +1,171 @@
+"""Port-keyed packet queues a node keeps for its out-ports.
+
+Three disciplines share one record model: a packet record is ``[message, ports_left]``,
+queued on every port it still has to cross; the node's backlog (``held``, the Q of the
+broadcast papers) counts records with ``ports_left > 0`` once, however many ports each
+still needs. Queues exist only for the ports a node has (a mesh boundary node has
+fewer), and are visited in increasing port index.
+
+* :class:`PortQueues` — one FIFO per port.
+* :class:`ClassQueues` — priority classes per port: class 0 first, FIFO within a class.
+* :class:`LabelQueues` — per-port heaps ordered by a key (e.g. a label and a slot).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+__all__ = ["ClassQueues", "LabelQueues", "PortQueues", "port_indices"]
+
+
+def port_indices(ports: int | Iterable[Any]) -> tuple[int, ...]:
+    """Port indices from a count (``0..n-1``), ints, or port records with ``.index``."""
+    if isinstance(ports, int):
+        return tuple(range(ports))
+    return tuple(sorted(p if isinstance(p, int) else p.index for p in ports))
+
+
+class _Base:
+    __slots__ = ("ports", "queues", "held")
+
+    def __init__(self, ports: int | Iterable[Any]) -> None:
+        self.ports = port_indices(ports)
+        self.queues: list[Any] = [None] * (max(self.ports) + 1 if self.ports else 0)
+        self.held = 0
+
+    def busy(self) -> Iterator[int]:
+        """Ports with a packet waiting, in increasing index."""
+        queues = self.queues
+        return (p for p in self.ports if queues[p])
+
+    def _release(self, rec: list[Any]) -> Any:
+        rec[1] -= 1
+        if rec[1] == 0:
+            self.held -= 1
+        return rec[0]
+
+
+class PortQueues(_Base):
+    """Per-port FIFO queues.
+
+    Example:
+        >>> q = PortQueues([0, 2])
+        >>> q.add(("a", 1), [0, 2]); q.add(("b", 2), [2])
+        >>> q.held, q.pop(2), q.pop(2), q.held
+        (2, ('a', 1), ('b', 2), 1)
+    """
+
+    __slots__ = ()
+
+    def __init__(self, ports: int | Iterable[Any]) -> None:
+        super().__init__(ports)
+        for p in self.ports:
+            self.queues[p] = deque()
+
+    def add(self, message: Any, ports: Iterable[int]) -> None:
+        """Queue ``message`` on each of ``ports``."""
+        rec = [message, 0]
+        for p in ports:
+            self.queues[p].append(rec)
+            rec[1] += 1
+        if rec[1]:
+            self.held += 1
+
+    def pop(self, port: int) -> Any:
+        """The head packet of ``port``'s queue (its record is released when done)."""
+        return self._release(self.queues[port].popleft())
+
+    def items(self) -> set[tuple[int, int]]:
+        """(origin, seq) — the first two fields — of every packet still to forward."""
+        return {(r[0][0], r[0][1]) for p in self.ports for r in self.queues[p]}
+
+
+class ClassQueues(_Base):
+    """Per-port priority classes: class 0 is served first, FIFO within a class.
+
+    Example:
+        >>> q = ClassQueues(2, classes=2)
+        >>> q.add(("low", 1), [(0, 1)]); q.add(("high", 2), [(0, 0)])
+        >>> q.pop(0), q.pop(0)
+        (('high', 2), ('low', 1))
+    """
+
+    __slots__ = ("classes", "waiting")
+
+    def __init__(self, ports: int | Iterable[Any], classes: int = 2) -> None:
+        super().__init__(ports)
+        if classes < 1:
+            raise ValueError(f"need at least one class, got {classes}")
+        self.classes = classes
+        self.waiting = [0] * len(self.queues)  # packets queued per port, all classes
+        for p in self.ports:
+            self.queues[p] = [deque() for _ in range(classes)]
+
+    def add(self, message: Any, plan: Iterable[tuple[int, int]]) -> None:
+        """Queue ``message`` on each ``(port, class)`` of ``plan``."""
+        rec = [message, 0]
+        for p, c in plan:
+            self.queues[p][c].append(rec)
+            self.waiting[p] += 1
+            rec[1] += 1
+        if rec[1]:
+            self.held += 1
+
+    def busy(self) -> Iterator[int]:
+        waiting = self.waiting
+        return (p for p in self.ports if waiting[p])
+
+    def head_class(self, port: int) -> int:
+        """The class the next :meth:`pop` on ``port`` serves (``port`` must be busy)."""
+        for c, q in enumerate(self.queues[port]):
+            if q:
+                return c
+        raise IndexError(f"port {port} has nothing queued")
+
+    def pop(self, port: int) -> Any:
+        """The oldest packet of the highest-priority non-empty class on ``port``."""
+        for q in self.queues[port]:
+            if q:
+                self.waiting[port] -= 1
+                return self._release(q.popleft())
+        raise IndexError(f"port {port} has nothing queued")
+
+    def items(self) -> set[tuple[int, int]]:
+        return {(r[0][0], r[0][1]) for p in self.ports for q in self.queues[p] for r in q}
+
+
+class LabelQueues(_Base):
+    """Per-port heaps of packets ordered by a key, e.g. ``(label, slot_in_period)``.
+
+    Keys of distinct packets wanting one port should be distinct; an insertion counter
+    still closes the order so that it never falls back on comparing messages.
+    """
+
+    __slots__ = ("_count",)
+
+    def __init__(self, ports: int | Iterable[Any]) -> None:
+        super().__init__(ports)
+        for p in self.ports:
+            self.queues[p] = []
+        self._count = 0
+
+    def add(self, message: Any, label: int, plan: Iterable[tuple[int, int]]) -> None:
+        """Queue ``message`` of ``label`` on each ``(port, slot_in_period)`` of ``plan``."""
+        rec = [message, 0]
+        queues = self.queues
+        for port, slot in plan:
+            self._count += 1
+            heapq.heappush(queues[port], (label, slot, self._count, rec))
+            rec[1] += 1
+        if rec[1]:
+            self.held += 1
+
+    def pop(self, port: int) -> Any:
+        """The waiting packet of smallest key on ``port`` (its record is released when done)."""
+        return self._release(heapq.heappop(self.queues[port])[3])
+
+    def items(self) -> set[tuple[int, int]]:
+        return {(e[3][0][0], e[3][0][1]) for p in self.ports for e in self.queues[p]}

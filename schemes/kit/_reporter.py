@@ -1,0 +1,52 @@
+"""A reporter base with the defaults most schemes want."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from .._base import Setup
+
+__all__ = ["BaseReporter"]
+
+
+class BaseReporter:
+    """Defaults for every :class:`slotnet.schemes.Reporter` member but ``handlers`` and ``metrics``.
+
+    Subclasses set ``events`` (kind -> field names, the trace schema) and implement
+    :meth:`handlers` and :meth:`metrics`; the rest may be overridden where it means
+    something for the scheme.
+    """
+
+    events: Mapping[str, tuple[str, ...]] = {}
+
+    def __init__(self, setup: Setup) -> None:
+        self.setup = setup
+        self.lost_messages = 0
+
+    def handlers(self) -> Mapping[str, Callable[..., None]]:
+        raise NotImplementedError
+
+    def on_lost(self, slot: int, sender: int, port: int, receiver: int, message: Any, cause: str) -> None:
+        self.lost_messages += 1
+
+    def end_slot(self, slot: int) -> None:
+        pass
+
+    def backlog(self) -> int:
+        return 0
+
+    def holdings(self, per_node: Sequence[Any]) -> None:
+        pass
+
+    def metrics(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def per_node(self) -> dict[str, list[Any]]:
+        return {}
+
+    def series(self) -> list[dict[str, Any]]:
+        return []
+
+    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+        return {}

@@ -1,0 +1,107 @@
+"""A generic unicast reporter: delay, hops, throughput, queues and conservation.
+
+Nodes record three events:
+
+* ``born(count)`` — packets created at this node in this slot;
+* ``delivered(birth, hops)`` — a packet reached its destination (read from the inbox in
+  this slot, i.e. it arrived at time ``slot``); its delay is ``slot - birth``;
+* ``queue(q)`` — packets this node holds after its step (for Q and the backlog).
+
+Conservation (every packet delivered, in flight, held or lost by a recorded cause) is
+checked at the end against the transport's in-flight list, the nodes' holdings and the
+fault ledger. Packets born in ``[warmup, slots)`` are measured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .._base import Setup
+from ._reporter import BaseReporter
+from ._stats import BatchMeans
+
+__all__ = ["UNICAST_EVENTS", "UnicastReporter"]
+
+UNICAST_EVENTS: Mapping[str, tuple[str, ...]] = {"born": ("count",), "delivered": ("birth", "hops"), "queue": ("q",)}
+
+
+class UnicastReporter(BaseReporter):
+    """Streaming unicast metrics; every sum but the delay is an integer."""
+
+    events = UNICAST_EVENTS
+
+    def __init__(self, setup: Setup) -> None:
+        super().__init__(setup)
+        n = setup.topology.n_nodes
+        self.n_nodes = n
+        self.warmup, self.slots = setup.warmup, setup.slots
+        self.born_total = self.delivered_total = 0
+        self.measured = 0
+        self.delay_sum = 0.0
+        self.hops_sum = 0
+        self.delays = BatchMeans(self.warmup, self.slots)
+        self.node_queue = [0] * n
+        self.node_delivered = [0] * n
+        self.q_total = 0
+        self.q_area = 0
+        self.q_slots = 0
+        self.max_q = 0
+        self.last_slot = -1
+        self._done: list[tuple[float, float, int]] = []
+
+    def handlers(self) -> Mapping[str, Any]:
+        return {"born": self.born, "delivered": self.delivered, "queue": self.queue}
+
+    def born(self, node: int, slot: int, count: int) -> None:
+        self.born_total += count
+
+    def delivered(self, node: int, slot: int, birth: float, hops: int) -> None:
+        self.delivered_total += 1
+        self.node_delivered[node] += 1
+        if birth >= self.warmup:
+            self._done.append((birth, slot - birth, hops))
+
+    def queue(self, node: int, slot: int, q: int) -> None:
+        self.q_total += q - self.node_queue[node]
+        self.node_queue[node] = q
+        if slot >= self.warmup and q > self.max_q:
+            self.max_q = q
+
+    def end_slot(self, slot: int) -> None:
+        self.last_slot = slot
+        if self._done:  # summed in a fixed order: float sums never depend on task order
+            self._done.sort()
+            for birth, delay, hops in self._done:
+                self.measured += 1
+                self.delay_sum += delay
+                self.hops_sum += hops
+                self.delays.add(min(int(birth), self.slots - 1), delay)
+            self._done.clear()
+        if slot >= self.warmup:
+            self.q_area += self.q_total
+            self.q_slots += 1
+
+    def backlog(self) -> int:
+        return self.q_total
+
+    def metrics(self) -> dict[str, Any]:
+        m = self.measured
+        return {
+            "mean_delay": self.delay_sum / m if m else None,
+            "mean_delay_ci95": self.delays.half_width(),
+            "mean_hops": self.hops_sum / m if m else None,
+            "mean_queue_per_node": self.q_area / (self.q_slots * self.n_nodes) if self.q_slots else None,
+            "max_queue": self.max_q,
+            "packets_measured": m,
+        }
+
+    def per_node(self) -> dict[str, list[Any]]:
+        return {"delivered": self.node_delivered, "queue_at_end": self.node_queue}
+
+    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+        """Every packet born is delivered, in flight, held, or lost by a recorded cause."""
+        accounted = self.delivered_total + len(in_flight) + sum(held) + sum(lost.values())
+        return {"conservation": {"ok": accounted == self.born_total, "born": self.born_total,
+                                 "delivered": self.delivered_total, "in_flight": len(in_flight),
+                                 "held": sum(held), "lost": dict(lost)}}
