@@ -16,18 +16,21 @@ fabric by default).
 from __future__ import annotations
 
 import gc
+import inspect
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import trio
+
 from slotnet.errors import NodeFailure, SlotnetError
 from slotnet.fabric import FAULT_KINDS, FaultEvent, InProcessTransport, SlotClock, Transport
 from slotnet.nodes import Node
 from slotnet.nodes.runtime import NodeContext, SlotRuntime, TracedContext, node_rng
 
 from ._invariants import check_invariants
+from ._observer import SlotBatch
 from ._progress import Progress
 from ._result import Result
 from ._spec import Prepared, RunSpec
@@ -35,6 +38,24 @@ from ._stability import StabilityMonitor
 from ._trace import Tracer
 
 __all__ = ["NodeFailure", "in_process", "run", "run_async"]
+
+
+def _checked_handlers(reporter: Any) -> dict[str, Callable[..., None]]:
+    """The reporter's handlers, each checked against its event's declared fields.
+
+    Raises:
+        SlotnetError: naming the event whose handler does not take (node, slot, *fields).
+    """
+    handlers = dict(reporter.handlers())
+    for kind, fields in reporter.events.items():
+        if kind not in handlers:
+            raise SlotnetError(f"reporter {type(reporter).__name__} declares event {kind!r} but has no handler for it")
+        try:
+            inspect.signature(handlers[kind]).bind(0, 0, *fields)
+        except TypeError:
+            raise SlotnetError(f"reporter {type(reporter).__name__}: the handler of {kind!r} does not take "
+                               f"(node, slot, {', '.join(fields)})") from None
+    return handlers
 
 
 def in_process(prep: Prepared, clock: SlotClock, on_lost: Callable[..., None]) -> Transport:
@@ -55,7 +76,8 @@ class _Network:
         self.tracer = Tracer(spec.trace, self.reporter.events) if spec.trace else None
         factory = spec.transport or in_process
         self.transport: Transport = factory(prep, self.clock, self._lost)
-        self.handlers = dict(self.reporter.handlers())
+        self.handlers = _checked_handlers(self.reporter)
+        self.batch = SlotBatch(self.handlers) if spec.observer == "buffered" else None
         n = prep.topology.n_nodes
         self.outlets = [self.transport.outlet(v) for v in range(n)]
         self.ports = [prep.topology.ports(v) for v in range(n)]
@@ -67,6 +89,11 @@ class _Network:
 
     # -- contexts and events ------------------------------------------------------------
     def _record(self, node: int, slot: int, kind: str, values: tuple[Any, ...]) -> None:
+        if self.batch is not None:
+            if kind not in self.handlers:
+                raise SlotnetError(f"node {node} recorded unknown event {kind!r} in slot {slot}")
+            self.batch.record(node, slot, kind, values)
+            return
         try:
             handler = self.handlers[kind]
         except KeyError:
@@ -217,6 +244,8 @@ async def run_async(spec: RunSpec, *, progress: Progress | None = None,
                     if slot:
                         await net.step(slot, nursery)
                     slots_run = slot + 1
+                    if net.batch is not None:
+                        net.batch.flush()
                     reporter.end_slot(slot)
                     if net.tracer is not None:
                         net.tracer.end_slot()

@@ -54,6 +54,9 @@ class RunSpec:
     max_backlog_per_node: float | None = None
     #: builds the transport; None: the in-process fabric
     transport: TransportFactory | None = field(default=None, compare=False)
+    #: "direct": events reach the reporter as nodes record them; "buffered": batched per
+    #: slot as msgpack frames and replayed in node order, as shards do (same results)
+    observer: str = "direct"
 
     def prepare(self) -> Prepared:
         """Validate everything and resolve the scheme, topology and node parameters.
@@ -74,6 +77,8 @@ class RunSpec:
         for name, count, lo in (("slots", self.slots, 1), ("warmup", self.warmup, 0), ("seed", self.seed, 0)):
             if isinstance(count, bool) or not isinstance(count, int) or count < lo:
                 raise SpecError(f"{name} must be an integer >= {lo}, got {count!r}")
+        if self.observer not in ("direct", "buffered"):
+            raise SpecError(f"observer must be 'direct' or 'buffered', got {self.observer!r}")
         if self.warmup >= self.slots:
             raise SpecError(f"warmup ({self.warmup}) must be less than slots ({self.slots})")
         load = _load(scheme, self.load)

@@ -13,6 +13,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from slotnet.errors import SlotnetError
+
 from ._spec import SpecError, TraceSpec
 
 __all__ = ["Tracer", "read_trace", "timeline", "to_perfetto"]
@@ -56,9 +58,11 @@ class Tracer:
     def record(self, node: int, slot: int, kind: str, values: tuple[Any, ...]) -> None:
         """A scheme event, its values named by the scheme's event schema."""
         if self._keep(slot, kind):
-            names = self.schema.get(kind, ())
-            fields = dict(zip(names, values)) if len(names) == len(values) else {"values": list(values)}
-            self.tap(node, slot, kind, fields)
+            names = self.schema.get(kind)
+            if names is None or len(names) != len(values):
+                raise SlotnetError(f"node {node} recorded {kind!r} with {len(values)} values in slot {slot}; "
+                                   f"the reporter declares {list(names or ())}")
+            self.tap(node, slot, kind, dict(zip(names, values)))
 
     def end_slot(self) -> None:
         """Flush the slot's events in (node, sequence) order."""
@@ -82,7 +86,7 @@ def read_trace(path: str | Path) -> Iterator[dict[str, Any]]:
         SpecError: if the file is missing or a line is not a trace event.
     """
     try:
-        fh = open(path, encoding="utf-8")
+        fh = open(path, encoding="utf-8")  # noqa: SIM115 - closed by the with below
     except OSError as exc:
         raise SpecError(f"cannot read trace {str(path)!r}: {exc.strerror or exc}") from None
     with fh:

@@ -26,8 +26,8 @@ from slotnet.schemes import SCHEMES, Load, get_scheme
 
 from ._driver import run
 from ._progress import Progress
-from ._repro import papers
 from ._report import format_result, format_theory
+from ._repro import papers
 from ._spec import RunSpec, SpecError, TraceSpec
 from ._trace import read_trace, timeline, to_perfetto
 
@@ -107,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--seed", type=int, default=1, metavar="S", help="seed of every run (default 1)")
     rp.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default: min(2, cores))")
     rp.add_argument("--quick", action="store_true", help="a subset of rows and shorter runs (a smoke test)")
-    rp.add_argument("--sweep-d", type=int, metavar="D", help="also sweep the paper's schemes over load on dimension D (papers with a sweep)")
+    rp.add_argument("--sweep-d", type=int, metavar="D", help="also sweep the paper's schemes over load on dimension D")
     rp.add_argument("--sweep-rho", metavar="R,R,...", help="the loads of the sweep (default: the paper's)")
     rp.add_argument("--plot", metavar="FILE", help="save the sweep's plot (needs matplotlib: the plot extra)")
     rp.add_argument("--sweep-only", action="store_true", help="run only the sweep, not the table checks")

@@ -120,9 +120,8 @@ class Reporter(Protocol):
     gives defaults for everything but :meth:`handlers` and :meth:`metrics`.
     """
 
-    @property
-    def events(self) -> Mapping[str, tuple[str, ...]]:
-        """event kind -> names of the values the node records with it (used by traces)."""
+    #: event kind -> names of the values the node records with it (the trace schema)
+    events: Mapping[str, tuple[str, ...]]
 
     def handlers(self) -> Mapping[str, Callable[..., None]]:
         """kind -> fn(node, slot, *values), called for every recorded event."""

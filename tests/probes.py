@@ -46,9 +46,9 @@ class LogReporter(BaseReporter):
 
 
 def register(name: str, node_cls: type[Node], monkeypatch, params=("sizes", "wake"),
-             topologies=("hypercube", "torus", "mesh")) -> None:
-    """Register a probe scheme for the duration of one test."""
+             topologies=("hypercube", "torus", "mesh"), **fields: Any) -> None:
+    """Register a probe scheme for the duration of one test (``fields``: more Scheme fields)."""
     scheme = Scheme(name=name, summary="probe", source="tests", node=node_cls, reporter=LogReporter,
                     prepare=lambda topo, params, load: dict(params), topologies=topologies,
-                    params=tuple(Param(p, _same, None, "probe parameter") for p in params))
+                    params=tuple(Param(p, _same, None, "probe parameter") for p in params), **fields)
     monkeypatch.setitem(SCHEMES, name, scheme)

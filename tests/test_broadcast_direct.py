@@ -19,11 +19,13 @@ import math
 from functools import cache
 
 import pytest
+
+from slotnet import RunSpec, run
 from slotnet.schemes.broadcast import theory
 from slotnet.schemes.broadcast._direct import fifo_arrival_order
-from slotnet.schemes.kit import LabelQueues, StreamLabels
 from slotnet.schemes.broadcast.balanced import balanced_plan
 from slotnet.schemes.broadcast.dtree import dtree_plan
+from slotnet.schemes.broadcast.paper import TABLE_1 as PAPER_TABLE_1
 from slotnet.schemes.broadcast.trees import (
     balanced_children,
     balanced_period,
@@ -32,9 +34,7 @@ from slotnet.schemes.broadcast.trees import (
     dtree_priority,
     label_sequence,
 )
-
-from slotnet import RunSpec, run
-from slotnet.schemes.broadcast.paper import TABLE_1 as PAPER_TABLE_1
+from slotnet.schemes.kit import LabelQueues, StreamLabels
 
 #: ρ: (Simulation, Approximation (25)) -- Table 1 of the paper, d = 8
 TABLE_1 = {rho: (sim, approx) for rho, sim, approx, _ in PAPER_TABLE_1}
@@ -137,6 +137,7 @@ def test_lone_packet_completes_in_d_plus_half(scheme):
     assert abs(D - (d + 0.5)) <= ci, (D, ci)
 
 
+@pytest.mark.slow
 def test_dtree_at_light_load_is_d_plus_half_plus_the_first_order_term():
     """At ρ = 0.01, d = 6: |D − (d + ½)| ≤ CI95 + the first-order term (25) predicts (≈ 0.02)."""
     d, rho = 6, 0.01
@@ -152,6 +153,7 @@ def test_paper_agreement_is_what_table_1_prints():
     assert round(PAPER_AGREEMENT, 4) == 0.1429
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rho", [0.05, 0.15])
 def test_table_1_simulation_reproduced(rho):
     """bcast-dtree D at d = 8 agrees with Table 1's Simulation column (criterion: module docstring)."""
@@ -164,6 +166,7 @@ def test_table_1_simulation_reproduced(rho):
 MODERATE = (6, 0.4, 3000, 300)
 
 
+@pytest.mark.slow
 def test_fifo_tie_order_moves_d_but_not_the_queues():
     """ties=inport raises D (a max over 2^d − 1 paths) above ties=hops; Q stays within its CI."""
     hops = _run("bcast-dtree", *MODERATE)
@@ -174,6 +177,7 @@ def test_fifo_tie_order_moves_d_but_not_the_queues():
     assert abs(qi - qh) <= math.hypot(hops.metrics["mean_queue_per_node_ci95"], inport.metrics["mean_queue_per_node_ci95"])
 
 
+@pytest.mark.slow
 def test_label_priority_no_slower_than_fifo():
     """At moderate load label priority's D ≤ FIFO's D + the CI of the difference."""
     fifo = _d(_run("bcast-dtree", *MODERATE))
@@ -181,6 +185,7 @@ def test_label_priority_no_slower_than_fifo():
     assert label[0] <= fifo[0] + math.hypot(fifo[1], label[1]), (fifo, label)
 
 
+@pytest.mark.slow
 def test_balanced_scheme_has_the_larger_delay_and_queues():
     """§4.3.3, Figs. 6–9 (d = 10 there, d = 6 here for time): §4.3.1's D and Q exceed §4.3.2's."""
     dt = _run("bcast-dtree", *MODERATE)

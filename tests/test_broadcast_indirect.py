@@ -15,7 +15,9 @@ import functools
 import itertools
 
 import pytest
-from slotnet.schemes import SCHEMES
+
+from slotnet import RunSpec, TraceSpec, run
+from slotnet.schemes import SCHEMES, parse_bool
 from slotnet.schemes.broadcast import _indirect_model as model
 from slotnet.schemes.broadcast import indirect
 from slotnet.schemes.broadcast import theory as th
@@ -26,9 +28,6 @@ from slotnet.schemes.broadcast._indirect_rules import (
     on_root_path,
     path_test,
 )
-
-from slotnet.schemes import parse_bool
-from slotnet import RunSpec, TraceSpec, run
 
 
 def _spec(d, rho, slots, warmup=500, seed=1, **params):
@@ -191,6 +190,7 @@ STATS = [(6, 0.2, 5000), (5, 0.5, 6000)]
 SHARP = STATS[0]  # the setting with a CI narrow enough to tell the paper's constants apart (~0.07 slot on D)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("d,rho,slots", STATS)
 def test_rule_d_delay_is_proposition_5_less_the_last_server(d, rho, slots):
     """Rule D: D is within its CI of Prop. 5 - 3/2 - (3/2)2^-d (module _indirect_model)."""
@@ -198,6 +198,7 @@ def test_rule_d_delay_is_proposition_5_less_the_last_server(d, rho, slots):
     assert _within(m, "mean_broadcast_delay", model.slot_delay(d, rho, "D")), m
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("d,rho,slots", STATS)
 def test_rule_d_prime_delay_is_corollary_8_less_the_last_server(d, rho, slots):
     """Rule D′: D is within its CI of Cor. 8 - 3/2 - (3/2)2^-d."""
@@ -228,6 +229,7 @@ class _RootBoundOnly(indirect.IndirectNode):
         self.report(start[0], after[0])
 
 
+@pytest.mark.slow
 def test_queue_pieces_root_bound_and_broadcast(monkeypatch):
     """Q's pieces (32): broadcast piece = (33); root-bound piece = λ(3d + 2 + X), neither (34)'s 3λR nor λR."""
     d, rho, slots = SHARP

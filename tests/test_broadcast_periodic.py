@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+
+from slotnet import RunSpec, run
 from slotnet.schemes.broadcast import theory
 from slotnet.schemes.broadcast.periodic import SCHEME, period_of, plan
 from slotnet.schemes.broadcast.trees import balanced_sends, dtree_sends
-
-from slotnet import RunSpec, run
 
 
 def _run(d: int, rho: float, slots: int, warmup: int, seed: int = 1, **params: str):
@@ -62,6 +62,7 @@ def test_sent_nulls_fill_the_schedule_and_change_nothing(variant):
         assert sent.metrics[key] == pytest.approx(acct.metrics[key], rel=1e-12)  # summation order only
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("rho", "slots"), [(0.3, 8000), (0.7, 12000)])
 def test_random_variant_period_end_delay_is_eq7(rho, slots):
     """Randomised trees (§4.2.2): period-end D within its 95% CI of Δ(3/2 + ρ/(2(1−ρ))), Δ = 2^d − 1."""
@@ -82,6 +83,7 @@ def test_random_variant_period_end_delay_is_eq7(rho, slots):
     assert m["null_fraction"] == pytest.approx(1 - m["link_utilization"])
 
 
+@pytest.mark.slow
 def test_mnb_variant_period_end_delay_is_eq7():
     """§4.2.1 on the balanced tree: period-end D within its CI of eq. (7) with Δ = ⌈(2^d−1)/d⌉."""
     d, rho = 5, 0.6
@@ -104,6 +106,7 @@ def test_simultaneous_variant_light_traffic():
     assert abs(m["mean_broadcast_delay_period_end"] - light) <= m["mean_broadcast_delay_period_end_ci95"]
 
 
+@pytest.mark.slow
 def test_stable_below_one_unstable_above():
     """ρ = 0.9 runs to the end stable; ρ = 1.3 is stopped early and reported unstable."""
     below = _run(4, 0.9, 6000, 2000)

@@ -8,6 +8,7 @@ from collections import deque
 from fractions import Fraction
 
 import pytest
+
 from slotnet.schemes.broadcast import _balanced
 from slotnet.schemes.broadcast import trees as T
 
@@ -546,7 +547,7 @@ def _simulate_rules(d, rule, slots, rate, seed):
         else:
             arrivals = []
             for j in range(d):  # Rule F: a start is a send on all ports of the root
-                for s, pid in [x for x in starts[j] if x[0] == t]:
+                for _s, pid in [x for x in starts[j] if x[0] == t]:
                     for i in T.down_ports(1 << j, j, d):
                         send(1 << j, i)
                         arrivals.append((1 << i ^ 1 << j, j, pid))

@@ -41,7 +41,7 @@ def test_deflection_only_when_every_preferred_link_is_taken():
             preferred = node ^ dest
             assert defl == (not (preferred >> port) & 1)
         # a deflected packet's preferred links are all held by others
-        for (port, defl), dest in zip(out, dests):
+        for (_port, defl), dest in zip(out, dests):
             if defl:
                 pref = [b for b in range(d) if (node ^ dest) >> b & 1]
                 assert all(b in ports for b in pref)

@@ -34,6 +34,7 @@ def test_paper_agreement_is_what_the_tables_print():
     assert [round(a, 4) for a in PAPER_AGREEMENT] == [0.0117, 0.0076, 0.0724, 0.0058]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("v", sorted(TABLE_II))
 def test_table_ii_reproduced_within_the_papers_own_agreement(v):
     """Our run agrees with the paper's model and with its simulation as closely as those two agree."""
@@ -59,6 +60,7 @@ def test_table_i_transient_run_tracks_the_update_equations():
     assert r.invariants["conservation"]["delivered"] == 384
 
 
+@pytest.mark.slow
 def test_input_queueing_matches_section_iv_model():
     """With Poisson arrivals and input queues, transit delay ~ T and queueing delay within (4.1)'s bounds."""
     lam = 1.0

@@ -74,7 +74,7 @@ class Sleeper(Node):
     async def run(self) -> None:
         wake = self.ctx.params["wake"]
         if self.ctx.node == 0:
-            inbox = await self.ctx.idle(until=wake)
+            await self.ctx.idle(until=wake)
             self.ctx.record("log", self.ctx.slot)
         await self.ctx.idle()
 

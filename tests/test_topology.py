@@ -6,7 +6,7 @@ from collections import deque
 
 import pytest
 
-from slotnet.fabric import Hypercube, Mesh, Torus, TopologyError, parse_topology
+from slotnet.fabric import Hypercube, Mesh, TopologyError, Torus, parse_topology
 
 SPECS = ["hypercube:1", "hypercube:4", "torus:4x4", "torus:3x5", "torus:2x3", "torus:4x4x4", "mesh:4x4", "mesh:3x2x4", "mesh:5"]
 

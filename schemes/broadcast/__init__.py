@@ -19,9 +19,8 @@ from .balanced import SCHEME as BALANCED
 from .dtree import SCHEME as DTREE
 from .indirect import SCHEME as INDIRECT
 from .periodic import SCHEME as PERIODIC
-from .simple import SCHEME as SIMPLE
-
 from .repro import EXPERIMENTS
+from .simple import SCHEME as SIMPLE
 
 __all__ = ["EXPERIMENTS", "SCHEMES"]
 

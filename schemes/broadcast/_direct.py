@@ -14,7 +14,7 @@ from typing import Any
 from slotnet.nodes import NodeContext
 
 from .._base import Param
-from ..kit import LabelQueues, PortQueues, StreamLabels
+from ..kit import LabelQueues, PortQueues
 from ._common import CubeNode
 
 __all__ = ["DISCIPLINES", "TIES", "DirectNode", "discipline_params", "fifo_arrival_order"]

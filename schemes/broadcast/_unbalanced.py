@@ -22,13 +22,11 @@ of ``s`` and may be forwarded from slot ``s + 1`` on.
 
 from __future__ import annotations
 
-import math
-from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
 
-from ..kit._labels import first_label, next_label
+from ..kit import first_label, next_label
 
 __all__ = [
     "unbalanced_children",

@@ -227,6 +227,7 @@ def _scheme_theory(setup: Setup) -> dict[str, Any]:
     """Proposition 4-6 / Corollary 8 for Rules A-F; for the non-idling version (§5.6) the
     paper has simulations only, so just Proposition 7's necessary condition (35) and the
     static lower bound (Proposition 2)."""
+    out: dict[str, Any]
     if setup.params["idling"]:
         out = _theory.theory_metrics("bcast-indirect", setup.topology.d, setup.params["rho"],
                                      rule=RULES[setup.params["rule"]])
@@ -237,7 +238,7 @@ def _scheme_theory(setup: Setup) -> dict[str, Any]:
                 out["mean_queue_per_node_slot_model"] = _indirect_model.slot_queue(d, rho)
         return out
     d, rho = setup.topology.d, setup.params["rho"]
-    out: dict[str, Any] = {"stability_limit_upper_bound": _theory.stability_limit_rule_a(d)}
+    out = {"stability_limit_upper_bound": _theory.stability_limit_rule_a(d)}
     if rho < 1.0:
         out["delay_lower_bound"] = _theory.delay_lower_bound_static(d, rho)
     return out

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._base import Experiment, Row, Runner, SchemeError
@@ -39,7 +39,7 @@ def stamoulis(runner: Runner, *, seed: int, quick: bool, sweep_d: int | None = N
                                         slots=measured + 500, warmup=500, seed=seed) for rho, *_ in table]
 
     # (scheme, params, d, rho, metric, [(experiment, theory function), ...]) -- one run each
-    checks = [
+    checks: list[tuple[str, dict[str, str], int, float, str, list[tuple[str, Callable[[int, float], float]]]]] = [
         ("bcast-periodic", {"variant": "random"}, 5, 0.3, "mean_broadcast_delay_period_end",
          [("periodic random, eq. (7)", theory.periodic_random_delay)]),
         ("bcast-periodic", {"variant": "random"}, 5, 0.7, "mean_broadcast_delay_period_end",

@@ -172,7 +172,7 @@ def _series(mu: float, n: int | None, rtol: float, max_terms: int) -> float:
     return total
 
 
-def C(mu: float, rtol: float = 1e-15, max_terms: int = 10**8) -> float:  # noqa: N802 (paper's name)
+def C(mu: float, rtol: float = 1e-15, max_terms: int = 10**8) -> float:
     """C(mu) = sum_{1<=k<=j} prod_{i=k..j} mu^i / (1 + i - mu^i), eq. (3.28).
 
     The mean number of deflections of a packet as d -> infinity at load v = 2 mu
@@ -205,7 +205,7 @@ def C(mu: float, rtol: float = 1e-15, max_terms: int = 10**8) -> float:  # noqa:
     return _series(mu, None, rtol, max_terms) if mu > 0 else 0.0
 
 
-def C_partial(mu: float, n: int) -> float:  # noqa: N802
+def C_partial(mu: float, n: int) -> float:
     """C_N(mu) of (5.15) by the recursion (5.16), B_{j+1} = (1 + B_j) a_{j+1}.
 
     (5.16) is printed with a_j where a_{j+1} is meant: the Appendix proves
@@ -223,14 +223,14 @@ def C_partial(mu: float, n: int) -> float:  # noqa: N802
     return _series(mu, n, 0.0, n) if n > 0 and mu > 0 else 0.0
 
 
-def C_tail_bound(mu: float, n: int) -> float:  # noqa: N802
+def C_tail_bound(mu: float, n: int) -> float:
     """The bound (5.17): ``0 <= C(mu) - C_N(mu) <= (2/N)(mu^N/(1-mu) + 1)``, N >= 2, mu < 1."""
     if not 0.0 <= mu < 1.0 or n < 2:
         raise ValueError(f"(5.17) needs 0 <= mu < 1 and N >= 2, got mu={mu!r}, N={n!r}")
     return 2.0 / n * (mu**n / (1.0 - mu) + 1.0)
 
 
-def C_bounds(mu: float) -> tuple[float, float]:  # noqa: N802
+def C_bounds(mu: float) -> tuple[float, float]:
     """Eqs. (3.29)/(5.14): ``-ln(1-mu)/mu - 1 <= C(mu) <= -ln(1-mu)/mu + 1.7``, 0 <= mu < 1.
 
     (3.29) is printed without the minus sign in the upper bound; (5.14) and its

@@ -16,7 +16,7 @@ from typing import Any
 
 from .._base import Setup
 from ..kit import BaseReporter, BatchMeans, ratio_ci95
-from .node import STEP_FIELDS
+from .node import StepEvent
 
 __all__ = ["DeflectionReporter"]
 
@@ -24,7 +24,7 @@ __all__ = ["DeflectionReporter"]
 class DeflectionReporter(BaseReporter):
     """Consumes ``step`` events; every sum is an integer, so order never matters."""
 
-    events = {"step": STEP_FIELDS}
+    events: Mapping[str, tuple[str, ...]] = {"step": StepEvent._fields}
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)

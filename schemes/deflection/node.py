@@ -19,33 +19,38 @@ stamps of the packets the node absorbed.
 from __future__ import annotations
 
 from collections import deque
+from typing import Any, NamedTuple
 
-from slotnet.nodes import Node
+from slotnet.nodes import Node, NodeContext
 
 from ._arrivals import ArrivalProcess, binomial_pmf, poisson_pmf
 from ._rule import one_pass
 
-__all__ = ["DeflectionNode", "STEP_FIELDS"]
+__all__ = ["STEP_FIELDS", "DeflectionNode", "StepEvent"]
 
-#: Values of the ``step`` event, in order.
-STEP_FIELDS = (
-    "offered",          # new packets offered (blocking) / arrived (input queueing)
-    "accepted",         # new packets that entered the network
-    "sent",             # packets transmitted (continuing + new)
-    "deflected",        # of which deflected
-    "dist_after",       # sum over transmitted packets not yet home of their distance after the hop
-    "n_after",          # number of such packets
-    "deflect_dists",    # distance to destination of each deflected packet, at deflection
-    "absorbed_entered", # entered_slot of each packet absorbed here
-    "absorbed_arrived", # arrived_slot of each absorbed packet (input queueing only)
-    "queue",            # input-queue length after the slot
-)
+class StepEvent(NamedTuple):
+    """The ``step`` event a deflection node records once per slot it is awake."""
+
+    offered: int            # new packets offered (blocking) / arrived (input queueing)
+    accepted: int           # new packets that entered the network
+    sent: int               # packets transmitted (continuing + new)
+    deflected: int          # of which deflected
+    dist_after: int         # sum over transmitted packets not yet home of their distance after the hop
+    n_after: int            # number of such packets
+    deflect_dists: Any      # distance to destination of each deflected packet, at deflection
+    absorbed_entered: Any   # entered_slot of each packet absorbed here
+    absorbed_arrived: Any   # arrived_slot of each absorbed packet (input queueing only)
+    queue: int              # input-queue length after the slot
+
+
+#: The ``step`` event's field names, in order (the trace schema).
+STEP_FIELDS = StepEvent._fields
 
 
 class DeflectionNode(Node):
     """One processor of the d-cube running one-pass deflection routing."""
 
-    def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, ctx: NodeContext) -> None:
         super().__init__(ctx)
         self.queue: deque[int] = deque()  # arrival slots of packets waiting to enter
 

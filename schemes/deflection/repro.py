@@ -29,7 +29,7 @@ def greenberg_hajek(runner: Runner, *, seed: int, quick: bool, **options: Any) -
     results = runner(specs)
     rows: list[Row] = []
     for v, res in zip(loads, results):
-        model = theory.steady_state_metrics(6, v)
+        model: dict[str, Any] = dict(theory.steady_state_metrics(6, v))
         for i, key in enumerate(TABLE_II_III_COLUMNS):
             rows.append(Row("Table II (sim)", f"v={v:g}", key, TABLE_II[v][i], res[key], res.get(f"{key}_ci95"), model[key]))
             rows.append(Row("Table III (model)", f"v={v:g}", key, TABLE_III[v][i], None, None, model[key]))

@@ -15,7 +15,7 @@ sibling paper's private modules.
 
 from ._births import BirthProcess, available_slot
 from ._broadcast_node import BroadcastNode, Forwarding
-from ._broadcast_reporter import STEP_FIELDS, BroadcastReporter
+from ._broadcast_reporter import STEP_FIELDS, BroadcastReporter, StepEvent
 from ._labels import StreamLabels, first_label, next_label
 from ._queues import ClassQueues, LabelQueues, PortQueues, port_indices
 from ._reporter import BaseReporter
@@ -36,6 +36,7 @@ __all__ = [
     "LabelQueues",
     "PortQueues",
     "RunningMean",
+    "StepEvent",
     "StreamLabels",
     "UnicastReporter",
     "available_slot",

@@ -21,22 +21,26 @@ is a violation of the exactly-once invariant.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 from .._base import Setup
 from ._reporter import BaseReporter
 from ._stats import BatchMeans, ratio_ci95
 
-__all__ = ["STEP_FIELDS", "BroadcastReporter"]
+__all__ = ["STEP_FIELDS", "BroadcastReporter", "StepEvent"]
 
-#: Values of the ``step`` event a broadcast node records once per slot it is awake.
-STEP_FIELDS = (
-    "births",     # ((seq, tau), ...) packets born here that became sendable this slot
-    "received",   # ((origin, seq), ...) first receptions of other nodes' packets
-    "q_start",    # packets still to forward at the start of the slot (Q's unit)
-    "q_after",    # ... and after this slot's transmissions
-)
+class StepEvent(NamedTuple):
+    """The ``step`` event a broadcast node records once per slot it is awake."""
+
+    births: Any     # ((seq, tau), ...) packets born here that became sendable this slot
+    received: Any   # ((origin, seq), ...) first receptions of other nodes' packets
+    q_start: int    # packets still to forward at the start of the slot (Q's unit)
+    q_after: int    # ... and after this slot's transmissions
+
+
+#: The ``step`` event's field names, in order (the trace schema).
+STEP_FIELDS = StepEvent._fields
 
 
 class BroadcastReporter(BaseReporter):
@@ -69,7 +73,7 @@ class BroadcastReporter(BaseReporter):
         self.node_births = [0] * n
         self.node_received = [0] * n
         self.node_max_q = [0] * n
-        self._holdings: list[Any] = []
+        self._holdings: Sequence[Any] = []
         self._done: list[tuple[tuple[int, int], float, int, int]] = []  # this slot's completions
         self.lost_copies = 0
 
@@ -136,7 +140,7 @@ class BroadcastReporter(BaseReporter):
     def backlog(self) -> int:
         return self.q_cur
 
-    def holdings(self, per_node: list[Any]) -> None:
+    def holdings(self, per_node: Sequence[Any]) -> None:
         self._holdings = per_node
 
     def metrics(self) -> dict[str, Any]:
