@@ -1,0 +1,19 @@
+"""Partial multinode broadcast and partial exchange on d-dimensional meshes.
+
+Source: E. A. Varvarigos and D. P. Bertsekas, "Partial multinode broadcast and partial
+exchange algorithms for d-dimensional meshes" (the seed paper). This package holds the
+pure, network-free parts; node rules call them directly:
+
+* :mod:`.theory` -- every bound of the paper (lower bounds (3), (4); Theorems 1-4 and 6;
+  (5), (6), (5'), (6'); the partial exchange bounds of §5 and bounds for a given
+  placement; the dynamic scheme's (9)-(14)) and :func:`.theory.bounds_for`;
+* :mod:`._prefix` -- the embedded prefix tree P of §4 (Fig. 2) and the median-rooted
+  row/column prefix of §5, as local schedules and node state machines;
+* :mod:`._packing` -- greedy packing (Theorem 3) and monotone routing (Theorem 4): the
+  destination of a rank, the per-step port rule and a step-by-step reference;
+* :mod:`._placement` -- sets of active nodes: random, corner (Fig. 3), spread.
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []
