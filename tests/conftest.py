@@ -7,8 +7,6 @@ import random
 import pytest
 import trio
 
-from slotnet import RunSpec, run
-
 
 @pytest.fixture
 def shuffled_scheduling(monkeypatch: pytest.MonkeyPatch):
@@ -22,11 +20,4 @@ def shuffled_scheduling(monkeypatch: pytest.MonkeyPatch):
     return use
 
 
-def small_run(**kw):
-    """A short deflection run on the 5-cube, overridable field by field."""
-    base = dict(scheme="deflection", topology="hypercube:5", load={"offered": 1.0}, slots=120, warmup=20, seed=3)
-    base.update(kw)
-    return run(RunSpec(**base))
-
-
-__all__ = ["small_run", "trio"]
+__all__ = ["trio"]

@@ -42,16 +42,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import theory as _theory
+from ._theory_indirect import indirect_excess
 
 __all__ = ["QueuePieces", "queue_pieces", "slot_delay", "slot_queue"]
 
 #: Prop. 5 / Cor. 8 count the l1/l2 crossing as a 3-slot service; the broadcast starts
 #: on average 1.5 slots after the crossing slot begins instead of 3.
 LAST_SERVER_OFFSET = 1.5
-
-
-def _excess(d: int, rho: float) -> float:
-    return 3.0 * rho / (2.0 * (_theory.stability_limit_indirect(d) - rho))
 
 
 def slot_delay(d: int, rho: float, rule: str = "D") -> float:
@@ -85,7 +82,7 @@ def queue_pieces(d: int, rho: float) -> QueuePieces:
     """The pieces of Q per node under Rule D (Prop. 6 and the slot model); see module doc."""
     n = (1 << d) - 1
     lam = rho * d / n
-    x = _excess(d, rho)
+    x = indirect_excess(d, rho)
     r = 3.0 * d + 4.5 + x
     return QueuePieces(r_slot=lam * (3.0 * d + 2.0 + x), r_paper_per_slot=lam * r, r_paper_printed=3.0 * lam * r,
                        b=lam * 0.75 * 2.0**d)

@@ -48,7 +48,7 @@ class IndirectAnalysis:
     mean_queue_per_node: float
 
 
-def _indirect_excess(d: int, rho: float) -> float:
+def indirect_excess(d: int, rho: float) -> float:
     """Return ``3 rho / (2 [(2/3)(1 - 2^-d) - rho])``, the load term shared by (29)-(34)."""
     return 3.0 * rho / (2.0 * (stability_limit_indirect(d) - rho))
 
@@ -78,7 +78,7 @@ def indirect_analysis(d: int, rho: float) -> IndirectAnalysis:
     if rho >= stability_limit_indirect(d):
         return IndirectAnalysis(_INF, _INF, 1.5 * d - 0.5, _INF, _INF, _INF, _INF, _INF)
     n = (1 << d) - 1
-    excess = _indirect_excess(d, rho)
+    excess = indirect_excess(d, rho)
     w = 4.5 + excess  # (29): 3 (3/2 + rho / (2 [...]))
     r = 3.0 * d + w  # (30)
     v = 1.5 * d - 0.5

@@ -25,7 +25,7 @@ value or an approximation, the function (and the :func:`theory_metrics` key) say
 
 from __future__ import annotations
 
-from ._approx import (
+from ._theory_dtree import (
     DTreeApproximation,
     dtree_approximation,
     dtree_arc_delay,

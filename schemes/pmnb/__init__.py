@@ -12,8 +12,18 @@ pure, network-free parts; node rules call them directly:
 * :mod:`._packing` -- greedy packing (Theorem 3) and monotone routing (Theorem 4): the
   destination of a rank, the per-step port rule and a step-by-step reference;
 * :mod:`._placement` -- sets of active nodes: random, corner (Fig. 3), spread.
+
+Schemes (node rules): :mod:`.static` (prefix-scan, packing, monotone, array-broadcast,
+pmnb) and :mod:`.exchange` (partial-exchange, dynamic-broadcast); ``slotnet repro
+varvarigos`` is :mod:`.repro`.
 """
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from .exchange import SCHEMES as _EXCHANGE
+from .repro import EXPERIMENTS
+from .static import SCHEMES as _STATIC
+
+__all__ = ["EXPERIMENTS", "SCHEMES"]
+
+SCHEMES = (*_STATIC, *_EXCHANGE)
