@@ -15,6 +15,7 @@ from ._faults import (
 )
 from ._ledger import FaultLedger
 from ._protocol import Delivery, SendSide, Transport
+from ._sharded import ShardMap, ShardTransport
 from ._topology import Hypercube, Mesh, Port, Topology, Torus, parse_topology
 from ._transport import InProcessTransport
 
@@ -36,6 +37,8 @@ __all__ = [
     "Mesh",
     "Port",
     "SendSide",
+    "ShardMap",
+    "ShardTransport",
     "SlotClock",
     "SlotnetError",
     "Topology",

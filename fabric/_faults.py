@@ -19,7 +19,13 @@ Entry syntax (CLI ``--fault`` or a JSON list in ``--faults FILE``)::
     loss=RATE[@FROM[-UNTIL]]    each message is lost with probability RATE
 
 JSON form: ``{"kind": "link-down", "slot": 5, "node": 3, "port": 1}``,
-``{"kind": "loss", "rate": 0.01, "from": 0, "until": 100}``.
+``{"kind": "loss", "rate": 0.01, "from": 0, "until": 100}`` (slots and nodes JSON
+integers, a rate a JSON number; any other field is refused).
+
+A schedule is checked against the run before it starts: every entry names a real node
+(and port) and lies inside the run, and the control events of each node and link
+alternate as they must (a ``recover`` follows a ``crash`` of that node, a ``link-up`` a
+``link-down`` of that link — from either end — and nothing goes down twice).
 """
 
 from __future__ import annotations
@@ -156,6 +162,11 @@ class FaultKind:
     with_port: bool = False
     #: order among control kinds of one slot
     order: int = 0
+    #: what a control kind switches, for the schedule's consistency check: ("node" or
+    #: "link", the state it sets: True up, False down); None: not checked
+    sets: tuple[str, bool] | None = None
+    #: the fields its JSON object may have besides "kind"
+    json_fields: tuple[str, ...] = ("slot", "node", "port")
 
     _EVENT = re.compile(r"^([a-z-]+)@(\d+):(\d+)(?::(\d+))?$")
 
@@ -181,6 +192,7 @@ class FaultKind:
         Raises:
             FaultSpecError: naming ``where`` and what is wrong.
         """
+        _check_fields(item, self.json_fields if self.with_port else ("slot", "node"), where)
         try:
             slot, node = _strict_int(item["slot"]), _strict_int(item["node"])
             port = item.get("port")
@@ -190,6 +202,8 @@ class FaultKind:
             raise FaultSpecError(f"{where}: needs integer 'slot' and 'node'{need}") from None
         if self.with_port and port is None:
             raise FaultSpecError(f"{where}: {self.name} needs a 'port'")
+        if port is not None and port < 0:
+            raise FaultSpecError(f"{where}: port must be >= 0")
         if slot < 0 or node < 0:
             raise FaultSpecError(f"{where}: slot and node must be >= 0")
         return FaultEvent(self.name, slot, node, port)
@@ -223,26 +237,34 @@ def _strict_int(x: Any) -> int:
     return x
 
 
+def _check_fields(item: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> None:
+    extra = sorted(str(k) for k in item if k != "kind" and k not in allowed)
+    if extra:
+        raise FaultSpecError(f"{where}: unknown field {', '.join(map(repr, extra))} "
+                             f"(a {item['kind']} fault takes {', '.join(allowed)})")
+
+
 class _LinkKind(FaultKind):
     with_port = True
 
     def __init__(self, name: str, up: bool, order: int) -> None:
         self.name, self.up, self.order = name, up, order
         self.syntax = f"{name}@SLOT:NODE:PORT"
+        self.sets = ("link", up)
 
     def apply(self, entry: Any, target: FaultTarget) -> None:
         target.set_link(entry.node, entry.port, self.up)
 
 
 class _CrashKind(FaultKind):
-    name, syntax, order = "crash", "crash@SLOT:NODE", 2
+    name, syntax, order, sets = "crash", "crash@SLOT:NODE", 2, ("node", False)
 
     def apply(self, entry: Any, target: FaultTarget) -> None:
         target.crash(entry.node)
 
 
 class _RecoverKind(FaultKind):
-    name, syntax, order, after_delivery = "recover", "recover@SLOT:NODE", 3, True
+    name, syntax, order, after_delivery, sets = "recover", "recover@SLOT:NODE", 3, True, ("node", True)
 
     def apply(self, entry: Any, target: FaultTarget) -> None:
         target.recover(entry.node)
@@ -261,11 +283,25 @@ class _LossKind(FaultKind):
             return None
         return _loss_window(text, m.group(1), m.group(2), m.group(3))
 
+    json_fields = ("rate", "from", "until")
+
     def from_json(self, item: Mapping[str, Any], where: str) -> Any:
-        return _loss_window(where, item.get("rate"), item.get("from"), item.get("until"))
+        _check_fields(item, self.json_fields, where)
+        rate = item.get("rate")
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)):
+            raise FaultSpecError(f"{where}: loss 'rate' must be a JSON number in [0, 1], got {rate!r}")
+        for key in ("from", "until"):
+            v = item.get(key)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+                raise FaultSpecError(f"{where}: loss {key!r} must be an integer slot >= 0, got {v!r}")
+        return _loss_window(where, rate, item.get("from"), item.get("until"))
 
     def validate(self, entry: Any, topology: Topology, slots: int) -> None:
-        pass
+        """A window must overlap the run (slots ``0 .. slots - 1``)."""
+        w: LossWindow = entry
+        if w.start >= slots:
+            raise FaultSpecError(f"fault {w.describe()}: the window starts at slot {w.start}, after the run's "
+                                 f"{slots} slots (0..{slots - 1})")
 
     def stage(self, entries: tuple[Any, ...]) -> MessageStage:
         return LossStage(entries)
@@ -294,6 +330,10 @@ class FaultSchedule:
     by_slot: dict[int, tuple[FaultEvent, ...]] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
+        for ev in self.events:
+            if not isinstance(ev, FaultEvent) or FAULT_KINDS.get(ev.kind) is None or FAULT_KINDS[ev.kind].plane != "control":
+                raise FaultSpecError(f"schedule entry {ev!r} is not a control fault event (known: "
+                                     f"{', '.join(k for k, v in FAULT_KINDS.items() if v.plane == 'control')})")
         grouped: dict[int, list[FaultEvent]] = {}
         for ev in sorted(self.events, key=lambda e: (e.slot, FAULT_KINDS[e.kind].order, e.node, e.port or 0)):
             grouped.setdefault(ev.slot, []).append(ev)
@@ -339,6 +379,37 @@ class FaultSchedule:
             FAULT_KINDS[ev.kind].validate(ev, topology, slots)
         for w in self.loss:
             FAULT_KINDS["loss"].validate(w, topology, slots)
+        self._check_sequence(topology)
+
+    def _check_sequence(self, topology: Topology) -> None:
+        """Each node's and link's events alternate down/up, in the order the run applies them.
+
+        Raises:
+            FaultSpecError: naming the event that contradicts an earlier one (or has none before it).
+        """
+        last: dict[tuple[str, Any], FaultEvent] = {}  # (what, which) -> the event that last switched it
+        for slot in sorted(self.by_slot):
+            for ev in self.by_slot[slot]:
+                sets = FAULT_KINDS[ev.kind].sets
+                if sets is None:
+                    continue
+                what, up = sets
+                if what == "link":
+                    nb = topology.neighbour(ev.node, ev.port or 0)
+                    assert ev.port is not None and nb is not None  # validated above
+                    ends = ((ev.node, ev.port), (nb, topology.reverse_port(ev.node, ev.port)))
+                    key: tuple[str, Any] = ("link", min(ends))  # either end names the link
+                    name, opener = f"link {ev.node}:{ev.port}", "link-down"
+                else:
+                    key, name, opener = ("node", ev.node), f"node {ev.node}", "crash"
+                prev = last.get(key)
+                prev_sets = FAULT_KINDS[prev.kind].sets if prev is not None else None
+                was_up = True if prev_sets is None else prev_sets[1]
+                if was_up == up:
+                    since = f"since {prev.describe()}" if prev is not None else f"(no {opener} before it)"
+                    raise FaultSpecError(f"fault {ev.describe()}: {name} is already {'up' if up else 'down'} "
+                                         f"at slot {ev.slot} {since}")
+                last[key] = ev
 
     def loss_rate(self, slot: int) -> float:
         """Total loss probability in force at ``slot`` (windows combine independently)."""

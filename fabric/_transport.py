@@ -59,7 +59,7 @@ class Outlet:
 
     def _target(self, port: int, slot: int) -> tuple[int, int]:
         try:
-            target = self._targets[port]
+            target = self._targets[port] if port >= 0 else None
         except (IndexError, TypeError):
             target = None
         if target is None:
@@ -79,11 +79,17 @@ class Outlet:
             CapacityError: if the port's load in this slot would exceed 1.
         """
         slot = self._clock.slot
-        target = self._target(port, slot)
+        try:  # the per-message hot path: _target inlined
+            target = self._targets[port] if port >= 0 else None
+        except (IndexError, TypeError):
+            target = None
+        if target is None:
+            raise FabricError(f"node {self.node} has no port {port!r} (slot {slot})")
         if size == 1.0:
-            if self._stamp[port] == slot:
+            stamp = self._stamp
+            if stamp[port] == slot:
                 raise CapacityError(self.node, port, slot, self._load[port] + 1.0)
-            self._stamp[port] = slot
+            stamp[port] = slot
             self._load[port] = 1.0
         else:
             self._share(port, size, slot)

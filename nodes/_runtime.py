@@ -13,6 +13,7 @@ fault) aborts a park cleanly, so a crash really is a cancel scope.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import outcome
@@ -51,11 +52,13 @@ class SlotRuntime:
         heapq.heappush(self.timers, (slot, ctx.node, ctx))
 
     # -- called from the driver ---------------------------------------------------------
-    def wake(self, slot: int, deliveries: list[tuple[int, list[tuple[int, Any]]]], contexts: list[NodeContext]) -> int:
+    def wake(self, slot: int, deliveries: list[tuple[int, list[tuple[int, Any]]]],
+             contexts: Sequence[NodeContext | None]) -> int:
         """Wake everything due at ``slot``; returns how many nodes were woken."""
         n = 0
         for r, inbox in deliveries:
-            ctx = contexts[r]
+            ctx = contexts[r]  # deliveries only name nodes hosted here
+            assert ctx is not None
             if ctx._parked:
                 ctx._wake_slot = slot
                 ctx._wake(inbox)

@@ -16,7 +16,6 @@ fabric by default).
 from __future__ import annotations
 
 import gc
-import inspect
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -25,11 +24,10 @@ from typing import Any
 import trio
 
 from slotnet.errors import NodeFailure, SlotnetError
-from slotnet.fabric import FAULT_KINDS, FaultEvent, InProcessTransport, SlotClock, Transport
-from slotnet.nodes import Node
-from slotnet.nodes.runtime import NodeContext, SlotRuntime, TracedContext, node_rng
+from slotnet.fabric import FaultLedger, InProcessTransport, SlotClock, Transport
 
 from ._invariants import check_invariants
+from ._network import Network, checked_handlers
 from ._observer import SlotBatch
 from ._progress import Progress
 from ._result import Result
@@ -37,178 +35,13 @@ from ._spec import Prepared, RunSpec
 from ._stability import StabilityMonitor
 from ._trace import Tracer
 
-__all__ = ["NodeFailure", "in_process", "run", "run_async"]
-
-
-def _checked_handlers(reporter: Any) -> dict[str, Callable[..., None]]:
-    """The reporter's handlers, each checked against its event's declared fields.
-
-    Raises:
-        SlotnetError: naming the event whose handler does not take (node, slot, *fields).
-    """
-    handlers = dict(reporter.handlers())
-    for kind, fields in reporter.events.items():
-        if kind not in handlers:
-            raise SlotnetError(f"reporter {type(reporter).__name__} declares event {kind!r} but has no handler for it")
-        try:
-            inspect.signature(handlers[kind]).bind(0, 0, *fields)
-        except TypeError:
-            raise SlotnetError(f"reporter {type(reporter).__name__}: the handler of {kind!r} does not take "
-                               f"(node, slot, {', '.join(fields)})") from None
-    return handlers
+__all__ = ["NodeFailure", "collect", "in_process", "run", "run_async"]
 
 
 def in_process(prep: Prepared, clock: SlotClock, on_lost: Callable[..., None]) -> Transport:
     """The default transport factory: every link of the run in this process."""
     return InProcessTransport(prep.topology, clock, prep.spec.faults, prep.spec.seed, on_lost=on_lost,
                               quantum=prep.quantum)
-
-
-class _Network:
-    """The live pieces of one run; also the target of control faults."""
-
-    def __init__(self, prep: Prepared) -> None:
-        spec = prep.spec
-        self.prep = prep
-        self.clock = SlotClock()
-        self.runtime = SlotRuntime()
-        self.reporter = prep.scheme.reporter(prep.setup)
-        self.tracer = Tracer(spec.trace, self.reporter.events) if spec.trace else None
-        factory = spec.transport or in_process
-        self.transport: Transport = factory(prep, self.clock, self._lost)
-        self.handlers = _checked_handlers(self.reporter)
-        self.batch = SlotBatch(self.handlers) if spec.observer == "buffered" else None
-        n = prep.topology.n_nodes
-        self.outlets = [self.transport.outlet(v) for v in range(n)]
-        self.ports = [prep.topology.ports(v) for v in range(n)]
-        self.contexts: list[NodeContext] = [self._context(v, 0) for v in range(n)]
-        self.nodes: list[Node | None] = [None] * n
-        self.scopes: list[trio.CancelScope | None] = [None] * n
-        self.restarts: list[int] = []
-        self.last_active = -1
-
-    # -- contexts and events ------------------------------------------------------------
-    def _record(self, node: int, slot: int, kind: str, values: tuple[Any, ...]) -> None:
-        if self.batch is not None:
-            if kind not in self.handlers:
-                raise SlotnetError(f"node {node} recorded unknown event {kind!r} in slot {slot}")
-            self.batch.record(node, slot, kind, values)
-            return
-        try:
-            handler = self.handlers[kind]
-        except KeyError:
-            raise SlotnetError(f"node {node} recorded unknown event {kind!r} in slot {slot}") from None
-        handler(node, slot, *values)
-
-    def _traced_record(self, node: int, slot: int, kind: str, values: tuple[Any, ...]) -> None:
-        self._record(node, slot, kind, values)
-        assert self.tracer is not None
-        self.tracer.record(node, slot, kind, values)
-
-    def _context(self, v: int, incarnation: int) -> NodeContext:
-        prep = self.prep
-        rng = node_rng(prep.spec.seed, v, incarnation)
-        common: dict[str, Any] = dict(
-            node=v, ports=self.ports[v], geometry=prep.topology, params=prep.node_params, rng=rng,
-            outlet=self.outlets[v], clock=self.clock, runtime=self.runtime, on_unread=self._unread,
-            incarnation=incarnation, quantum=prep.quantum,
-        )
-        if self.tracer is not None and self.tracer.wants_node(v):
-            return TracedContext(tap=self.tracer.tap, recorder=self._traced_record, **common)
-        return NodeContext(recorder=self._record, **common)
-
-    def _lost(self, slot: int, sender: int, port: int, receiver: int, message: Any, cause: str) -> None:
-        self.reporter.on_lost(slot, sender, port, receiver, message, cause)
-        if self.tracer is not None:
-            for v in (sender, receiver):
-                if v >= 0 and self.tracer.wants_node(v):
-                    self.tracer.driver_tap(v, self.clock.slot, "lost", {"from": sender, "port": port, "to": receiver,
-                                                                 "message": message, "cause": cause})
-
-    def _unread(self, node: int, inbox: Any) -> None:
-        cause = "node_down" if not self.transport.is_alive(node) else "node_finished"
-        for _, message in inbox:
-            self.transport.lose_unread(node, message, cause)
-
-    # -- node tasks -----------------------------------------------------------------------
-    async def node_main(self, v: int, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
-        ctx = self.contexts[v]
-        try:
-            node = self.prep.scheme.node(ctx)
-        except SlotnetError:
-            raise
-        except Exception as exc:
-            raise NodeFailure(v, self.clock.slot, exc) from exc
-        self.nodes[v] = node
-        ctx._task = trio.lowlevel.current_task()
-        self.runtime.running += 1
-        with trio.CancelScope() as scope:
-            self.scopes[v] = scope
-            task_status.started()
-            try:
-                await node.run()
-            except (trio.Cancelled, SlotnetError):
-                raise
-            except Exception as exc:
-                raise NodeFailure(v, self.clock.slot, exc) from exc
-            self.runtime.step_done()  # returned: its last step is over
-
-    # -- one slot -----------------------------------------------------------------------
-    async def step(self, slot: int, nursery: trio.Nursery) -> None:
-        """Run slot ``slot``: control faults, delivery, wake-ups, restarts, then the barrier."""
-        self.clock.slot = slot
-        events = self.prep.spec.faults.by_slot.get(slot, ())
-        late = []
-        for ev in events:
-            if FAULT_KINDS[ev.kind].after_delivery:
-                late.append(ev)
-            else:
-                self.apply(ev)
-        woken = self.runtime.wake(slot, await self.transport.exchange(slot), self.contexts)
-        for ev in late:
-            self.apply(ev)
-        for v in self.restarts:
-            await nursery.start(self.node_main, v)
-        self.restarts.clear()
-        if woken or self.runtime.running:
-            self.last_active = slot
-        await self.runtime.wait_quiescent()
-
-    def quiescent(self) -> bool:
-        """Nothing left to do: no node awake or due, nothing in flight."""
-        return self.runtime.running == 0 and self.runtime.next_due() is None and not self.transport.busy()
-
-    # -- faults (the injector; kinds call back into FaultTarget) ---------------------------
-    def apply(self, ev: FaultEvent) -> None:
-        kind = FAULT_KINDS[ev.kind]
-        if self.tracer is not None and self.tracer.wants_node(ev.node) and kind.takes_effect(ev, self):
-            self.tracer.driver_tap(ev.node, self.clock.slot, "fault", {"fault": ev.kind, "port": ev.port})
-        kind.apply(ev, self)
-
-    def is_alive(self, node: int) -> bool:
-        return self.transport.is_alive(node)
-
-    def set_link(self, node: int, port: int, up: bool) -> None:
-        self.transport.set_link(node, port, up)
-
-    def crash(self, node: int) -> None:
-        if not self.transport.is_alive(node):
-            return
-        held = self.nodes[node].held() if self.nodes[node] is not None else 0  # type: ignore[union-attr]
-        if held:
-            self.transport.ledger.add("lost", "crash", held)
-        self.transport.set_alive(node, False)
-        scope = self.scopes[node]
-        if scope is not None:
-            scope.cancel()
-        self.nodes[node] = None
-
-    def recover(self, node: int) -> None:
-        if self.transport.is_alive(node):
-            return
-        self.contexts[node] = self._context(node, self.contexts[node].incarnation + 1)
-        self.transport.set_alive(node, True)
-        self.restarts.append(node)  # started in this slot, after the delivery
 
 
 async def run_async(spec: RunSpec, *, progress: Progress | None = None,
@@ -221,24 +54,26 @@ async def run_async(spec: RunSpec, *, progress: Progress | None = None,
         CapacityError: a node oversent a port.
     """
     prep = spec.prepare()
-    net = _Network(prep)
+    if spec.shards > 1:
+        from ._sharded import run_sharded
+
+        return await run_sharded(prep, progress=progress, on_slot=on_slot)
+    reporter = prep.scheme.reporter(prep.setup)
+    handlers = checked_handlers(reporter)
+    tracer = Tracer(spec.trace, reporter.events) if spec.trace else None
+    factory = spec.transport or in_process
+    net = Network(prep, lambda clock, lost: factory(prep, clock, lost), handlers=handlers,
+                  batch=SlotBatch(handlers) if spec.observer == "buffered" else None,
+                  on_lost=reporter.on_lost, tracer=tracer)
     n = prep.topology.n_nodes
     monitor = StabilityMonitor(n, spec.warmup, spec.slots, prep.max_backlog_per_node)
     one_shot = prep.scheme.until == "quiescent"
-    reporter = net.reporter
     t0 = time.perf_counter()
     slots_run = 0
     complete = False
     try:
         async with trio.open_nursery() as nursery:
-            for ev in spec.faults.by_slot.get(0, ()):
-                if not FAULT_KINDS[ev.kind].after_delivery:
-                    net.apply(ev)
-            for v in range(n):
-                if net.transport.is_alive(v):
-                    await nursery.start(net.node_main, v)
-            net.last_active = 0
-            await net.runtime.wait_quiescent()
+            await net.start(nursery)
             with _quiet_gc():
                 for slot in range(spec.slots):
                     if slot:
@@ -267,7 +102,10 @@ async def run_async(spec: RunSpec, *, progress: Progress | None = None,
         if progress is not None:
             progress.close()
     wall = time.perf_counter() - t0
-    result = _collect(net, spec, prep, monitor, slots_run, wall)
+    t = net.transport
+    result = collect(prep, reporter, monitor, slots_run, wall, ledger=t.ledger, in_flight=t.in_flight(),
+                     held=net.held(), held_packets=net.held_packets(), delivered=t.delivered,
+                     wakeups=net.runtime.wakeups, transport=t.describe())
     if one_shot:
         result.completion = {"complete": complete, "slot": net.last_active if complete else None,
                              "time": net.last_active / prep.quantum if complete else None}
@@ -316,20 +154,20 @@ def _single(group: BaseExceptionGroup) -> BaseException:
     return chosen
 
 
-def _collect(net: _Network, spec: RunSpec, prep: Prepared, monitor: StabilityMonitor, slots_run: int, wall: float) -> Result:
-    rep = net.reporter
-    ledger = net.transport.ledger
-    in_flight = net.transport.in_flight()
-    held = [(node.held() if node is not None else 0) for node in net.nodes]
-    rep.holdings([node.held_packets() if node is not None else () for node in net.nodes])
-    invariants = check_invariants(rep.invariants(ledger, in_flight, held))
+def collect(prep: Prepared, reporter: Any, monitor: StabilityMonitor, slots_run: int, wall: float, *,
+            ledger: FaultLedger, in_flight: list[tuple[int, int, Any]], held: list[int], held_packets: list[Any],
+            delivered: int, wakeups: int, transport: dict[str, Any]) -> Result:
+    """The result of a finished run from the end-of-run state of its network (or shards)."""
+    spec = prep.spec
+    reporter.holdings(held_packets)
+    invariants = check_invariants(reporter.invariants(ledger, in_flight, held))
     stability = monitor.verdict()
-    metrics = dict(rep.metrics())
+    metrics = dict(reporter.metrics())
     metrics["stable"] = stability["stable"]
     theory = None
     if prep.scheme.theory is not None:
         theory = prep.scheme.theory(prep.setup)
-    hops = net.transport.delivered + len(in_flight) + sum(ledger.values())
+    hops = delivered + len(in_flight) + sum(ledger.values())
     return Result(
         scheme=prep.scheme.name,
         topology=prep.topology.describe(),
@@ -342,13 +180,13 @@ def _collect(net: _Network, spec: RunSpec, prep: Prepared, monitor: StabilityMon
         invariants=invariants,
         theory=theory,
         stability=stability,
-        per_node=rep.per_node(),
-        series=rep.series(),
+        per_node=reporter.per_node(),
+        series=reporter.series(),
         faults=spec.faults.to_list(),
         slots_run=slots_run,
-        transport=net.transport.describe(),
+        transport=transport,
         wall_seconds=wall,
-        performance={"messages": hops, "node_wakeups": net.runtime.wakeups,
+        performance={"messages": hops, "node_wakeups": wakeups,
                      "messages_per_second": hops / wall if wall else None},
     )
 

@@ -1,4 +1,4 @@
-"""A progress line on stderr for long runs attached to a terminal."""
+"""Progress lines on stderr for long runs and reproductions attached to a terminal."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import sys
 import time
 from typing import TextIO
 
-__all__ = ["Progress"]
+__all__ = ["Progress", "RunsProgress"]
 
 
 class Progress:
@@ -39,3 +39,63 @@ class Progress:
         if self._shown:
             self.stream.write("\r" + " " * 70 + "\r")
             self.stream.flush()
+
+
+def _clock(seconds: float) -> str:
+    s = int(seconds + 0.5)
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+class RunsProgress:
+    """``runs done/total, elapsed, about T left`` on stderr for a batch of runs (``slotnet repro``).
+
+    Drawn only on a terminal (or when ``enabled``), redrawn as each run finishes; runs are
+    added as an experiment submits them, so the total can grow. The estimate is the mean
+    time per finished run times the runs left (runs differ in length: a guide, not a promise).
+    """
+
+    def __init__(self, stream: TextIO | None = None, enabled: bool | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.enabled = self.stream.isatty() if enabled is None else enabled
+        self.start = time.monotonic()
+        self.total = 0
+        self.finished = 0
+        self._width = 0
+
+    def add(self, n: int) -> None:
+        """``n`` more runs were submitted."""
+        self.total += n
+        self._draw()
+
+    def done(self) -> None:
+        """One more run finished."""
+        self.finished += 1
+        self._draw()
+
+    def line(self) -> str:
+        """The progress line as it is drawn now."""
+        elapsed = time.monotonic() - self.start
+        left = ""
+        if 0 < self.finished < self.total:
+            left = f", about {_clock(elapsed / self.finished * (self.total - self.finished))} left"
+        width = 20
+        bar = "#" * int(width * self.finished / self.total) if self.total else ""
+        return f"[{bar:<{width}}] runs {self.finished}/{self.total}, {_clock(elapsed)} elapsed{left}"
+
+    def _draw(self) -> None:
+        if not self.enabled:
+            return
+        text = self.line()
+        self.stream.write("\r" + text.ljust(self._width))
+        self.stream.flush()
+        self._width = len(text)
+
+    def clear(self) -> None:
+        """Erase the line (before other output); the next update draws it again."""
+        if self.enabled and self._width:
+            self.stream.write("\r" + " " * self._width + "\r")
+            self.stream.flush()
+            self._width = 0
+
+    def close(self) -> None:
+        self.clear()

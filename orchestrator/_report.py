@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
@@ -9,18 +10,27 @@ from slotnet.schemes import Column
 
 from ._result import Result
 
-__all__ = ["format_result", "format_theory", "format_value", "table"]
+__all__ = ["CI_LEGEND", "format_per_node", "format_result", "format_series", "format_theory", "format_value", "table"]
+
+#: Columns human output aims to fit in.
+WIDTH = 100
+
+#: What ``±`` means wherever slotnet prints it.
+CI_LEGEND = "± is the 95% confidence half-width (batch means)"
 
 
 def format_value(v: Any) -> str:
+    """A value as a reader wants it: no Python reprs (``{}``, tuples, quotes)."""
     if v is None:
         return "-"
     if isinstance(v, bool):
         return "yes" if v else "no"
     if isinstance(v, float):
         return f"{v:.4f}" if abs(v) < 1e5 else f"{v:.4g}"
-    if isinstance(v, list):
+    if isinstance(v, (list, tuple)):
         return "[" + ", ".join(format_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return ", ".join(f"{k} {format_value(x)}" for k, x in v.items()) if v else "none"
     return str(v)
 
 
@@ -32,9 +42,9 @@ def _rel(sim: Any, th: Any) -> str:
 
 def table(rows: list[list[str]], header: list[str]) -> list[str]:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    line = "  ".join(h.ljust(w) for h, w in zip(header, widths))
+    line = "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip()
     out = [line, "  ".join("-" * w for w in widths)]
-    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
+    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     return out
 
 
@@ -49,16 +59,28 @@ def format_result(r: Result, columns: Sequence[Column] = ()) -> str:
     ]
     if r.faults:
         lines.append("faults " + " ".join(r.faults))
+    if r.note:
+        lines.append("NOTE: " + r.note)
     theory = r.theory or {}
     rows = []
+    has_ci = False
     for name, sim in r.metrics.items():
         if name.endswith("_ci95"):
             continue
         ci = r.metrics.get(f"{name}_ci95")
-        sim_s = format_value(sim) + (f" ± {ci:.4f}" if isinstance(ci, float) else "")
+        has_ci = has_ci or isinstance(ci, float)
         th = theory.get(name)
+        if isinstance(sim, list) or isinstance(th, list):  # one row per entry: the table stays narrow
+            sims, ths = sim if isinstance(sim, list) else [], th if isinstance(th, list) else []
+            for i in range(max(len(sims), len(ths))):
+                s_i, t_i = (sims[i] if i < len(sims) else None), (ths[i] if i < len(ths) else None)
+                rows.append([f"{name}[{i}]", format_value(s_i), format_value(t_i) if name in theory else "", _rel(s_i, t_i)])
+            continue
+        sim_s = format_value(sim) + (f" ± {ci:.4f}" if isinstance(ci, float) else "")
         rows.append([name, sim_s, format_value(th) if name in theory else "", _rel(sim, th)])
     lines += [""] + table(rows, ["metric", "simulation", "theory", "sim vs theory"])
+    if has_ci:
+        lines.append(CI_LEGEND)
     extra = [k for k in theory if k not in r.metrics and k != "series" and not isinstance(theory[k], (list, dict))]
     if extra:
         lines += ["", "theory only: " + "  ".join(f"{k}={format_value(theory[k])}" for k in extra)]
@@ -69,11 +91,41 @@ def format_result(r: Result, columns: Sequence[Column] = ()) -> str:
     lines += ["", "invariants: " + ("ok" if inv.get("ok") else "VIOLATED")]
     for name, v in inv.items():
         if isinstance(v, dict):
-            detail = ", ".join(f"{k}={format_value(x)}" for k, x in v.items() if k != "ok")
-            lines.append(f"  {name}: {'ok' if v.get('ok') else 'VIOLATED'}  {detail}")
+            detail = "  ".join(f"{k}: {_brief(x)}" for k, x in v.items() if k != "ok")
+            head = f"  {name}: {'ok' if v.get('ok') else 'VIOLATED'}  "
+            lines += textwrap.wrap(detail, WIDTH, initial_indent=head, subsequent_indent=" " * 6,
+                                   break_long_words=False, break_on_hyphens=False) or [head.rstrip()]
     st = r.stability
     lines.append(f"stable: {format_value(st.get('stable'))} ({st.get('reason', '')})")
     return "\n".join(lines)
+
+
+def _brief(v: Any) -> str:
+    """An invariant's detail in a few words: lists of records are counted, not dumped."""
+    if isinstance(v, (list, tuple)) and v and isinstance(v[0], (dict, list, tuple)):
+        return f"{len(v)} (see --json)"
+    if isinstance(v, (list, tuple, dict)) and not v:
+        return "none"
+    return format_value(v)
+
+
+def format_series(r: Result) -> str:
+    """Every per-slot value of a run (``--series``), one row per slot."""
+    if not r.series:
+        return "per slot: none kept (this scheme records no per-slot series)"
+    keys = [k for k in r.series[0] if k != "slot"]
+    rows = [[str(s.get("slot", i))] + [format_value(s.get(k)) for k in keys] for i, s in enumerate(r.series)]
+    return "\n".join(["per slot:", *table(rows, ["slot", *keys])])
+
+
+def format_per_node(r: Result) -> str:
+    """Per-node statistics of a run (``--per-node``), one row per node."""
+    if not r.per_node:
+        return "per node: none (this scheme keeps no per-node statistics)"
+    keys = list(r.per_node)
+    n = max(len(v) for v in r.per_node.values())
+    rows = [[str(v)] + [format_value(r.per_node[k][v]) if v < len(r.per_node[k]) else "-" for k in keys] for v in range(n)]
+    return "\n".join(["per node:", *table(rows, ["node", *keys])])
 
 
 def _series_table(sim: list[dict[str, Any]], pred: list[dict[str, Any]], columns: Sequence[Column]) -> list[str]:

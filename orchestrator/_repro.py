@@ -1,28 +1,46 @@
 """``slotnet repro PAPER``: rerun a paper's comparisons and print paper, simulation, theory.
 
 The reproductions themselves belong to the scheme packages (their ``EXPERIMENTS``); this
-module only runs them. Each experiment hands over a list of independent run requests
+module only runs them. Each experiment hands over lists of independent run requests
 (one seed fixes each), which are spread over worker processes; results do not depend
-on how many workers there are.
+on how many workers there are. Progress (runs done of those submitted, elapsed time,
+an estimate of what is left) goes to stderr on a terminal; an experiment that publishes
+its rows batch by batch (``runner.publish(rows)``) has them printed as they complete.
+Every row carries a verdict (:meth:`~slotnet.schemes.Row.verdict`): within the paper's
+agreement, outside it for a documented reason (the row's note), or outside it.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import textwrap
 import time
-from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import FIRST_EXCEPTION, Future, ProcessPoolExecutor, wait
 from typing import Any
 
-from slotnet.errors import SchemeError, SpecError
+from slotnet.errors import SchemeError, SlotnetError, SpecError
 from slotnet.schemes import EXPERIMENTS, Row, get_experiment, relative
 
 from ._driver import run
-from ._report import format_value, table
+from ._progress import RunsProgress
+from ._report import CI_LEGEND, WIDTH, format_value, table
 from ._spec import RunSpec
 
-__all__ = ["format_rows", "papers", "repro"]
+__all__ = ["LEGEND", "PartialRepro", "format_rows", "papers", "repro"]
+
+
+class PartialRepro(SlotnetError):
+    """A reproduction failed after some of its rows were computed (e.g. its plot could not be saved).
+
+    Attributes:
+        rows: the rows computed before the failure (to be printed, never discarded).
+    """
+
+    def __init__(self, message: str, rows: list[Row]) -> None:
+        super().__init__(message)
+        self.rows = rows
 
 
 def papers() -> list[str]:
@@ -40,37 +58,86 @@ def _run_metrics(request: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class _Runner:
-    """Runs an experiment's requests in ``jobs`` worker processes."""
+    """Runs an experiment's requests in ``jobs`` worker processes, reporting each finished run."""
 
-    def __init__(self, jobs: int) -> None:
+    def __init__(self, jobs: int, progress: RunsProgress | None = None,
+                 on_rows: Callable[[list[Row]], None] | None = None) -> None:
         self.jobs = jobs
+        self.progress = progress
+        self.on_rows = on_rows
+        self.published: list[Row] = []
+
+    def publish(self, rows: list[Row]) -> None:
+        """An experiment's finished rows, printed before the rest of it has run."""
+        self.published += rows
+        if self.on_rows is not None and rows:
+            if self.progress is not None:
+                self.progress.clear()
+            self.on_rows(rows)
+
+    def _done(self) -> None:
+        if self.progress is not None:
+            self.progress.done()
 
     def __call__(self, requests: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         for r in requests:
             RunSpec(**r).prepare()  # every bad request surfaces before any run
+        if self.progress is not None:
+            self.progress.add(len(requests))
         if self.jobs <= 1 or len(requests) <= 1:
-            return [_run_metrics(r) for r in requests]
-        with ProcessPoolExecutor(max_workers=self.jobs) as pool:
-            return list(pool.map(_run_metrics, requests))
+            out = []
+            for r in requests:
+                out.append(_run_metrics(r))
+                self._done()
+            return out
+        with ProcessPoolExecutor(max_workers=min(self.jobs, len(requests))) as pool:
+            futures: list[Future[dict[str, Any]]] = [pool.submit(_run_metrics, r) for r in requests]
+            pending = set(futures)
+            while pending:
+                finished, pending = wait(pending, return_when=FIRST_EXCEPTION)
+                for f in finished:
+                    if f.exception() is not None:
+                        pool.shutdown(wait=True, cancel_futures=True)
+                        raise f.exception()  # type: ignore[misc]
+                    self._done()
+            return [f.result() for f in futures]
 
 
-def repro(paper: str, *, seed: int = 1, jobs: int | None = None, quick: bool = False, **options: Any) -> tuple[list[Row], float]:
+def repro(paper: str, *, seed: int = 1, jobs: int | None = None, quick: bool = False,
+          progress: RunsProgress | None = None, on_rows: Callable[[list[Row]], None] | None = None,
+          **options: Any) -> tuple[list[Row], float]:
     """Run one paper's comparisons; returns the rows and the wall time in seconds.
+
+    Args:
+        progress: shows runs done / submitted, elapsed time and an estimate (a terminal).
+        on_rows: called with each batch of rows an experiment publishes as it completes
+            (the returned list holds them too).
 
     Raises:
         SpecError: for an unknown paper name or options the paper does not take.
+        PartialRepro: the experiment failed after publishing rows (they are attached).
     """
+    runner = _Runner(jobs or min(2, os.cpu_count() or 1), progress, on_rows)
+    t0 = time.perf_counter()
     try:
         experiment = get_experiment(paper)
-        t0 = time.perf_counter()
-        rows = experiment.run(_Runner(jobs or min(2, os.cpu_count() or 1)), seed=seed, quick=quick, **options)
+        rows = experiment.run(runner, seed=seed, quick=quick, **options)
     except SchemeError as exc:
+        if runner.published:
+            raise PartialRepro(str(exc), runner.published) from None
         raise SpecError(str(exc)) from None
+    finally:
+        if progress is not None:
+            progress.close()
     return rows, time.perf_counter() - t0
 
 
-def format_rows(rows: list[Row]) -> str:
-    """One table per experiment: paper, simulation (± CI), theory, relative errors."""
+def format_rows(rows: list[Row], *, legend: bool = True) -> str:
+    """One table per experiment: paper, simulation (± CI), theory, relative errors, verdict.
+
+    A verdict that needs explaining (a known slip, a point not run) is numbered and its
+    reason printed under the table.
+    """
     out: list[str] = []
     experiments: list[str] = []
     for r in rows:
@@ -78,16 +145,36 @@ def format_rows(rows: list[Row]) -> str:
             experiments.append(r.experiment)
     for exp in experiments:
         sel = [r for r in rows if r.experiment == exp]
-        header = ["case", "metric", "paper", "simulation", "theory", "sim vs paper", "sim vs theory", "theory vs paper"]
+        header = ["case", "metric", "paper", "simulation", "theory", "sim vs paper", "sim vs theory", "theory vs paper",
+                  "verdict"]
         body = []
+        notes: list[str] = []
         for r in sel:
             sim = format_value(r.sim) + (f" ± {r.ci95:.4f}" if isinstance(r.ci95, float) and math.isfinite(r.ci95) else "")
+            verdict = r.verdict()
+            word, sep, why = verdict.partition(": ")
+            if sep and word in (Row.KNOWN, Row.NOT_RUN):
+                if why not in notes:
+                    notes.append(why)
+                verdict = f"{word} [{notes.index(why) + 1}]"
             body.append([r.case, r.metric, format_value(r.paper), sim if r.sim is not None else "-", format_value(r.theory),
-                         _pct(relative(r.sim, r.paper)), _pct(relative(r.sim, r.theory)), _pct(relative(r.theory, r.paper))])
+                         _pct(relative(r.sim, r.paper)), _pct(relative(r.sim, r.theory)), _pct(relative(r.theory, r.paper)),
+                         verdict])
         out.append(exp)
         out += table(body, header)
+        out += [f"  [{i}] {text}" for i, text in enumerate(notes, 1)]
         out.append("")
+    if legend and rows:
+        out += LEGEND
     return "\n".join(out)
+
+
+#: What ``±`` and the verdict column mean (printed once under a reproduction's tables).
+LEGEND = [CI_LEGEND + ".", *textwrap.wrap(
+    "verdict: within = inside the paper's agreement (|difference| <= √2·CI + the paper's own |paper − theory| "
+    "+ half a printed digit); known [n] = outside it for the documented reason n; OUTSIDE = outside it with no "
+    "known reason (a failure); - = nothing to judge by (no reference value, or a simulation without an interval).",
+    WIDTH)]
 
 
 def _pct(x: float | None) -> str:

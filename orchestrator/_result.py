@@ -7,8 +7,10 @@ from typing import Any
 
 __all__ = ["Result", "WALL_CLOCK_FIELDS"]
 
-#: Fields that depend on the machine, not on the spec and seed.
-WALL_CLOCK_FIELDS = ("wall_seconds", "performance")
+#: Keys of ``to_dict()`` that depend on the machine, not on the spec and seed: everything
+#: timed is under ``"timing"`` (``wall_seconds`` and ``performance``); drop it and the
+#: rest is byte-identical for one spec and seed.
+WALL_CLOCK_FIELDS = ("timing",)
 
 
 @dataclass
@@ -41,6 +43,22 @@ class Result:
     def ok(self) -> bool:
         return bool(self.invariants.get("ok"))
 
+    @property
+    def measured_slots(self) -> int:
+        """Slots the metrics cover: those run after the warm-up (fewer than planned if stopped early)."""
+        return max(0, self.slots_run - self.warmup)
+
+    @property
+    def note(self) -> str | None:
+        """Why the metrics are empty or cover less than planned, or None."""
+        if self.slots_run >= self.slots or self.completion is not None:
+            return None
+        if self.measured_slots == 0:
+            return (f"nothing was measured: the run stopped after slot {self.slots_run - 1}, "
+                    f"before its warm-up of {self.warmup} slots ended")
+        return (f"the run stopped after slot {self.slots_run - 1}: metrics cover the {self.measured_slots} "
+                f"slots run after the warm-up, not the {self.slots - self.warmup} planned")
+
     def to_dict(self, *, per_node: bool = False, series: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {
             "scheme": self.scheme,
@@ -49,6 +67,7 @@ class Result:
             "slots": self.slots,
             "warmup": self.warmup,
             "slots_run": self.slots_run,
+            "measured_slots": self.measured_slots,
             "params": self.params,
             "load": self.load,
             "faults": self.faults,
@@ -57,9 +76,10 @@ class Result:
             "invariants": self.invariants,
             "stability": self.stability,
             "transport": self.transport,
-            "wall_seconds": self.wall_seconds,
-            "performance": self.performance,
+            "timing": {"wall_seconds": self.wall_seconds, "performance": self.performance},
         }
+        if self.note is not None:
+            out["note"] = self.note
         if self.completion is not None:
             out["completion"] = self.completion
         if per_node:

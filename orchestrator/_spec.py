@@ -11,7 +11,13 @@ from slotnet.errors import SchemeError, SpecError
 from slotnet.fabric import FaultSchedule, SlotClock, Topology, Transport, parse_topology
 from slotnet.schemes import Scheme, Setup, get_scheme
 
-__all__ = ["Prepared", "RunSpec", "SpecError", "TraceSpec", "TransportFactory"]
+from ._memory import check_fits
+
+__all__ = ["Prepared", "RunSpec", "SpecError", "TraceSpec", "TransportFactory", "TRACE_DRIVER_EVENTS"]
+
+#: Trace events every run can write besides its scheme's own: the node context's
+#: ``sent``/``received`` and the driver's ``lost``/``fault``.
+TRACE_DRIVER_EVENTS = ("sent", "received", "lost", "fault")
 
 #: Queued packets per node past which a run is stopped as unstable, unless the scheme says more.
 DEFAULT_MAX_BACKLOG = 1000.0
@@ -28,6 +34,10 @@ class TraceSpec:
     nodes: frozenset[int] | None = None
     slots: tuple[int, int] | None = None  # [first, last) slots
     kinds: frozenset[str] | None = None
+    #: called with one line when writing the trace fails mid-run (the run goes on without
+    #: its trace); None: a ``RuntimeWarning``. A path that cannot be written at all is
+    #: refused before the first slot (SpecError).
+    on_error: Callable[[str], None] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -47,6 +57,7 @@ class RunSpec:
     slots: int = 1000
     warmup: int = 0
     seed: int = 0
+    #: a FaultSchedule, or the CLI syntax as a list/tuple of strings (converted on creation)
     faults: FaultSchedule = field(default_factory=FaultSchedule)
     trace: TraceSpec | None = None
     #: stop and report unstable past this many queued packets per node; None: the
@@ -57,6 +68,27 @@ class RunSpec:
     #: "direct": events reach the reporter as nodes record them; "buffered": batched per
     #: slot as msgpack frames and replayed in node order, as shards do (same results)
     observer: str = "direct"
+    #: worker processes the nodes are spread over (1: this process); see ``--shards``
+    shards: int = 1
+    #: MQTT broker of a sharded run (``mqtt://[user:password@]host:port``); None: a private
+    #: mosquitto started for the run
+    broker: str | None = None
+
+    #: keep the per-slot series (``Result.series``, ``--series``); off, reporters keep only
+    #: what the metrics need
+    series: bool = False
+
+    def __post_init__(self) -> None:
+        """Accept faults in the CLI syntax: ``faults=["crash@3:1", "loss=0.01"]``.
+
+        Raises:
+            FaultSpecError: naming a malformed entry.
+        """
+        faults: Any = self.faults
+        if faults is None:
+            object.__setattr__(self, "faults", FaultSchedule())
+        elif isinstance(faults, str) or (isinstance(faults, (list, tuple)) and all(isinstance(x, str) for x in faults)):
+            object.__setattr__(self, "faults", FaultSchedule.parse(faults))
 
     def prepare(self) -> Prepared:
         """Validate everything and resolve the scheme, topology and node parameters.
@@ -77,8 +109,13 @@ class RunSpec:
         for name, count, lo in (("slots", self.slots, 1), ("warmup", self.warmup, 0), ("seed", self.seed, 0)):
             if isinstance(count, bool) or not isinstance(count, int) or count < lo:
                 raise SpecError(f"{name} must be an integer >= {lo}, got {count!r}")
+        if not isinstance(self.series, bool):
+            raise SpecError(f"series must be True or False, got {self.series!r}")
+        check_fits(topology, self.slots, series=self.series)  # before anything is built per node
         if self.observer not in ("direct", "buffered"):
             raise SpecError(f"observer must be 'direct' or 'buffered', got {self.observer!r}")
+        if isinstance(self.shards, bool) or not isinstance(self.shards, int) or self.shards < 1:
+            raise SpecError(f"shards must be an integer >= 1, got {self.shards!r}")
         if self.warmup >= self.slots:
             raise SpecError(f"warmup ({self.warmup}) must be less than slots ({self.slots})")
         load = _load(scheme, self.load)
@@ -92,19 +129,43 @@ class RunSpec:
         if isinstance(quantum, bool) or not isinstance(quantum, int) or quantum < 1:
             raise SpecError(f"scheme {scheme.name!r} asked for a time quantum of {quantum!r} (need an integer >= 1)")
         if not isinstance(self.faults, FaultSchedule):
-            raise SpecError("faults must be a FaultSchedule (build one with FaultSchedule.parse([...]))")
+            raise SpecError("faults must be a FaultSchedule or a list of strings such as ['crash@10:3', 'loss=0.01']")
         self.faults.validate(topology, self.slots)
         if self.trace is not None:
-            for v in self.trace.nodes or ():
-                if not 0 <= v < topology.n_nodes:
-                    raise SpecError(f"trace node {v} not in 0..{topology.n_nodes - 1}")
+            _check_trace(self.trace, scheme, topology)
         cap = self.max_backlog_per_node
         if cap is None:
             cap = scheme.max_backlog(topology, node_params) if scheme.max_backlog else DEFAULT_MAX_BACKLOG
         if not cap > 0:
             raise SpecError(f"max backlog per node must be > 0, got {cap!r}")
-        setup = Setup(topology, node_params, load, self.slots, self.warmup, self.seed, quantum)
+        setup = Setup(topology, node_params, load, self.slots, self.warmup, self.seed, quantum, self.series)
         return Prepared(self, scheme, topology, params, node_params, setup, float(cap), quantum)
+
+
+def _check_trace(trace: TraceSpec, scheme: Scheme, topology: Topology) -> None:
+    """The trace's nodes exist, its slot window is a window, its event kinds can occur."""
+    if not isinstance(trace, TraceSpec):
+        raise SpecError(f"trace must be a TraceSpec, got {type(trace).__name__}")
+    for v in trace.nodes or ():
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < topology.n_nodes:
+            raise SpecError(f"trace node {v!r} not in 0..{topology.n_nodes - 1}")
+    if trace.slots is not None:
+        ok = isinstance(trace.slots, tuple) and len(trace.slots) == 2 and all(
+            isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in trace.slots)
+        if not ok or trace.slots[0] >= trace.slots[1]:
+            raise SpecError(f"trace slots must be (first, last) integers with 0 <= first < last, got {trace.slots!r}")
+    events = getattr(scheme.reporter, "events", None)
+    if trace.kinds is not None and isinstance(events, Mapping):
+        known = [*events, *TRACE_DRIVER_EVENTS]
+        unknown = sorted(str(k) for k in trace.kinds if k not in known)
+        if unknown:
+            raise SpecError(f"trace event kind {', '.join(map(repr, unknown))} never occurs in a {scheme.name} run "
+                            f"(known: {', '.join(known)})")
+
+
+#: Largest value a load flag may take (every scheme here is unstable far below it; a huge
+#: birth rate would spend minutes creating the first slot's packets before the monitor stops it).
+MAX_LOAD = 1000.0
 
 
 def _load(scheme: Scheme, given: Mapping[str, Any]) -> dict[str, float]:
@@ -121,6 +182,9 @@ def _load(scheme: Scheme, given: Mapping[str, Any]) -> dict[str, float]:
             raise SpecError(f"--{key} must be a number, got {value!r}") from None
         if not math.isfinite(fv) or fv < 0:
             raise SpecError(f"--{key} must be a finite number >= 0, got {value!r}")
+        if fv > MAX_LOAD:
+            raise SpecError(f"--{key} {fv:g} is beyond any load a scheme here can carry (at most {MAX_LOAD:g}): "
+                            "its first slot alone would create that many packets per node")
         load[key] = fv
     return load
 

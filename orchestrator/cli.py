@@ -1,35 +1,43 @@
 """The ``slotnet`` command line.
 
     slotnet run SCHEME --topology SPEC [--param k=v ...] [--offered v | --lam λ | --rho ρ]
-                       --slots N --warmup W --seed S [--json]
+                       --slots N --warmup W --seed S [--json] [--per-node] [--series]
     slotnet theory SCHEME --topology SPEC [load flags] [--json]
-    slotnet trace FILE --node N [--event KIND ...] [--perfetto OUT]
+    slotnet trace FILE --node N [--event KIND ...] [--slots A:B] [--perfetto OUT]
     slotnet repro PAPER [--quick] [--sweep-d D --plot FILE] [--json]
     slotnet schemes
+    slotnet --version
 
 Bad input exits with status 2 and one line on stderr; a scheme that breaks the slot
-model (or raises) exits with status 1 and one line naming the node and slot.
+model (or raises) exits with status 1 and one line naming the node and slot; an output
+that cannot be written (a trace or plot on a full disk, a closed or full stdout) exits
+with status 1 and one line, after every result that could be printed.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, NoReturn
+
+import trio
 
 from slotnet.errors import NodeFailure, SlotnetError
 from slotnet.fabric import FaultSchedule
-from slotnet.schemes import SCHEMES, Load, get_scheme
+from slotnet.schemes import SCHEMES, Load, Row, get_scheme
 
 from ._driver import run
-from ._progress import Progress
-from ._report import format_result, format_theory
+from ._progress import Progress, RunsProgress
+from ._report import format_per_node, format_result, format_series, format_theory
 from ._repro import papers
 from ._spec import RunSpec, SpecError, TraceSpec
-from ._trace import read_trace, timeline, to_perfetto
+from ._trace import read_trace, timeline, write_perfetto
 
 __all__ = ["build_parser", "main"]
 
@@ -39,6 +47,33 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+class _OutputError(SlotnetError):
+    """An output could not be written after the results were computed (exit status 1)."""
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("slotnet")
+    except Exception:  # not installed as a distribution: the package's own
+        import slotnet
+
+        return str(getattr(slotnet, "__version__", "unknown"))
+
+
+def _slot_window(text: str, flag: str) -> tuple[int, int]:
+    """``A:B`` (either side may be left out) as ``[A, B)``."""
+    a, sep, b = text.partition(":")
+    try:
+        window = (int(a) if a.strip() else 0, int(b) if b.strip() else 1 << 62)
+    except ValueError:
+        raise SpecError(f"{flag} must look like A:B with integer slots, got {text!r}") from None
+    if not sep or window[0] < 0 or window[0] >= window[1]:
+        raise SpecError(f"{flag} must look like A:B with 0 <= A < B, got {text!r}")
+    return window
 
 
 def _load_flags() -> dict[str, list[tuple[str, Load]]]:
@@ -71,6 +106,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser (also used to render ``--help``)."""
     parser = _Parser(prog="slotnet", description="Slotted, message-passing emulator of interconnection networks.")
+    parser.add_argument("--version", action="version", version=f"slotnet {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
 
     r = sub.add_parser("run", help="run a scheme on the emulated network", description="Run a scheme; every node is its own Trio task.")
@@ -84,13 +120,20 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--trace", metavar="FILE", help="write trace events as JSON lines")
     r.add_argument("--trace-nodes", metavar="N,N,...", help="trace only these nodes (default: all)")
     r.add_argument("--trace-slots", metavar="A:B", help="trace only slots A <= slot < B")
-    r.add_argument("--trace-events", metavar="K,K,...", help="trace only these event kinds")
-    r.add_argument("--per-node", action="store_true", help="include per-node statistics in --json")
-    r.add_argument("--series", action="store_true", help="include per-slot values in --json")
+    r.add_argument("--trace-events", metavar="K,K,...",
+                   help="trace only these event kinds (the scheme's, or sent, received, lost, fault)")
+    r.add_argument("--per-node", action="store_true", help="per-node statistics (a table, or a key of --json)")
+    r.add_argument("--series", action="store_true", help="keep and show per-slot values (a table, or a key of --json)")
     r.add_argument("--max-backlog", type=float, default=None, metavar="Q",
                    help="stop and report unstable when queues exceed Q packets per node "
                         "(default 1000, more for schemes whose stable queues are long)")
     r.add_argument("--no-progress", action="store_true", help="never draw the progress bar")
+    g = r.add_argument_group("sharded runs (nodes spread over processes through an MQTT broker)")
+    g.add_argument("--shards", type=int, default=1, metavar="K", help="worker processes (default 1: this process)")
+    g.add_argument("--broker", metavar="URL", help="mqtt://[user@]host:port of an existing broker "
+                   "(password in $SLOTNET_MQTT_PASSWORD); default: a private mosquitto for the run")
+    g.add_argument("--no-spawn", action="store_true", help="start no shards: wait for K `slotnet shard` processes")
+    g.add_argument("--run-id", metavar="ID", help="the run's id (topic namespace slotnet/ID); default random")
 
     t = sub.add_parser("theory", help="the scheme's analytic model", description="Evaluate the paper's analytic model.")
     _add_common(t)
@@ -100,6 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("file", help="trace file written by `slotnet run --trace`")
     tr.add_argument("--node", type=int, metavar="N", help="the node whose timeline to print")
     tr.add_argument("--event", action="append", default=[], metavar="KIND", help="only these event kinds (repeatable)")
+    tr.add_argument("--slots", metavar="A:B", help="only slots A <= slot < B")
     tr.add_argument("--perfetto", metavar="OUT", help="write the Chrome/Perfetto trace-event JSON to OUT")
 
     rp = sub.add_parser("repro", help="rerun a paper's comparisons", description=_repro_doc())
@@ -113,17 +157,27 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--sweep-only", action="store_true", help="run only the sweep, not the table checks")
     rp.add_argument("--json", action="store_true", help="print the rows as one JSON object")
 
+    sh = sub.add_parser("shard", help="run one shard of a sharded run",
+                        description="Host one shard of a run whose coordinator is `slotnet run --shards K --no-spawn "
+                                    "--broker URL --run-id ID`; start K of these, on any machines that reach the broker.")
+    sh.add_argument("--broker", required=True, metavar="URL", help="mqtt://[user@]host:port (password in $SLOTNET_MQTT_PASSWORD)")
+    sh.add_argument("--run", required=True, metavar="ID", help="the run's id")
+    sh.add_argument("--shard", required=True, metavar="I/K", help="this shard's index and the number of shards")
+
     sub.add_parser("schemes", help="list the schemes", description="List every scheme with its parameters.")
     return parser
 
 
 def _params(items: Sequence[str]) -> dict[str, str]:
-    out = {}
+    out: dict[str, str] = {}
     for item in items:
         key, eq, value = item.partition("=")
+        key = key.strip()
         if not eq or not key:
             raise SpecError(f"--param {item!r} must look like NAME=VALUE")
-        out[key.strip()] = value.strip()
+        if key in out:
+            raise SpecError(f"--param {key} given twice ({key}={out[key]} and {key}={value.strip()}): give it once")
+        out[key] = value.strip()
     return out
 
 
@@ -145,17 +199,10 @@ def _trace_spec(args: argparse.Namespace) -> TraceSpec | None:
         if args.trace_nodes or args.trace_slots or args.trace_events:
             raise SpecError("--trace-nodes/--trace-slots/--trace-events need --trace FILE")
         return None
-    slots = None
-    if args.trace_slots:
-        a, sep, b = args.trace_slots.partition(":")
-        try:
-            slots = (int(a) if a else 0, int(b) if b else 1 << 62)
-        except ValueError:
-            raise SpecError(f"--trace-slots must look like A:B, got {args.trace_slots!r}") from None
-        if not sep or slots[0] >= slots[1]:
-            raise SpecError(f"--trace-slots must look like A:B with A < B, got {args.trace_slots!r}")
-    kinds = frozenset(k.strip() for k in args.trace_events.split(",")) if args.trace_events else None
-    return TraceSpec(args.trace, _int_set(args.trace_nodes, "--trace-nodes"), slots, kinds)
+    slots = _slot_window(args.trace_slots, "--trace-slots") if args.trace_slots else None
+    kinds = frozenset(k.strip() for k in args.trace_events.split(",") if k.strip()) if args.trace_events else None
+    errors = args.trace_errors = []
+    return TraceSpec(args.trace, _int_set(args.trace_nodes, "--trace-nodes"), slots, kinds, on_error=errors.append)
 
 
 def _jsonable(x: Any) -> Any:
@@ -177,15 +224,39 @@ def _cmd_run(args: argparse.Namespace) -> int:
         scheme=args.scheme, topology=args.topology, params=_params(args.param), load=_load(args),
         slots=args.slots, warmup=args.warmup, seed=args.seed,
         faults=FaultSchedule.parse(args.fault, args.faults), trace=_trace_spec(args),
-        max_backlog_per_node=args.max_backlog,
+        max_backlog_per_node=args.max_backlog, shards=args.shards, broker=args.broker, series=args.series,
     )
-    spec.prepare()  # every input error surfaces here, before any slot runs
-    progress = None if args.no_progress or args.json else Progress(args.slots)
-    result = run(spec, progress=progress)
+    prep = spec.prepare()  # every input error surfaces here, before any slot runs
+    if (args.no_spawn or args.run_id) and args.shards < 2:
+        raise SpecError("--no-spawn and --run-id need --shards K (K >= 2)")
+    if args.no_spawn and not args.broker:
+        raise SpecError("--no-spawn needs --broker URL: the shards started by hand must reach the same broker")
+    progress = None if args.no_progress else Progress(args.slots)  # stderr, on a terminal only
+    if args.no_spawn or args.run_id:
+        import secrets
+
+        from ._sharded import run_sharded
+
+        run_id = args.run_id or secrets.token_hex(6)
+        if args.no_spawn:
+            print(f"waiting for {args.shards} shards: slotnet shard --broker {args.broker} --run {run_id} "
+                  f"--shard I/{args.shards}  (I = 0..{args.shards - 1})", file=sys.stderr)
+        result = trio.run(lambda: run_sharded(prep, progress=progress, spawn=not args.no_spawn, run_id=run_id))
+    else:
+        result = run(spec, progress=progress)
     if args.json:
         print(json.dumps(_jsonable(result.to_dict(per_node=args.per_node, series=args.series))))
     else:
-        print(format_result(result, get_scheme(args.scheme).columns))
+        columns = get_scheme(args.scheme).columns
+        out = [format_result(result, columns)]
+        if args.series and not ("series" in (result.theory or {}) and columns):  # else already beside the prediction
+            out.append(format_series(result))
+        if args.per_node:
+            out.append(format_per_node(result))
+        print("\n\n".join(out))
+    trace_errors = getattr(args, "trace_errors", None)
+    if trace_errors:
+        raise _OutputError(trace_errors[0] + " (the results above are complete)")
     return 0
 
 
@@ -206,18 +277,20 @@ def _cmd_theory(args: argparse.Namespace) -> int:
 
 
 def _cmd_trace(args: argparse.Namespace) -> int:
+    window = _slot_window(args.slots, "--slots") if args.slots else None
+    kinds = set(args.event) or None
     if args.perfetto:
-        data = to_perfetto(ev for ev in read_trace(args.file) if args.node is None or ev["node"] == args.node)
-        try:
-            with open(args.perfetto, "w", encoding="utf-8") as fh:
-                json.dump(data, fh)
-        except OSError as exc:
-            raise SpecError(f"cannot write {args.perfetto!r}: {exc.strerror or exc}") from None
-        print(f"wrote {len(data['traceEvents'])} events to {args.perfetto}")
+        if Path(args.perfetto).resolve() == Path(args.file).resolve():
+            raise SpecError(f"--perfetto {args.perfetto!r} would overwrite the trace it reads")
+        events = (ev for ev in read_trace(args.file)
+                  if (args.node is None or ev["node"] == args.node) and (not kinds or ev["event"] in kinds)
+                  and (window is None or window[0] <= ev["slot"] < window[1]))
+        count = write_perfetto(events, args.perfetto)
+        print(f"wrote {count} events to {args.perfetto}")
         return 0
     if args.node is None:
         raise SpecError("slotnet trace needs --node N (or --perfetto OUT)")
-    lines = timeline(read_trace(args.file), args.node, set(args.event) or None)
+    lines = timeline(read_trace(args.file), args.node, kinds, window)
     if not lines:
         print(f"no events for node {args.node} in {args.file}")
     for line in lines:
@@ -235,8 +308,27 @@ def _repro_doc() -> str:
     return "\n".join(lines)
 
 
+def _check_plot(path: str) -> None:
+    """--plot needs matplotlib and a writable path: both checked before any run.
+
+    Raises:
+        SpecError: naming what is missing.
+    """
+    if importlib.util.find_spec("matplotlib") is None:
+        raise SpecError("--plot needs matplotlib, which is not installed: pip install 'slotnet[plot]' "
+                        "(or leave out --plot)")
+    existed = os.path.exists(path)
+    try:
+        with open(path, "ab"):
+            pass
+    except OSError as exc:
+        raise SpecError(f"--plot: cannot write {path!r}: {exc.strerror or exc}") from None
+    if not existed:
+        os.unlink(path)
+
+
 def _cmd_repro(args: argparse.Namespace) -> int:
-    from ._repro import format_rows, repro
+    from ._repro import LEGEND, PartialRepro, format_rows, repro
 
     rhos = None
     if args.sweep_rho:
@@ -246,13 +338,37 @@ def _cmd_repro(args: argparse.Namespace) -> int:
             raise SpecError(f"--sweep-rho must be comma-separated numbers, got {args.sweep_rho!r}") from None
     if args.jobs is not None and args.jobs < 1:
         raise SpecError(f"--jobs must be >= 1, got {args.jobs}")
-    rows, wall = repro(args.paper, seed=args.seed, jobs=args.jobs, quick=args.quick, sweep_d=args.sweep_d,
-                       sweep_rho=rhos, plot=args.plot, sweep_only=args.sweep_only)
+    if args.sweep_d is not None and args.sweep_d < 1:
+        raise SpecError(f"--sweep-d must be a cube dimension (an integer >= 1), got {args.sweep_d}")
+    if args.plot:
+        _check_plot(args.plot)
+    printed: list[Row] = []
+
+    def show(batch: list[Row]) -> None:  # human output: each batch as soon as it is done
+        print(format_rows(batch, legend=False), flush=True)
+        printed.extend(batch)
+
+    try:
+        rows, wall = repro(args.paper, seed=args.seed, jobs=args.jobs, quick=args.quick, sweep_d=args.sweep_d,
+                           sweep_rho=rhos, plot=args.plot, sweep_only=args.sweep_only, progress=RunsProgress(),
+                           on_rows=None if args.json else show)
+    except PartialRepro as exc:  # never discard what was computed: print it, then fail
+        if args.json:
+            print(json.dumps(_jsonable({"paper": args.paper, "seed": args.seed, "error": str(exc),
+                                        "rows": [r.as_dict() for r in exc.rows]})))
+        else:
+            rest = [r for r in exc.rows if not any(r is p for p in printed)]
+            if rest:
+                print(format_rows(rest))
+        raise _OutputError(str(exc)) from None
     if args.json:
-        print(json.dumps(_jsonable({"paper": args.paper, "seed": args.seed, "wall_seconds": wall,
+        print(json.dumps(_jsonable({"paper": args.paper, "seed": args.seed, "timing": {"wall_seconds": wall},
                                     "rows": [r.as_dict() for r in rows]})))
     else:
-        print(format_rows(rows))
+        rest = [r for r in rows if not any(r is p for p in printed)]
+        if rest:
+            print(format_rows(rest, legend=False))
+        print("\n".join(LEGEND) if rows else "no rows")
         print(f"{len(rows)} rows in {wall:.1f} s")
         if args.plot:
             print(f"plot saved to {args.plot}")
@@ -268,6 +384,20 @@ def _cmd_schemes(_: argparse.Namespace) -> int:
         for p in s.params:
             choices = f" (one of {', '.join(map(str, p.choices))})" if p.choices else ""
             print(f"    --param {p.name}=...  {p.help}{choices}; default {p.default}")
+    from slotnet.schemes._registry import FAILED
+
+    for pkg, why in sorted(FAILED.items()):
+        print(f"(scheme package {pkg} failed to load: {why})", file=sys.stderr)
+    return 0
+
+
+def _cmd_shard(args: argparse.Namespace) -> int:
+    from ._sharded import run_shard
+
+    index, sep, total = args.shard.partition("/")
+    if not (sep and index.isdigit() and total.isdigit() and int(index) < int(total)):
+        raise SpecError(f"--shard must look like I/K with 0 <= I < K, got {args.shard!r}")
+    trio.run(run_shard, args.broker, args.run, int(index), int(total))
     return 0
 
 
@@ -276,9 +406,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = {"run": _cmd_run, "theory": _cmd_theory, "trace": _cmd_trace, "repro": _cmd_repro,
-               "schemes": _cmd_schemes}[args.command]
+               "schemes": _cmd_schemes, "shard": _cmd_shard}[args.command]
+    if sys.stdout is None:  # started with stdout closed (``>&-``)
+        print(f"slotnet {args.command}: error: stdout is closed: nothing can be printed", file=sys.stderr)
+        return 1
     try:
-        return handler(args)
+        code = handler(args)
+        sys.stdout.flush()  # a full device fails here, not silently at exit
+        return code
     except NodeFailure as exc:
         print(f"slotnet {args.command}: failed: {exc}", file=sys.stderr)
         return 1
@@ -289,5 +424,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"slotnet {args.command}: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
+    except BrokenPipeError:  # the reader went away (``| head``): not an error
+        _drop_stdout()
         return 0
+    except OSError as exc:  # stdout on a full device or otherwise unwritable, or another I/O failure
+        if exc.filename is None:
+            _drop_stdout()
+            what = f"cannot write output: {exc.strerror or exc}"
+        else:
+            what = f"{exc.filename}: {exc.strerror or exc}"
+        print(f"slotnet {args.command}: error: {what}", file=sys.stderr)
+        return 1
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass

@@ -20,10 +20,14 @@ from slotnet.errors import SchemeError
 
 from ._base import Experiment, Scheme
 
-__all__ = ["EXPERIMENTS", "SCHEMES", "get_experiment", "get_scheme", "register"]
+__all__ = ["EXPERIMENTS", "FAILED", "SCHEMES", "get_experiment", "get_scheme", "register"]
 
 #: Packages of ``slotnet.schemes`` that hold shared code, not schemes.
 _NOT_SCHEMES = frozenset({"kit"})
+
+#: Scheme packages that failed to import: package -> "ExceptionType: message". A broken
+#: package never hides the others; lookups that fail name it (and ``slotnet schemes``).
+FAILED: dict[str, str] = {}
 
 
 class _Registry(MutableMapping[str, Any]):
@@ -66,7 +70,11 @@ def _scheme_modules() -> Iterator[ModuleType]:
 
     for info in sorted(pkgutil.iter_modules(schemes.__path__), key=lambda i: i.name):
         if info.ispkg and not info.name.startswith("_") and info.name not in _NOT_SCHEMES:
-            module = importlib.import_module(f"slotnet.schemes.{info.name}")
+            try:
+                module = importlib.import_module(f"slotnet.schemes.{info.name}")
+            except Exception as exc:
+                FAILED[f"slotnet.schemes.{info.name}"] = f"{type(exc).__name__}: {exc}"
+                continue
             if hasattr(module, "SCHEMES"):
                 yield module
     for ep in sorted(entry_points(group="slotnet.schemes"), key=lambda e: e.name):
@@ -75,7 +83,8 @@ def _scheme_modules() -> Iterator[ModuleType]:
         try:
             loaded = ep.load()
         except Exception as exc:  # a broken plugin is named, not a traceback
-            raise SchemeError(f"scheme plugin {ep.name!r} ({ep.value}) failed to load: {exc}") from exc
+            FAILED[ep.value] = f"{type(exc).__name__}: {exc}"
+            continue
         if isinstance(loaded, ModuleType):
             yield loaded
         else:
@@ -111,7 +120,8 @@ def get_scheme(name: str) -> Scheme:
     try:
         return SCHEMES[name]
     except KeyError:
-        raise SchemeError(f"unknown scheme {name!r} (known: {', '.join(sorted(SCHEMES))})") from None
+        broken = "".join(f"; {pkg} failed to load ({why})" for pkg, why in sorted(FAILED.items()))
+        raise SchemeError(f"unknown scheme {name!r} (known: {', '.join(sorted(SCHEMES))}){broken}") from None
 
 
 def get_experiment(paper: str) -> Experiment:

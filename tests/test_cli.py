@@ -103,6 +103,17 @@ BAD = [
     (["run", "deflection", "-t", "hypercube:3", "--offered", "1", "--trace", "x", "--trace-slots", "5:2"], "A < B"),
     (["run", "deflection", "-t", "hypercube:3", "--offered", "1", "--slots", "ten"], "invalid int value"),
     (["trace", "/nonexistent.jsonl", "--node", "1"], "cannot read trace"),
+    (["run", "deflection", "-t", "hypercube:3", "--offered", "1", "--param", "order=random", "--param", "order=oldest"],
+     "--param order given twice"),
+    (["run", "deflection", "-t", "hypercube:3", "--offered", "1", "--fault", "recover@5:1"], "no crash before it"),
+    (["run", "deflection", "-t", "hypercube:3", "--offered", "1", "--fault", "link-up@5:1:0"], "no link-down before it"),
+    (["run", "deflection", "-t", "hypercube:3", "--offered", "1", "--slots", "50", "--fault", "loss=0.1@60"],
+     "after the run's 50 slots"),
+    (["run", "deflection", "-t", "hypercube:3", "--offered", "1", "--trace", "x", "--trace-events", "nope"],
+     "never occurs in a deflection run"),
+    (["run", "deflection", "-t", "hypercube:24", "--offered", "1"], "this machine has"),
+    (["trace", "/nonexistent.jsonl", "--node", "1", "--slots", "4"], "--slots must look like A:B"),
+    (["repro", "greenberg-hajek", "--sweep-d", "0"], "--sweep-d must be a cube dimension"),
     (["theory", "deflection", "-t", "hypercube:3"], "needs exactly one load"),
 ]
 

@@ -214,3 +214,16 @@ def test_scheme_packages_of_other_distributions_are_found(tmp_path, monkeypatch)
     monkeypatch.setitem(SCHEMES, "third-party", registry["third-party"])
     assert run(RunSpec("third-party", "hypercube:2", slots=3)).metrics["quiet"] is True
     sys.modules.pop("thirdparty_scheme", None)
+
+
+class Negative(Node):
+    async def run(self) -> None:
+        self.ctx.send(-1, "x")
+        await self.ctx.idle()
+
+
+def test_a_negative_port_is_refused(monkeypatch):
+    """Port -1 is not 'the last port': the fabric refuses it, naming the node."""
+    register("negative", Negative, monkeypatch)
+    with pytest.raises(FabricError, match="node 0 has no port -1"):
+        run(RunSpec("negative", "hypercube:2", slots=3))

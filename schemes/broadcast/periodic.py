@@ -310,10 +310,10 @@ class PeriodicReporter(BroadcastReporter):
         out = super().metrics()
         out["mean_broadcast_delay_period_end"] = self.pe_sum / self.measured if self.measured else None
         out["mean_broadcast_delay_period_end_ci95"] = self.pe_batches.half_width()
-        span = self.last_slot - self.warmup  # sends in slots warmup .. last_slot - 1
-        if span > 0:
-            out["link_utilization"] = self.units / (self.arc_slots * span)
-            out["null_fraction"] = 1.0 - self.units / (self.reserved * span)
+        # sends in slots warmup .. last_slot - 1 (read one slot later): the slots run, not planned
+        span = self.last_slot - self.warmup
+        out["link_utilization"] = self.units / (self.arc_slots * span) if span > 0 else None
+        out["null_fraction"] = 1.0 - self.units / (self.reserved * span) if span > 0 else None
         return out
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -10,7 +11,18 @@ from . import _indirect_model as slot_model
 from . import theory
 from .paper import TABLE_1
 
-__all__ = ["EXPERIMENTS", "SWEEP_SCHEMES", "stamoulis"]
+__all__ = ["EXPERIMENTS", "NOTES", "SWEEP_SCHEMES", "stamoulis"]
+
+#: Why a row is expected to sit outside the simulation's interval: the paper's analysis
+#: and the slot-by-slot rules it states differ by a known amount (``_indirect_model``).
+NOTES = {
+    "Prop. 5": "Prop. 5 counts the l1/l2 crossing as a 3-slot service: Rules A-F give "
+               "Prop. 5 - 3/2 - (3/2)2^-d (the Rules E-F slot-by-slot row)",
+    "Cor. 8": "Cor. 8 counts the l1/l2 crossing as a 3-slot service: Rules A-F give "
+              "Cor. 8 - 3/2 - (3/2)2^-d (the Rules E-F slot-by-slot row)",
+    "Prop. 6": "Prop. 6 uses the per-3-slot arrival probability as a per-slot rate: Rules A-F give "
+               "lam(3d + 2 + X) + lam(3/4)2^d (the Rules E-F slot-by-slot row)",
+}
 
 SWEEP_SCHEMES: tuple[tuple[str, dict[str, str]], ...] = (
     ("bcast-simple", {}),
@@ -27,16 +39,21 @@ def stamoulis(runner: Runner, *, seed: int, quick: bool, sweep_d: int | None = N
     """Table 1 (d = 8, non-idling d-tree scheme, 5,000 measured slots), the periodic
     randomised scheme against eq. (7), the indirect scheme against Proposition 5 (Rule D),
     Corollary 8 (Rule D') and Proposition 6 (Q), and a sweep of D against ρ for every
-    scheme on one d (optionally plotted; matplotlib is the ``plot`` extra)."""
-    if sweep_d is not None and not 2 <= sweep_d <= 14:
-        raise SchemeError(f"--sweep-d must be between 2 and 14, got {sweep_d}")
-    if (sweep_rho or plot or sweep_only) and not sweep_d:
+    scheme on one d (optionally plotted; matplotlib is the ``plot`` extra). Rows are
+    published batch by batch (table, checks, sweep) when the runner can publish."""
+    if sweep_d is not None and (isinstance(sweep_d, bool) or not isinstance(sweep_d, int) or not 2 <= sweep_d <= 14):
+        raise SchemeError(f"--sweep-d must be a cube dimension between 2 and 14, got {sweep_d}")
+    if (sweep_rho or plot or sweep_only) and sweep_d is None:
         raise SchemeError("--sweep-rho, --sweep-only and --plot need --sweep-d D")
+    for rho in sweep_rho or ():
+        if isinstance(rho, bool) or not isinstance(rho, (int, float)) or not 0.0 < rho < 1.0:
+            raise SchemeError(f"--sweep-rho values must be load factors strictly between 0 and 1, got {rho!r}")
+    publish: Callable[[list[Row]], None] = getattr(runner, "publish", None) or (lambda rows: None)
 
     table = [] if sweep_only else TABLE_1[::5] if quick else TABLE_1
     measured = 1000 if quick else 5000
-    specs: list[dict[str, Any]] = [dict(scheme="bcast-dtree", topology="hypercube:8", load={"rho": rho},
-                                        slots=measured + 500, warmup=500, seed=seed) for rho, *_ in table]
+    table_specs: list[dict[str, Any]] = [dict(scheme="bcast-dtree", topology="hypercube:8", load={"rho": rho},
+                                              slots=measured + 500, warmup=500, seed=seed) for rho, *_ in table]
 
     # (scheme, params, d, rho, metric, [(experiment, theory function), ...]) -- one run each
     checks: list[tuple[str, dict[str, str], int, float, str, list[tuple[str, Callable[[int, float], float]]]]] = [
@@ -57,36 +74,52 @@ def stamoulis(runner: Runner, *, seed: int, quick: bool, sweep_d: int | None = N
     if sweep_only:
         checks = []
     check_slots = 2000 if quick else 8000
-    specs += [dict(scheme=s, topology=f"hypercube:{d}", params=p, load={"rho": rho}, slots=check_slots + 500,
-                   warmup=500, seed=seed) for s, p, d, rho, _, _ in checks]
+    check_specs = [dict(scheme=s, topology=f"hypercube:{d}", params=p, load={"rho": rho}, slots=check_slots + 500,
+                        warmup=500, seed=seed) for s, p, d, rho, _, _ in checks]
     sweep: list[tuple[str, float]] = []
-    if sweep_d:
-        specs += _sweep_specs(sweep_d, sweep_rho, seed, sweep)
-    results = runner(specs)
+    skipped: list[Row] = []
+    sweep_specs = _sweep_specs(sweep_d, sweep_rho, seed, sweep, skipped) if sweep_d is not None else []
+
     rows: list[Row] = []
-    for (rho, paper_sim, _approx, _err), res in zip(table, results):
-        rows.append(Row("Table 1, d=8, D", f"rho={rho:g}", "mean_broadcast_delay", paper_sim, res["mean_broadcast_delay"],
-                        res.get("mean_broadcast_delay_ci95"), theory.dtree_delay(8, rho)))
-    for (_s, _p, d, rho, metric, models), res in zip(checks, results[len(table):]):
+    batch: list[Row] = []
+    for (rho, paper_sim, _approx, _err), res in zip(table, runner(table_specs) if table_specs else []):
+        batch.append(Row("Table 1, d=8, D", f"rho={rho:g}", "mean_broadcast_delay", paper_sim, res["mean_broadcast_delay"],
+                         res.get("mean_broadcast_delay_ci95"), theory.dtree_delay(8, rho)))
+    rows += batch
+    publish(batch)
+    batch = []
+    for (_s, _p, d, rho, metric, models), res in zip(checks, runner(check_specs) if check_specs else []):
         for exp, fn in models:
-            rows.append(Row(exp, f"d={d} rho={rho:g}", metric, None, res.get(metric), res.get(f"{metric}_ci95"), fn(d, rho)))
-    points = results[len(table) + len(checks):]
-    for (scheme, rho), res in zip(sweep, points):
-        rows.append(Row(f"sweep d={sweep_d}", f"{scheme} rho={rho:g}", "mean_broadcast_delay", None,
-                        res["mean_broadcast_delay"], res.get("mean_broadcast_delay_ci95"),
-                        res["_theory"].get("mean_broadcast_delay")))
+            note = next((text for key, text in NOTES.items() if exp.endswith(key)), "")
+            batch.append(Row(exp, f"d={d} rho={rho:g}", metric, None, res.get(metric), res.get(f"{metric}_ci95"),
+                             fn(d, rho), note=note))
+    rows += batch
+    publish(batch)
+    points = runner(sweep_specs) if sweep_specs else []
+    # the indirect scheme's theory is Prop. 5, which Rules A-F undercut by a known amount
+    sweep_notes = {"bcast-indirect": NOTES["Prop. 5"]}
+    batch = [Row(f"sweep d={sweep_d}", f"{scheme} rho={rho:g}", "mean_broadcast_delay", None,
+                 res["mean_broadcast_delay"], res.get("mean_broadcast_delay_ci95"),
+                 res["_theory"].get("mean_broadcast_delay"), note=sweep_notes.get(scheme, ""))
+             for (scheme, rho), res in zip(sweep, points)]
+    rows += batch + skipped
+    publish(batch + skipped)
     if plot and sweep:
         _plot(plot, sweep_d or 0, sweep, points)
     return rows
 
 
-def _sweep_specs(d: int, rhos: Sequence[float] | None, seed: int, points: list[tuple[str, float]]) -> list[dict[str, Any]]:
+def _sweep_specs(d: int, rhos: Sequence[float] | None, seed: int, points: list[tuple[str, float]],
+                 skipped: list[Row]) -> list[dict[str, Any]]:
     """One run per (scheme, ρ) below the scheme's stability limit; fills ``points``.
 
     Runs are 1,000 measured slots after 100 of warm-up (the length of the paper's
     figures, §4.3.3), except the periodic scheme: its broadcasts take 1.5 periods of
     2^d − 1 slots, so it gets five periods after two of warm-up, at ρ <= 0.5 only (at
     d = 10 each such run is ~7,000 slots; higher loads would dominate the sweep's time).
+    Of the paper's grid, points past a scheme's limit are left out; a load the user
+    asked for (``rhos``) that a scheme cannot run becomes a ``not run`` row in
+    ``skipped``, saying why, so no asked-for point disappears silently.
     """
     limits = theory.stability_limits(d)
     limit_of = {"bcast-simple": limits["simple"], "bcast-indirect": limits["indirect"]}
@@ -96,18 +129,26 @@ def _sweep_specs(d: int, rhos: Sequence[float] | None, seed: int, points: list[t
     for scheme, params in SWEEP_SCHEMES:
         slots, warmup = 1100, 100
         loads = grid
+        lim = limit_of.get(scheme, 1.0)
         if scheme == "bcast-periodic":
             slots, warmup = 7 * period, 2 * period
             loads = [r for r in grid if r <= 0.5]
+            skipped += [_not_run(d, scheme, rho, "the sweep runs the periodic scheme at rho <= 0.5 only "
+                                 f"(each run is 7 periods of {period} slots)") for rho in rhos or () if rho > 0.5]
         if scheme == "bcast-simple":  # its limit (§4.1) is ~2/d: add points below it
-            lim = limit_of[scheme]
             loads = sorted({round(lim * f, 3) for f in (0.25, 0.5, 0.75)} | {r for r in grid if r < lim})
+        skipped += [_not_run(d, scheme, rho, f"past the scheme's stability limit rho < {lim:.4g}")
+                    for rho in rhos or () if rho >= lim and math.isfinite(lim)]
         for rho in loads:
-            if rho < limit_of.get(scheme, 1.0):
+            if rho < lim:
                 points.append((scheme, rho))
                 specs.append(dict(scheme=scheme, topology=f"hypercube:{d}", params=params, load={"rho": rho},
                                   slots=slots, warmup=warmup, seed=seed))
     return specs
+
+
+def _not_run(d: int, scheme: str, rho: float, why: str) -> Row:
+    return Row(f"sweep d={d}", f"{scheme} rho={rho:g}", "mean_broadcast_delay", None, None, None, None, note=why)
 
 
 def _plot(path: str, d: int, sweep: list[tuple[str, float]], points: list[dict[str, Any]]) -> None:
@@ -132,8 +173,12 @@ def _plot(path: str, d: int, sweep: list[tuple[str, float]], points: list[dict[s
     ax.grid(True, alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    try:
+        fig.savefig(path, dpi=120)
+    except (OSError, ValueError) as exc:  # an unwritable path, an unknown extension
+        raise SchemeError(f"--plot: cannot save {path!r}: {getattr(exc, 'strerror', None) or exc}") from None
+    finally:
+        plt.close(fig)
 
 
 EXPERIMENTS = (Experiment("stamoulis", (stamoulis.__doc__ or "").strip(), stamoulis),)

@@ -5,8 +5,12 @@ directed links carrying a packet per slot; accept fraction is accepted/offered n
 packets (§II-A); delay is slots from acceptance to arrival, i.e. the number of hops
 (Table II); deflection fraction is deflections per packet transition (Table II);
 the deflection-distance histogram is the normalised distribution of the distance to
-destination at each deflection (Table IV). Everything is measured over slots
-``[warmup, slots)``; conservation is accounted over the whole run.
+destination at each deflection (Table IV). Everything is measured over the slots actually run after
+the warm-up (``warmup`` .. the last slot run: a run the stability monitor stops early is
+divided by the slots it ran, not the slots planned); a run stopped before its warm-up
+ended measured nothing and reports None. Conservation is accounted over the whole run.
+Per-slot rows are kept only for a transient schedule (Table I) or when the run asks for
+its series; the confidence intervals stream (:class:`~slotnet.schemes.kit.WindowBatches`).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._base import Setup
-from ..kit import BaseReporter, BatchMeans, ratio_ci95
+from ..kit import BaseReporter, BatchMeans, WindowBatches
 from .node import StepEvent
 
 __all__ = ["DeflectionReporter"]
@@ -46,8 +50,13 @@ class DeflectionReporter(BaseReporter):
         self.qdelay_sum = self.qdelay_sq = 0
         self.hist = [0] * (self.d + 1)
         self.delay_batches = BatchMeans(self.warmup, self.slots)
-        # per slot (the transient experiment of Table I)
-        self._series = [[0, 0, 0, 0, 0, 0] for _ in range(setup.slots)]
+        self.util_batches = WindowBatches(self.warmup, self.slots)  # sent / links
+        self.defl_batches = WindowBatches(self.warmup, self.slots)  # deflected / sent
+        self.accept_batches = WindowBatches(self.warmup, self.slots)  # accepted / offered
+        self.last_slot = -1
+        # per slot, only for the transient experiment of Table I or when asked for
+        keep = setup.series or len(setup.params.get("schedule", ())) > 1
+        self._series: list[list[int]] | None = [[0, 0, 0, 0, 0, 0] for _ in range(setup.slots)] if keep else None
         # per node
         self.node_accepted = [0] * n
         self.node_absorbed = [0] * n
@@ -67,15 +76,19 @@ class DeflectionReporter(BaseReporter):
         self.absorbed_total += n_abs
         self._backlog += queue - self.queue[node]
         self.queue[node] = queue
-        row = self._series[slot]
-        row[0] += offered
-        row[1] += accepted
-        row[2] += sent
-        row[3] += deflected
-        row[4] += dist_after
-        row[5] += n_after
+        if self._series is not None:
+            row = self._series[slot]
+            row[0] += offered
+            row[1] += accepted
+            row[2] += sent
+            row[3] += deflected
+            row[4] += dist_after
+            row[5] += n_after
         if slot < self.warmup:
             return
+        self.defl_batches.add(slot, deflected, sent)
+        self.accept_batches.add(slot, accepted, offered)
+        self.util_batches.add(slot, sent, 0)
         self.offered += offered
         self.accepted += accepted
         self.sent += sent
@@ -108,11 +121,18 @@ class DeflectionReporter(BaseReporter):
     def on_lost(self, slot: int, sender: int, port: int, receiver: int, message: Any, cause: str) -> None:
         """Losses are counted by the fabric; nothing scheme-specific to do."""
 
+    def end_slot(self, slot: int) -> None:
+        self.last_slot = slot
+        if slot >= self.warmup:
+            self.util_batches.add(slot, 0, self.n_links)
+
     def backlog(self) -> int:
         return self._backlog
 
     def metrics(self) -> dict[str, Any]:
-        measured = max(self.slots - self.warmup, 1)
+        measured = self.last_slot + 1 - self.warmup  # the slots run after the warm-up
+        if measured <= 0:
+            return self._nothing_measured()
         m: dict[str, Any] = {
             "link_utilization": self.sent / (self.n_links * measured),
             "mean_delay": self.delay_sum / self.absorbed if self.absorbed else None,
@@ -122,10 +142,8 @@ class DeflectionReporter(BaseReporter):
             "throughput_per_node": self.absorbed / (self.n_nodes * measured),
             "delivered": self.absorbed,
         }
-        window = self._series[self.warmup:]
-        offered, accepted, sent, deflected = ([row[i] for row in window] for i in range(4))
-        m["link_utilization_ci95"] = ratio_ci95(sent, [self.n_links] * len(window))
-        m["deflection_fraction_ci95"] = ratio_ci95(deflected, sent)
+        m["link_utilization_ci95"] = self.util_batches.half_width()
+        m["deflection_fraction_ci95"] = self.defl_batches.half_width()
         if self.queueing:
             transit = self.delay_sum / self.absorbed if self.absorbed else None
             queued = self.qdelay_sum / self.absorbed if self.absorbed else None
@@ -135,8 +153,16 @@ class DeflectionReporter(BaseReporter):
             m["mean_queue_per_node"] = self._backlog / self.n_nodes
         else:
             m["accept_fraction"] = self.accepted / self.offered if self.offered else None
-            m["accept_fraction_ci95"] = ratio_ci95(accepted, offered)
+            m["accept_fraction_ci95"] = self.accept_batches.half_width()
         return m
+
+    def _nothing_measured(self) -> dict[str, Any]:
+        """Every metric None: the run ended before its warm-up did."""
+        names = ["link_utilization", "mean_delay", "mean_delay_ci95", "deflection_fraction", "deflection_distance_hist",
+                 "throughput_per_node", "link_utilization_ci95", "deflection_fraction_ci95"]
+        names += (["mean_transit_delay", "mean_queueing_delay", "mean_queue_per_node"] if self.queueing
+                  else ["accept_fraction", "accept_fraction_ci95"])
+        return {**dict.fromkeys(names), "delivered": 0}
 
     def per_node(self) -> dict[str, list[Any]]:
         return {
@@ -148,8 +174,10 @@ class DeflectionReporter(BaseReporter):
         }
 
     def series(self) -> list[dict[str, Any]]:
-        out = []
-        for slot, (off, acc, sent, defl, dist, n_after) in enumerate(self._series):
+        out: list[dict[str, Any]] = []
+        if self._series is None:
+            return out
+        for slot, (off, acc, sent, defl, dist, n_after) in enumerate(self._series[:self.last_slot + 1]):
             out.append({
                 "slot": slot,
                 "link_utilization": sent / self.n_links,

@@ -19,7 +19,7 @@ from ._broadcast_reporter import STEP_FIELDS, BroadcastReporter, StepEvent
 from ._labels import StreamLabels, first_label, next_label
 from ._queues import ClassQueues, LabelQueues, PortQueues, port_indices
 from ._reporter import BaseReporter
-from ._stats import T_975, BatchMeans, RunningMean, ratio_ci95, t_half_width
+from ._stats import T_975, BatchMeans, RunningMean, WindowBatches, ratio_ci95, t_half_width
 from ._unicast_reporter import UNICAST_EVENTS, UnicastReporter
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "StepEvent",
     "StreamLabels",
     "UnicastReporter",
+    "WindowBatches",
     "available_slot",
     "first_label",
     "next_label",

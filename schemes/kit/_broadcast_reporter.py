@@ -13,8 +13,11 @@ Topology-agnostic (it uses only the node count): any scheme whose nodes record t
   ports; a packet about to be transmitted in the slot counts).
 * ``max_queue`` M: the largest such count at any node in any measured slot.
 
-Packets born in ``[warmup, slots)`` that complete before the run ends are measured;
-those still incomplete at the end are counted (``incomplete_at_end``). Every reception is
+Packets born in the measured window (slots ``warmup`` .. the last slot run) that complete
+before the run ends are measured; those still incomplete at the end are counted
+(``incomplete_at_end``). A run stopped before its warm-up ended measured nothing: every
+metric is then None. Per-slot values are kept only when the run asks for its series
+(``RunSpec(series=True)``, ``--series``); the metrics need only running sums. Every reception is
 checked against the packet's receiver set: a second reception of one packet at one node
 is a violation of the exactly-once invariant.
 """
@@ -26,9 +29,10 @@ from typing import Any, NamedTuple
 
 from .._base import Setup
 from ._reporter import BaseReporter
-from ._stats import BatchMeans, ratio_ci95
+from ._stats import BatchMeans, WindowBatches
 
 __all__ = ["STEP_FIELDS", "BroadcastReporter", "StepEvent"]
+
 
 class StepEvent(NamedTuple):
     """The ``step`` event a broadcast node records once per slot it is awake."""
@@ -67,7 +71,12 @@ class BroadcastReporter(BaseReporter):
         self.q_cur = 0
         self.q_cur_start = 0
         self.q_adj = 0
-        self.q_series: list[int] = []
+        self.q_sum = 0
+        self.q_slots = 0
+        self.q_batches = WindowBatches(self.warmup, self.slots)
+        self.keep_series = setup.series
+        self.q_series: list[int] = []  # per measured slot, only when the series is asked for
+        self.last_slot = -1
         self.max_q = 0
         self.max_q_node = -1
         self.node_births = [0] * n
@@ -128,9 +137,14 @@ class BroadcastReporter(BaseReporter):
 
     def end_slot(self, slot: int) -> None:
         self._account_completions()
+        self.last_slot = slot
         q_total = self.q_cur_start + self.q_adj
         if slot >= self.warmup:
-            self.q_series.append(q_total)
+            self.q_sum += q_total
+            self.q_slots += 1
+            self.q_batches.add(slot, q_total, self.n_nodes)
+            if self.keep_series:
+                self.q_series.append(q_total)
         self.q_cur_start = self.q_cur
         self.q_adj = 0
 
@@ -145,14 +159,14 @@ class BroadcastReporter(BaseReporter):
 
     def metrics(self) -> dict[str, Any]:
         n = self.n_nodes
-        qs = self.q_series
+        qs = self.q_slots
         return {
             "mean_broadcast_delay": self.d_sum / self.measured if self.measured else None,
             "mean_broadcast_delay_ci95": self.d_batches.half_width(),
             "mean_reception_delay": self.r_sum / self.measured if self.measured else None,
-            "mean_queue_per_node": sum(qs) / (len(qs) * n) if qs else None,
-            "mean_queue_per_node_ci95": ratio_ci95([float(q) for q in qs], [float(n)] * len(qs)),
-            "max_queue": self.max_q,
+            "mean_queue_per_node": self.q_sum / (qs * n) if qs else None,
+            "mean_queue_per_node_ci95": self.q_batches.half_width(),
+            "max_queue": self.max_q if qs else None,
             "broadcasts_measured": self.measured,
             "incomplete_at_end": len(self.live),
         }

@@ -9,9 +9,10 @@ spread of the batch values gives the interval of the overall mean.
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections.abc import Sequence
 
-__all__ = ["BatchMeans", "RunningMean", "T_975", "ratio_ci95", "t_half_width"]
+__all__ = ["BatchMeans", "RunningMean", "T_975", "WindowBatches", "ratio_ci95", "t_half_width"]
 
 #: Two-sided 95% Student t quantiles by degrees of freedom (1..30).
 T_975 = [0.0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
@@ -108,3 +109,35 @@ class RunningMean:
 
     def mean(self) -> float | None:
         return self.total / self.n if self.n else None
+
+
+class WindowBatches:
+    """Streaming batch sums of a per-slot ratio ``sum(num)/sum(den)`` over the measured window.
+
+    The planned window (``slots - warmup`` slots) is cut as :func:`ratio_ci95` cuts a
+    per-slot list (at most ``n_batches`` consecutive batches ``[int(b w), int((b+1) w))``),
+    so a run that goes its full length gets exactly ``ratio_ci95``'s interval without
+    keeping one value per slot. A run stopped early fills only its first batches; the
+    interval is then taken over those (fewer batches, a wider t quantile).
+    """
+
+    __slots__ = ("bounds", "dens", "nums", "warmup")
+
+    def __init__(self, warmup: int, slots: int, n_batches: int = 10) -> None:
+        n = max(slots - warmup, 1)
+        k = min(n_batches, n)
+        w = n / k
+        self.warmup = warmup
+        self.bounds = [int(b * w) for b in range(k)]
+        self.nums = [0.0] * k
+        self.dens = [0.0] * k
+
+    def add(self, slot: int, num: float, den: float) -> None:
+        """Add a measured slot's numerator and denominator (integer sums stay exact)."""
+        b = bisect_right(self.bounds, slot - self.warmup) - 1
+        self.nums[b] += num
+        self.dens[b] += den
+
+    def half_width(self) -> float | None:
+        """Student-t 95% half-width of the batch ratios (None below two filled batches)."""
+        return t_half_width([num / den for num, den in zip(self.nums, self.dens) if den])

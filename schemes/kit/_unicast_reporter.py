@@ -9,7 +9,9 @@ Nodes record three events:
 
 Conservation (every packet delivered, in flight, held or lost by a recorded cause) is
 checked at the end against the transport's in-flight list, the nodes' holdings and the
-fault ledger. Packets born in ``[warmup, slots)`` are measured.
+fault ledger. Packets born in the measured window (slots ``warmup`` .. the last slot run)
+are measured, and time averages are taken over the slots actually run after the warm-up;
+a run stopped before its warm-up ended measured nothing and reports None.
 """
 
 from __future__ import annotations
@@ -92,7 +94,7 @@ class UnicastReporter(BaseReporter):
             "mean_delay_ci95": self.delays.half_width(),
             "mean_hops": self.hops_sum / m if m else None,
             "mean_queue_per_node": self.q_area / (self.q_slots * self.n_nodes) if self.q_slots else None,
-            "max_queue": self.max_q,
+            "max_queue": self.max_q if self.q_slots else None,
             "packets_measured": m,
         }
 

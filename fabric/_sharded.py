@@ -1,0 +1,121 @@
+"""The fabric of one shard: its own nodes' links, plus an outbox per other shard.
+
+A run split into ``K`` shards gives each shard a contiguous block of node ids (on a
+hypercube the high address bits, on a torus or mesh slabs along the last dimension,
+since dimension 0 varies fastest). A :class:`ShardTransport` is the in-process
+transport for the shard's own nodes; a message to a node of another shard goes, still
+as the msgpack bytes its outlet made, into that shard's outbox. At the end of a slot
+the shard ships each outbox as one frame and feeds the frames it receives to
+:meth:`ShardTransport.accept`; from there on delivery is exactly the in-process one
+(inboxes sorted by in-port, faults judged by receiver), so a run's results do not
+depend on how its nodes are split.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ._clock import SlotClock
+from ._codec import decode, encode
+from ._errors import FabricError
+from ._faults import FaultSchedule
+from ._topology import Topology
+from ._transport import InProcessTransport, LostCallback
+
+__all__ = ["ShardMap", "ShardTransport"]
+
+
+class ShardMap:
+    """Which shard hosts each node: contiguous blocks of node ids.
+
+    Example:
+        >>> m = ShardMap(10, 3)
+        >>> [m.shard_of(v) for v in range(10)], list(m.nodes(2))
+        ([0, 0, 0, 0, 1, 1, 1, 1, 2, 2], [8, 9])
+    """
+
+    def __init__(self, n_nodes: int, shards: int) -> None:
+        if not 1 <= shards <= n_nodes:
+            raise FabricError(f"cannot split {n_nodes} nodes into {shards} shards")
+        self.n_nodes, self.shards = n_nodes, shards
+        self.block = math.ceil(n_nodes / shards)
+        if (shards - 1) * self.block >= n_nodes:
+            raise FabricError(f"{shards} shards of {self.block} nodes leave the last one empty ({n_nodes} nodes)")
+
+    def shard_of(self, node: int) -> int:
+        return node // self.block
+
+    def nodes(self, shard: int) -> range:
+        return range(shard * self.block, min((shard + 1) * self.block, self.n_nodes))
+
+    def cross_links(self, topology: Topology) -> tuple[int, int]:
+        """(directed links between shards, all directed links)."""
+        cross = total = 0
+        for v in range(topology.n_nodes):
+            for p in topology.ports(v):
+                total += 1
+                cross += self.shard_of(v) != self.shard_of(p.neighbour)
+        return cross, total
+
+
+class ShardTransport(InProcessTransport):
+    """The in-process transport of one shard, with outboxes for the other shards."""
+
+    def __init__(
+        self,
+        topology: Topology,
+        clock: SlotClock,
+        shard_map: ShardMap,
+        shard: int,
+        faults: FaultSchedule | None = None,
+        seed: int = 0,
+        on_lost: LostCallback | None = None,
+        quantum: int = 1,
+    ) -> None:
+        super().__init__(topology, clock, faults, seed, on_lost, quantum)
+        self.map = shard_map
+        self.shard = shard
+        self.local = shard_map.nodes(shard)
+        self._outbox: list[list[tuple[int, int, int, bytes]]] = [[] for _ in range(shard_map.shards)]
+        self.sent_local = 0
+        self.sent_cross = 0
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": "shard", "shard": self.shard, "shards": self.map.shards}
+
+    def park(self, receiver: int, in_port: int, data: bytes) -> None:
+        if receiver in self.local:
+            self.sent_local += 1
+            super().park(receiver, in_port, data)
+        else:
+            self.sent_cross += 1
+            self._outbox[self.map.shard_of(receiver)].append((0, receiver, in_port, data))
+
+    def park_later(self, due: int, receiver: int, in_port: int, data: bytes) -> None:
+        if receiver in self.local:
+            self.sent_local += 1
+            super().park_later(due, receiver, in_port, data)
+        else:
+            self.sent_cross += 1
+            self._outbox[self.map.shard_of(receiver)].append((due, receiver, in_port, data))
+
+    def frames(self) -> list[bytes]:
+        """This slot's outbox for each shard (empty for itself), as frames; outboxes are emptied."""
+        out = [encode(box) for box in self._outbox]
+        for box in self._outbox:
+            box.clear()
+        return out
+
+    def accept(self, frame: bytes) -> None:
+        """Take another shard's messages for this shard's nodes."""
+        for due, receiver, in_port, data in decode(frame):
+            if receiver not in self.local:
+                raise FabricError(f"shard {self.shard} got a message for node {receiver}, hosted elsewhere")
+            if due:
+                super().park_later(due, receiver, in_port, data)
+            else:
+                super().park(receiver, in_port, data)
+
+    def busy(self) -> bool:
+        return super().busy() or any(self._outbox)

@@ -1,0 +1,127 @@
+"""The MQTT broker of a sharded run: a private mosquitto, or one the user names.
+
+By default a run gets its own mosquitto on a free loopback port, with credentials made
+for the run and an ACL that confines them to the run's topic namespace
+(``slotnet/<run>/#``); it is stopped when the run ends. ``--broker mqtt://host:port``
+uses an existing broker instead (user and password in the URL, or the password in
+``SLOTNET_MQTT_PASSWORD``).
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from slotnet.errors import SlotnetError, SpecError
+
+__all__ = ["BrokerAddress", "parse_broker", "private_broker", "topic_root"]
+
+PASSWORD_ENV = "SLOTNET_MQTT_PASSWORD"
+INSTALL_HINT = "mosquitto not found: install it (Debian/Ubuntu: apt-get install mosquitto) or pass --broker mqtt://HOST:PORT"
+
+
+@dataclass(frozen=True)
+class BrokerAddress:
+    """Where a broker listens and how to log in."""
+
+    host: str
+    port: int
+    user: str | None = None
+    password: str | None = None
+
+    @property
+    def url(self) -> str:
+        """The URL without the password (what results and logs show)."""
+        who = f"{self.user}@" if self.user else ""
+        return f"mqtt://{who}{self.host}:{self.port}"
+
+
+def topic_root(run_id: str) -> str:
+    """The topic namespace of one run."""
+    return f"slotnet/{run_id}"
+
+
+def parse_broker(url: str) -> BrokerAddress:
+    """``mqtt://[user[:password]@]host:port`` (the password may come from ``SLOTNET_MQTT_PASSWORD``).
+
+    Raises:
+        SpecError: naming what is wrong with ``url``.
+    """
+    parts = urlsplit(url)
+    if parts.scheme != "mqtt" or not parts.hostname:
+        raise SpecError(f"--broker must look like mqtt://[user[:password]@]host:port, got {url!r}")
+    try:
+        port = parts.port or 1883
+    except ValueError:
+        raise SpecError(f"--broker {url!r}: bad port") from None
+    password = parts.password or os.environ.get(PASSWORD_ENV)
+    return BrokerAddress(parts.hostname, port, parts.username, password)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_listening(port: int, proc: subprocess.Popen[bytes], log: Path, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            tail = log.read_text(errors="replace").strip().splitlines()[-1:] or ["(no output)"]
+            raise SlotnetError(f"mosquitto exited at start (status {proc.returncode}): {tail[0]}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise SlotnetError(f"mosquitto did not listen on 127.0.0.1:{port} within {timeout:g} s")
+
+
+@contextmanager
+def private_broker(run_id: str) -> Iterator[BrokerAddress]:
+    """Start a mosquitto private to ``run_id`` on loopback; stop it on exit.
+
+    Raises:
+        SpecError: mosquitto (or mosquitto_passwd) is not installed.
+        SlotnetError: it failed to start.
+    """
+    exe = shutil.which("mosquitto") or ("/usr/sbin/mosquitto" if Path("/usr/sbin/mosquitto").exists() else None)
+    passwd = shutil.which("mosquitto_passwd")
+    if exe is None or passwd is None:
+        raise SpecError(INSTALL_HINT)
+    user, password = f"run-{run_id}", secrets.token_urlsafe(18)
+    with tempfile.TemporaryDirectory(prefix="slotnet-broker-") as tmp:
+        d = Path(tmp)
+        (d / "passwd").touch(mode=0o600)
+        subprocess.run([passwd, "-b", str(d / "passwd"), user, password], check=True, capture_output=True)
+        (d / "acl").write_text(f"user {user}\ntopic readwrite {topic_root(run_id)}/#\n")
+        port = _free_port()
+        conf = [f"listener {port} 127.0.0.1", "allow_anonymous false", f"password_file {d / 'passwd'}",
+                f"acl_file {d / 'acl'}", "persistence false", f"user {getpass.getuser()}",
+                "max_queued_messages 0", "message_size_limit 0"]
+        (d / "mosquitto.conf").write_text("\n".join(conf) + "\n")
+        log = d / "mosquitto.log"
+        with open(log, "wb") as out:
+            proc = subprocess.Popen([exe, "-c", str(d / "mosquitto.conf")], stdout=out, stderr=subprocess.STDOUT)
+        try:
+            _wait_listening(port, proc, log)
+            yield BrokerAddress("127.0.0.1", port, user, password)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()

@@ -1,0 +1,227 @@
+"""The live pieces of one run, or of one shard of it: node tasks, contexts, the transport.
+
+A :class:`Network` hosts the nodes of ``local`` (all of them in a one-process run, a
+block of them in a shard), builds their contexts, runs one slot at a time (control
+faults, delivery, wake-ups, restarts, the barrier) and is the target of control faults.
+Events nodes record go to a sink: the reporter's handlers directly, or a
+:class:`SlotBatch` that ships them (see ``_observer``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import trio
+
+from slotnet.errors import NodeFailure, SlotnetError
+from slotnet.fabric import FAULT_KINDS, FaultEvent, SlotClock, Transport
+from slotnet.nodes import Node
+from slotnet.nodes.runtime import NodeContext, SlotRuntime, TracedContext, node_rng
+
+from ._observer import SlotBatch
+from ._spec import Prepared
+from ._trace import Tracer
+
+__all__ = ["Network", "checked_handlers"]
+
+#: (node, slot, kind, values) -> None: where recorded events go.
+Sink = Callable[[int, int, str, tuple[Any, ...]], None]
+#: (slot, sender, port, receiver, message, cause) -> None: a message a fault destroyed.
+LostSink = Callable[[int, int, int, int, Any, str], None]
+
+
+def checked_handlers(reporter: Any) -> dict[str, Callable[..., None]]:
+    """The reporter's handlers, each checked against its event's declared fields.
+
+    Raises:
+        SlotnetError: naming the event whose handler does not take (node, slot, *fields).
+    """
+    handlers = dict(reporter.handlers())
+    for kind, fields in reporter.events.items():
+        if kind not in handlers:
+            raise SlotnetError(f"reporter {type(reporter).__name__} declares event {kind!r} but has no handler for it")
+        try:
+            inspect.signature(handlers[kind]).bind(0, 0, *fields)
+        except TypeError:
+            raise SlotnetError(f"reporter {type(reporter).__name__}: the handler of {kind!r} does not take "
+                               f"(node, slot, {', '.join(fields)})") from None
+    return handlers
+
+
+class Network:
+    """The nodes of ``local``, their contexts and tasks, the transport; the target of control faults."""
+
+    def __init__(
+        self,
+        prep: Prepared,
+        transport: Callable[[SlotClock, LostSink], Transport],
+        *,
+        handlers: Mapping[str, Callable[..., None]] | None,
+        batch: SlotBatch | None,
+        on_lost: LostSink,
+        tracer: Tracer | None,
+        local: range | None = None,
+    ) -> None:
+        self.prep = prep
+        self.clock = SlotClock()
+        self.runtime = SlotRuntime()
+        self.tracer = tracer
+        self._on_lost = on_lost
+        self.transport: Transport = transport(self.clock, self._lost)
+        self.handlers = handlers
+        self.batch = batch
+        n = prep.topology.n_nodes
+        self.local = local if local is not None else range(n)
+        self.outlets: dict[int, Any] = {v: self.transport.outlet(v) for v in self.local}
+        self.contexts: list[NodeContext | None] = [None] * n
+        for v in self.local:
+            self.contexts[v] = self._context(v, 0)
+        self.nodes: list[Node | None] = [None] * n
+        self.scopes: list[trio.CancelScope | None] = [None] * n
+        self.restarts: list[int] = []
+        self.last_active = -1
+
+    # -- contexts and events ------------------------------------------------------------
+    def _record(self, node: int, slot: int, kind: str, values: tuple[Any, ...]) -> None:
+        if self.batch is not None:
+            self.batch.record(node, slot, kind, values)
+            return
+        assert self.handlers is not None
+        try:
+            handler = self.handlers[kind]
+        except KeyError:
+            raise SlotnetError(f"node {node} recorded unknown event {kind!r} in slot {slot}") from None
+        handler(node, slot, *values)
+
+    def _traced_record(self, node: int, slot: int, kind: str, values: tuple[Any, ...]) -> None:
+        self._record(node, slot, kind, values)
+        assert self.tracer is not None
+        self.tracer.record(node, slot, kind, values)
+
+    def _context(self, v: int, incarnation: int) -> NodeContext:
+        prep = self.prep
+        common: dict[str, Any] = dict(
+            node=v, ports=prep.topology.ports(v), geometry=prep.topology, params=prep.node_params,
+            rng=node_rng(prep.spec.seed, v, incarnation), outlet=self.outlets[v], clock=self.clock,
+            runtime=self.runtime, on_unread=self._unread, incarnation=incarnation, quantum=prep.quantum,
+        )
+        if self.tracer is not None and self.tracer.wants_node(v):
+            return TracedContext(tap=self.tracer.tap, recorder=self._traced_record, **common)
+        return NodeContext(recorder=self._record, **common)
+
+    def _lost(self, slot: int, sender: int, port: int, receiver: int, message: Any, cause: str) -> None:
+        self._on_lost(slot, sender, port, receiver, message, cause)
+        if self.tracer is not None:
+            for v in (sender, receiver):
+                if v >= 0 and self.tracer.wants_node(v):
+                    self.tracer.driver_tap(v, self.clock.slot, "lost", {"from": sender, "port": port, "to": receiver,
+                                                                 "message": message, "cause": cause})
+
+    def _unread(self, node: int, inbox: Any) -> None:
+        cause = "node_down" if not self.transport.is_alive(node) else "node_finished"
+        for _, message in inbox:
+            self.transport.lose_unread(node, message, cause)
+
+    # -- node tasks -----------------------------------------------------------------------
+    async def node_main(self, v: int, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        ctx = self.contexts[v]
+        assert ctx is not None
+        try:
+            node = self.prep.scheme.node(ctx)
+        except SlotnetError:
+            raise
+        except Exception as exc:
+            raise NodeFailure(v, self.clock.slot, exc) from exc
+        self.nodes[v] = node
+        ctx._task = trio.lowlevel.current_task()
+        self.runtime.running += 1
+        with trio.CancelScope() as scope:
+            self.scopes[v] = scope
+            task_status.started()
+            try:
+                await node.run()
+            except (trio.Cancelled, SlotnetError):
+                raise
+            except Exception as exc:
+                raise NodeFailure(v, self.clock.slot, exc) from exc
+            self.runtime.step_done()  # returned: its last step is over
+
+    async def start(self, nursery: trio.Nursery) -> None:
+        """Slot 0: its control faults, then every live local node's first step."""
+        for ev in self.prep.spec.faults.by_slot.get(0, ()):
+            if not FAULT_KINDS[ev.kind].after_delivery:
+                self.apply(ev)
+        for v in self.local:
+            if self.transport.is_alive(v):
+                await nursery.start(self.node_main, v)
+        self.last_active = 0
+        await self.runtime.wait_quiescent()
+
+    async def step(self, slot: int, nursery: trio.Nursery) -> None:
+        """Run slot ``slot``: control faults, delivery, wake-ups, restarts, then the barrier."""
+        self.clock.slot = slot
+        events = self.prep.spec.faults.by_slot.get(slot, ())
+        late = []
+        for ev in events:
+            if FAULT_KINDS[ev.kind].after_delivery:
+                late.append(ev)
+            else:
+                self.apply(ev)
+        woken = self.runtime.wake(slot, await self.transport.exchange(slot), self.contexts)
+        for ev in late:
+            self.apply(ev)
+        for v in self.restarts:
+            await nursery.start(self.node_main, v)
+        self.restarts.clear()
+        if woken or self.runtime.running:
+            self.last_active = slot
+        await self.runtime.wait_quiescent()
+
+    def quiescent(self) -> bool:
+        """Nothing left to do here: no node awake or due, nothing in flight."""
+        return self.runtime.running == 0 and self.runtime.next_due() is None and not self.transport.busy()
+
+    # -- end-of-run state ---------------------------------------------------------------
+    def held(self) -> list[int]:
+        return [(node.held() if node is not None else 0) for node in self.nodes]
+
+    def held_packets(self) -> list[Any]:
+        return [(node.held_packets() if node is not None else ()) for node in self.nodes]
+
+    # -- faults (the injector; kinds call back into FaultTarget) ---------------------------
+    def apply(self, ev: FaultEvent) -> None:
+        kind = FAULT_KINDS[ev.kind]
+        if self.tracer is not None and ev.node in self.local and self.tracer.wants_node(ev.node) \
+                and kind.takes_effect(ev, self):
+            self.tracer.driver_tap(ev.node, self.clock.slot, "fault", {"fault": ev.kind, "port": ev.port})
+        kind.apply(ev, self)
+
+    def is_alive(self, node: int) -> bool:
+        return self.transport.is_alive(node)
+
+    def set_link(self, node: int, port: int, up: bool) -> None:
+        self.transport.set_link(node, port, up)
+
+    def crash(self, node: int) -> None:
+        if node not in self.local or not self.transport.is_alive(node):
+            return
+        victim = self.nodes[node]
+        held = victim.held() if victim is not None else 0
+        if held:
+            self.transport.ledger.add("lost", "crash", held)
+        self.transport.set_alive(node, False)
+        scope = self.scopes[node]
+        if scope is not None:
+            scope.cancel()
+        self.nodes[node] = None
+
+    def recover(self, node: int) -> None:
+        if node not in self.local or self.transport.is_alive(node):
+            return
+        old = self.contexts[node]
+        assert old is not None
+        self.contexts[node] = self._context(node, old.incarnation + 1)
+        self.transport.set_alive(node, True)
+        self.restarts.append(node)  # started in this slot, after the delivery
