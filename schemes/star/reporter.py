@@ -1,0 +1,170 @@
+"""The STAR observer: the kit's broadcast metrics plus unicast delay, class waits and link use.
+
+* From :class:`~slotnet.schemes.kit.BroadcastReporter` (§2's definitions):
+  ``mean_reception_delay``, ``mean_broadcast_delay`` (with its 95% batch-means CI),
+  ``mean_queue_per_node`` (every packet a node still has to forward, broadcast or
+  unicast), ``max_queue``, and the exactly-once invariant.
+* Unicast (§4, runs with ``lam_unicast > 0``), from an inner
+  :class:`~slotnet.schemes.kit.UnicastReporter`: ``mean_unicast_delay`` (birth to
+  arrival at the destination, CI), ``mean_unicast_hops``, ``unicasts_measured``,
+  ``mean_wait_unicast``; invariant ``unicast_conservation`` (every unicast delivered, in
+  flight, held or lost), counted on unicast packets only.
+* Waiting time per hop (``send slot - queueing slot``, §3.2's W, service excluded), over
+  transmissions made in the measured window: ``mean_wait`` (all), ``mean_wait_high``
+  (class 0), ``mean_wait_low`` (the last class), ``mean_wait_medium`` (three classes),
+  and by broadcast traffic type whatever the discipline,
+  ``mean_wait_ending_dim`` / ``mean_wait_other_dims``. With one class (FCFS) the class
+  waits are all ``mean_wait``, as in the theory.
+* ``link_utilization``: transmissions per directed link and measured slot, averaged over
+  every directed link; ``link_utilization_max``: the busiest link's; ``link_imbalance``:
+  their ratio (1 when the load is balanced); ``link_utilization_per_dim``: the mean over
+  the directed links of each dimension (eq. (2)/(4) make them equal).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .._base import Setup
+from ..kit import BroadcastReporter, UnicastReporter
+from .node import LINK_FIELDS
+
+__all__ = ["StarReporter"]
+
+#: class of each traffic type (bcast off ending, unicast, bcast on ending) per class count
+_CLASS_OF = {1: (0, 0, 0), 2: (0, 0, 1), 3: (0, 1, 2)}
+
+
+class StarReporter(BroadcastReporter):
+    """Streaming metrics of a STAR run (broadcast, unicast, waits, links)."""
+
+    events: Mapping[str, tuple[str, ...]] = {
+        **BroadcastReporter.events,
+        "links": LINK_FIELDS,
+        "born": ("count",),
+        "delivered": ("birth", "hops"),
+    }
+
+    def __init__(self, setup: Setup) -> None:
+        super().__init__(setup)
+        self.classes = int(setup.params.get("n_classes", 2))
+        self.unicast = UnicastReporter(setup)
+        self.with_unicast = float(setup.params.get("lam_unicast", 0.0)) > 0
+        n = setup.topology.n_nodes
+        self.latest: list[tuple[int, ...] | None] = [None] * n
+        self.base: list[tuple[int, ...] | None] = [None] * n
+        self.last_slot = -1
+        self.unicast_lost = 0
+
+    def handlers(self) -> Mapping[str, Any]:
+        inner = self.unicast.handlers()
+        return {**super().handlers(), "links": self.links, "born": inner["born"], "delivered": inner["delivered"]}
+
+    def links(self, node: int, slot: int, counters: tuple[int, ...]) -> None:
+        """Keep the node's latest cumulative counters, and the last ones before the warm-up ends."""
+        if slot < self.warmup:
+            self.base[node] = counters
+        self.latest[node] = counters
+
+    def end_slot(self, slot: int) -> None:
+        super().end_slot(slot)
+        self.unicast.end_slot(slot)
+        self.last_slot = slot
+
+    def on_lost(self, slot: int, sender: int, port: int, receiver: int, message: Any, cause: str) -> None:
+        super().on_lost(slot, sender, port, receiver, message, cause)
+        if _is_unicast(message):
+            self.unicast_lost += 1
+
+    def _measured(self) -> list[list[int]]:
+        """Per node, its counters over the measured window (latest minus warm-up baseline)."""
+        out: list[list[int]] = []
+        for cur, base in zip(self.latest, self.base):
+            if cur is None:
+                out.append([])
+            elif base is None:
+                out.append(list(cur))
+            else:
+                out.append([a - b for a, b in zip(cur, base)])
+        return out
+
+    def metrics(self) -> dict[str, Any]:
+        out = super().metrics()
+        if self.with_unicast:
+            u = self.unicast.metrics()
+            out["mean_unicast_delay"] = u["mean_delay"]
+            out["mean_unicast_delay_ci95"] = u["mean_delay_ci95"]
+            out["mean_unicast_hops"] = u["mean_hops"]
+            out["unicasts_measured"] = u["packets_measured"]
+        out.update(self._link_metrics())
+        return out
+
+    def _link_metrics(self) -> dict[str, Any]:
+        top = self.setup.topology
+        n_ports = top.n_links // top.n_nodes
+        slots = self.last_slot - self.warmup + 1
+        waits = [0] * 3
+        counts = [0] * 3
+        busiest = 0
+        total = 0
+        port_dim = [p.dim for p in top.ports(0)]  # the same on every node of a torus or cube
+        dim_links = [port_dim.count(k) for k in range(top.d)]
+        per_dim = [0] * top.d
+        for row in self._measured():
+            if not row:
+                continue
+            sent = row[:n_ports]
+            total += sum(sent)
+            for port, k in enumerate(port_dim):
+                per_dim[k] += sent[port]
+            busiest = max(busiest, max(sent))
+            for t in range(3):
+                waits[t] += row[n_ports + t]
+                counts[t] += row[n_ports + 3 + t]
+        out: dict[str, Any] = {}
+        if slots > 0:
+            mean = total / (top.n_links * slots)
+            out["link_utilization"] = mean
+            out["link_utilization_max"] = busiest / slots
+            out["link_imbalance"] = busiest / slots / mean if mean else None
+            out["link_utilization_per_dim"] = [v / (slots * top.n_nodes * c) for v, c in zip(per_dim, dim_links)]
+        cls = _CLASS_OF[self.classes]
+
+        def ratio(types: Sequence[int]) -> float | None:
+            c = sum(counts[t] for t in types)
+            return sum(waits[t] for t in types) / c if c else None
+
+        out["mean_wait"] = ratio((0, 1, 2))
+        out["mean_wait_high"] = ratio([t for t in range(3) if cls[t] == 0])
+        if self.classes == 3:
+            out["mean_wait_medium"] = ratio([t for t in range(3) if cls[t] == 1])
+        out["mean_wait_low"] = ratio([t for t in range(3) if cls[t] == self.classes - 1])
+        if self.with_unicast:
+            out["mean_wait_unicast"] = ratio((1,))
+        out["mean_wait_other_dims"] = ratio((0,))
+        out["mean_wait_ending_dim"] = ratio((2,))
+        return out
+
+    def per_node(self) -> dict[str, list[Any]]:
+        out = super().per_node()
+        top = self.setup.topology
+        n_ports = top.n_links // top.n_nodes
+        out["sent_per_port"] = [row[:n_ports] for row in self._measured()]
+        out["unicasts_delivered"] = self.unicast.node_delivered
+        return out
+
+    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+        """Exactly-once broadcast reception (kit) and conservation of unicast packets."""
+        out = super().invariants(lost, in_flight, held)
+        u_flight = [e for e in in_flight if _is_unicast(e[2])]
+        u_held = [sum(1 for key in items if key[0] < 0) for items in self._holdings]
+        u_lost = {"faults": self.unicast_lost} if self.unicast_lost else {}
+        cons = self.unicast.invariants(u_lost, u_flight, u_held)["conservation"]
+        out["unicast_conservation"] = cons
+        return out
+
+
+def _is_unicast(message: Any) -> bool:
+    """A unicast header starts with ``-(source + 1) < 0`` (see :mod:`.node`)."""
+    return isinstance(message, tuple) and len(message) == 6 and message[0] < 0
