@@ -1,0 +1,196 @@
+"""The dynamic-broadcast node rule (§6) and its reporter.
+
+Every node generates broadcast requests by a Poisson process of rate λ per time unit
+(drawn per tick from its own stream: rate λ/q) and keeps them in a FIFO queue. Time is
+cut into PMNB intervals that all nodes start together, with no synchronisation beyond
+the common clock: an interval starting at tick t0 involves the head packet of every
+node whose queue is not empty at t0 (born at or before t0), and lasts the timetable of
+:class:`IntervalSchedule` for the M that the prefix tells every node; the next interval
+starts when it ends. Within it, :class:`IntervalNode` is the node's whole rule.
+
+Queue figure (``mean_queue_per_node``, the stability monitor's backlog): packets born
+here whose interval has not ended yet (waiting, or in their interval). Delays: birth
+to the tick the last node holds every piece, in time units (§6's T).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from slotnet.nodes import Node, NodeContext
+from slotnet.schemes.kit import STEP_FIELDS, BirthProcess, BroadcastReporter
+
+from .._base import Setup
+from ._dynamic_pmnb import IntervalNode
+from ._dynamic_schedule import IntervalSchedule
+
+__all__ = ["DynamicNode", "DynamicReporter"]
+
+
+class DynamicNode(Node):
+    """One processor of the dynamic broadcasting scheme of §6."""
+
+    def __init__(self, ctx: NodeContext) -> None:
+        super().__init__(ctx)
+        geo = ctx.geometry
+        self.wrap = bool(geo.wrap)
+        self.sched = IntervalSchedule.build(geo.sides, self.wrap, ctx.params["tp_ticks"], ctx.quantum)
+        self.births = BirthProcess(ctx.rng, ctx.params["lam"] / ctx.quantum, start=float(ctx.slot))
+        self.queue: deque[tuple[int, float]] = deque()
+        self.seq = 0
+        self.ports = {(k, dr): ctx.port(k, dr) for k in range(geo.d) for dr in (1, -1)}
+
+    def held(self) -> int:
+        return len(self.queue)
+
+    def held_packets(self) -> Iterable[Any]:
+        node = self.ctx.node
+        return [(node, seq) for seq, _tau in self.queue]
+
+    def _next_wake(self, now: int, t0: int, step: int, machine: IntervalNode) -> int | None:
+        sched = self.sched
+        cands = []
+        birth = self.births.wake_slot()
+        if birth is not None:
+            cands.append(birth)
+        nxt = machine.next_send_step(step)
+        if nxt is not None:
+            cands.append(t0 + sched.offset(nxt))
+        if machine.m is not None:
+            cands.append(t0 + sched.length_ticks(machine.m))
+        later = [c for c in cands if c > now]
+        return min(later) if later else None
+
+    async def run(self) -> None:
+        ctx = self.ctx
+        sched, queue, node = self.sched, self.queue, ctx.node
+        q = ctx.quantum
+        t0 = 0
+        machine: IntervalNode | None = None
+        inbox: Any = ()
+        last_out = -1
+        reported = 0
+        while True:
+            now = ctx.slot
+            born = []
+            for tau in self.births.take_until(now):
+                self.seq += 1
+                born.append((self.seq, tau))
+                queue.append((self.seq, tau))
+            q_start = len(queue)
+            received: list[tuple[int, int]] = []
+            if machine is not None:
+                if inbox:
+                    step, starts = sched.step_containing(now - t0)
+                    if not starts:
+                        raise AssertionError(f"node {node}: a message arrived at tick {now}, between steps")
+                    for in_port, msg in inbox:
+                        machine.incoming(step - 1, in_port >> 1, -1 if in_port & 1 else 1, msg)
+                received, machine.completed = machine.completed, []
+                for o, s, c in machine.duplicates:
+                    ctx.record("duplicate", o, s, c)
+                machine.duplicates.clear()
+                if machine.m is not None and now - t0 == sched.length_ticks(machine.m):
+                    if node == 0:
+                        ctx.record("interval", machine.m, now - t0)
+                    if machine.packet is not None:
+                        queue.popleft()
+                    machine, t0, last_out = None, now, -1
+            if machine is None:
+                machine = IntervalNode(ctx.coords, sched, self.wrap, (node, queue[0][0]) if queue else None)
+            step, starts = sched.step_containing(now - t0)
+            if starts and step > last_out:
+                size = sched.duration(step) / q
+                ports, send = self.ports, ctx.send
+                for dim, direction, msg in machine.outgoing(step):
+                    port = ports[dim, direction]
+                    assert port is not None, f"node {node}: no port along {dim} towards {direction}"
+                    send(port, msg, size)
+                last_out = step
+            if born or received or len(queue) != reported:
+                ctx.record("step", born, received, q_start, len(queue))
+                reported = len(queue)
+            inbox = await ctx.idle(until=self._next_wake(now, t0, step, machine))
+
+
+class DynamicReporter(BroadcastReporter):
+    """The kit's broadcast reporter in time units, with the intervals and piece checks.
+
+    Metrics: ``mean_delay`` (birth to the last node's reception, §6's T) with its 95%
+    batch-means interval, ``mean_reception_delay``, the queue figures, and per interval
+    (those starting after the warm-up) the mean M and length. Invariants: the kit's
+    exactly-once reception, no piece received twice, every interval within ``V + M X``.
+    """
+
+    events: Mapping[str, tuple[str, ...]] = {"step": STEP_FIELDS, "interval": ("m", "ticks"),
+                                             "duplicate": ("origin", "seq", "cls")}
+
+    def __init__(self, setup: Setup) -> None:
+        super().__init__(setup)
+        self.q = setup.quantum
+        self.x, self.v = setup.params["X"], setup.params["V"]
+        self.intervals = 0
+        self.measured_intervals = 0
+        self.m_sum = 0
+        self.len_sum = 0.0
+        self.empty = 0
+        self.too_long: list[tuple[int, int, float]] = []
+        self.dup_pieces: list[tuple[int, int, int, int, int]] = []
+        self.final_slot = -1
+
+    def handlers(self) -> Mapping[str, Any]:
+        out = dict(super().handlers())
+        out.update(interval=self.on_interval, duplicate=self.on_duplicate)
+        return out
+
+    def on_interval(self, node: int, slot: int, m: int, ticks: int) -> None:
+        length = ticks / self.q
+        self.intervals += 1
+        if length > self.v + m * self.x + 1e-9:
+            self.too_long.append((slot - ticks, m, length))
+        if slot - ticks >= self.warmup:
+            self.measured_intervals += 1
+            self.m_sum += m
+            self.len_sum += length
+            self.empty += m == 0
+
+    def on_duplicate(self, node: int, slot: int, origin: int, seq: int, cls: int) -> None:
+        self.dup_pieces.append((slot, node, origin, seq, cls))
+
+    def end_slot(self, slot: int) -> None:
+        super().end_slot(slot)
+        self.final_slot = slot
+
+    def metrics(self) -> dict[str, Any]:
+        base = super().metrics()
+        q = self.q
+
+        def units(v: Any) -> Any:
+            return None if v is None else v / q
+
+        k = self.measured_intervals
+        return {
+            "mean_delay": units(base["mean_broadcast_delay"]),
+            "mean_delay_ci95": units(base["mean_broadcast_delay_ci95"]),
+            "mean_reception_delay": units(base["mean_reception_delay"]),
+            "mean_queue_per_node": base["mean_queue_per_node"],
+            "mean_queue_per_node_ci95": base["mean_queue_per_node_ci95"],
+            "max_queue": base["max_queue"],
+            "broadcasts_measured": base["broadcasts_measured"],
+            "incomplete_at_end": base["incomplete_at_end"],
+            "intervals": k,
+            "mean_active_per_interval": self.m_sum / k if k else None,
+            "mean_interval_length": self.len_sum / k if k else None,
+            "empty_interval_fraction": self.empty / k if k else None,
+            "time_units": (self.final_slot + 1) / q,
+        }
+
+    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+        out = super().invariants(lost, in_flight, held)
+        out["pieces_exactly_once"] = {"ok": not self.dup_pieces, "duplicates": len(self.dup_pieces),
+                                      "first": [list(x) for x in self.dup_pieces[:5]]}
+        out["interval_within_V_plus_MX"] = {"ok": not self.too_long, "intervals": self.intervals,
+                                            "too_long": [list(x) for x in self.too_long[:5]]}
+        return out

@@ -1,0 +1,209 @@
+"""The partial-exchange node rule (§5) and its reporter.
+
+A node starts knowing its coordinates, p, t_p and whether it is active (a membership
+test on the run's active set; nothing else of it). Phase 1: the row and the column
+prefix of §5 on median-rooted trees (:class:`LineScanNode`), both at once (rows use
+dimension-0 links, columns dimension-1 links), ``2 floor(p/2)`` steps of t_p each,
+messages of size t_p. Phase 2 starts at that tick, the same at every node: an active
+node learns r_i and c_j from its scans, picks R or C and queues its N - 1 packets;
+every node then routes (:class:`ExchangeRouter`), one whole packet per port per time
+unit. Nodes never return: a node cannot know when the last packet for it has arrived
+(it does not learn M), and the run ends at quiescence.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from slotnet.nodes import Node, NodeContext
+from slotnet.schemes.kit import BaseReporter
+
+from .._base import Setup
+from ._exchange_rule import C_SET, R_SET, ExchangeRouter, exchange_class
+from ._prefix import LineScanNode, line_scan_steps
+
+__all__ = ["ExchangeNode", "ExchangeReporter"]
+
+
+def _is_active(node: int, active: Sequence[int]) -> bool:
+    i = bisect_left(active, node)
+    return i < len(active) and active[i] == node
+
+
+class ExchangeNode(Node):
+    """One processor of the §5 partial exchange."""
+
+    def __init__(self, ctx: NodeContext) -> None:
+        super().__init__(ctx)
+        self.router: ExchangeRouter | None = None
+
+    def held(self) -> int:
+        return self.router.held if self.router is not None else 0
+
+    def held_packets(self) -> Iterable[Any]:
+        return self.router.items() if self.router is not None else ()
+
+    async def run(self) -> None:
+        ctx = self.ctx
+        prm = ctx.params
+        p = ctx.geometry.sides[0]
+        tp, a, q = prm["tp"], prm["tp_ticks"], ctx.quantum
+        active = _is_active(ctx.node, prm["active_ids"])
+        x = ctx.coords
+        lines = (LineScanNode(x[0], p, int(active)), LineScanNode(x[1], p, int(active)))
+        inbox: Any = ()
+        steps = line_scan_steps(p)
+        for s in range(steps + 1):
+            if ctx.slot != s * a:
+                raise AssertionError(f"node {ctx.node}: woke at tick {ctx.slot}, not at prefix step {s}")
+            for in_port, msg in inbox:
+                lines[in_port >> 1].incoming(s - 1, -1 if in_port & 1 else 1, msg)
+            if s == steps:
+                break
+            for dim, line in enumerate(lines):
+                for direction, payload in line.outgoing(s):
+                    port = ctx.port(dim, direction)
+                    assert port is not None, f"node {ctx.node}: the line prefix left the array"
+                    ctx.send(port, payload, tp)
+            inbox = await ctx.idle(until=(s + 1) * a)
+        row_sum, col_sum = lines[0].total, lines[1].total
+        cls = exchange_class(row_sum, col_sum) if active else -1
+        ctx.record("sums", row_sum, col_sum, cls)
+        start = steps * a
+        self.router = router = ExchangeRouter((x[0], x[1]), p, ctx.node)
+        if active:
+            router.inject(cls, (v for v in range(ctx.n_nodes) if v != ctx.node))
+        k = 0
+        inbox = ()
+        while True:
+            for _in_port, msg in inbox:
+                got = router.receive(msg, k)
+                if got is not None:
+                    ctx.record("delivered", got[0], got[3], got[4])
+            for port, packet in router.transmit():
+                ctx.send(port, packet, 1.0)
+            if router.held:
+                inbox = await ctx.idle(until=start + (k + 1) * q)
+            else:
+                inbox = await ctx.idle()
+            k, rest = divmod(ctx.slot - start, q)
+            if rest:
+                raise AssertionError(f"node {ctx.node}: woke at tick {ctx.slot}, between Phase-2 steps")
+
+
+class ExchangeReporter(BaseReporter):
+    """Completion and per-phase times; exactly-once delivery, shortest paths, Lemma 3, the sums."""
+
+    events: Mapping[str, tuple[str, ...]] = {"sums": ("row_sum", "col_sum", "cls"),
+                                             "delivered": ("origin", "hops", "leg_end")}
+
+    def __init__(self, setup: Setup) -> None:
+        super().__init__(setup)
+        self.p = setup.topology.sides[0]
+        self.n = setup.topology.n_nodes
+        self.q = setup.quantum
+        self.active = tuple(setup.params["active_ids"])
+        self.expected = len(self.active) * (self.n - 1)
+        self.sums: dict[int, tuple[int, int, int]] = {}
+        self.sums_slot = -1
+        self.seen: set[tuple[int, int]] = set()
+        self.duplicates: list[tuple[int, int, int]] = []
+        self.unknown: list[tuple[int, int, int]] = []
+        self.not_shortest: list[tuple[int, int, int]] = []
+        self.last_slot = -1
+        self.leg_max = -1
+        self.hops_total = 0
+        self._holdings: Sequence[Any] = []
+
+    def handlers(self) -> Mapping[str, Any]:
+        return {"sums": self.on_sums, "delivered": self.on_delivered}
+
+    def on_sums(self, node: int, slot: int, row_sum: int, col_sum: int, cls: int) -> None:
+        self.sums[node] = (row_sum, col_sum, cls)
+        self.sums_slot = max(self.sums_slot, slot)
+
+    def on_delivered(self, node: int, slot: int, origin: int, hops: int, leg_end: int) -> None:
+        key = (origin, node)
+        if origin == node or not _is_active(origin, self.active):
+            self.unknown.append((slot, origin, node))
+            return
+        if key in self.seen:
+            self.duplicates.append((slot, origin, node))
+            return
+        self.seen.add(key)
+        p = self.p
+        if hops != abs(origin % p - node % p) + abs(origin // p - node // p):
+            self.not_shortest.append((origin, node, hops))
+        self.hops_total += hops
+        self.last_slot = max(self.last_slot, slot)
+        self.leg_max = max(self.leg_max, leg_end)
+
+    def holdings(self, per_node: Sequence[Any]) -> None:
+        self._holdings = per_node
+
+    def _lemma3(self) -> tuple[int, int, int, int]:
+        p = self.p
+        r_rows, c_cols = [0] * p, [0] * p
+        for v, (_r, _c, cls) in self.sums.items():
+            if cls == R_SET:
+                r_rows[v // p] += 1
+            elif cls == C_SET:
+                c_cols[v % p] += 1
+        return sum(r_rows), sum(c_cols), max(r_rows), max(c_cols)
+
+    def metrics(self) -> dict[str, Any]:
+        q = self.q
+        phase1 = (self.sums_slot / q) if len(self.sums) == self.n else None
+        complete = phase1 is not None and len(self.seen) == self.expected
+        completion: float | None = None
+        if complete:
+            completion = self.last_slot / q if self.expected else phase1
+        r_size, c_size, max_r, max_c = self._lemma3()
+        delivered = len(self.seen)
+        return {
+            "completion_time": completion,
+            "phase1_time": phase1,
+            "phase2_time": (completion - phase1) if completion is not None and phase1 is not None else None,
+            "first_leg_time": (self.leg_max if self.expected else 0) if complete else None,
+            "active": len(self.active),
+            "m": math.isqrt(len(self.active)),
+            "r_size": r_size,
+            "c_size": c_size,
+            "max_r_per_row": max_r,
+            "max_c_per_column": max_c,
+            "packets_delivered": delivered,
+            "mean_hops": self.hops_total / delivered if delivered else None,
+        }
+
+    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+        """Every personalised packet delivered exactly once; paths, Lemma 3 and the sums."""
+        moving = sum(1 for _r, _p, m in in_flight if isinstance(m, tuple) and len(m) == 5)
+        waiting = sum(held)
+        faults = sum(lost.values()) > 0
+        p = self.p
+        rows, cols = [0] * p, [0] * p
+        for v in self.active:
+            rows[v // p] += 1
+            cols[v % p] += 1
+        wrong_sums = [v for v, (r, c, _k) in sorted(self.sums.items()) if (r, c) != (rows[v // p], cols[v % p])]
+        wrong_class = [v for v in self.active if v in self.sums and self.sums[v][2] != exchange_class(rows[v // p], cols[v % p])]
+        _r, _c, max_r, max_c = self._lemma3()
+        m = math.isqrt(len(self.active))
+        return {
+            "exactly_once": {
+                "ok": not self.duplicates and not self.unknown
+                and (faults or len(self.seen) + moving + waiting == self.expected),
+                "expected": self.expected, "delivered": len(self.seen), "in_flight": moving, "waiting": waiting,
+                "duplicates": len(self.duplicates), "first_duplicates": [list(x) for x in self.duplicates[:5]],
+                "misdelivered": len(self.unknown), "lost_to_faults": dict(lost),
+            },
+            "shortest_paths": {"ok": not self.not_shortest, "violations": len(self.not_shortest),
+                               "first": [list(x) for x in self.not_shortest[:5]]},
+            "row_column_sums": {"ok": len(self.sums) == self.n and not wrong_sums and not wrong_class,
+                                "nodes_reporting": len(self.sums), "wrong_sums": wrong_sums[:10],
+                                "wrong_class": wrong_class[:10]},
+            "lemma3": {"ok": max_r <= m and max_c <= m, "m": m, "max_r_per_row": max_r, "max_c_per_column": max_c},
+        }

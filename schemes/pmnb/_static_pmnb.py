@@ -1,0 +1,274 @@
+"""The ``pmnb`` node rule: rank by prefix, packing, d broadcast subphases (§4.1, §4.2).
+
+With splitting (``split=true``, §4.1, Theorem 6): every packet is cut into d mini-packets
+of 1/d; class c runs algorithm ``A_c``, i.e. ``A_0`` on the dimensions renamed by
+``rotation(c, d)`` (footnote 3):
+
+1. rank: d prefix scans at once, class c's on its tree ``P^c`` (value 1 on active
+   nodes), ``2 d (p - 1)`` steps of t_p; each node learns M (the total) and, if active,
+   its rank ``r^c`` in the order ``<_c``;
+2. packing: class c's mini-packet goes to the node of class-order index ``r^c``
+   (Theorem 3 with the renamed dimensions), ``d (p - 1)`` steps of 1/d;
+3. broadcast: subphases l = 1..d, class c on dimension ``order_c[d - l]``; in each, every
+   node broadcasts along that line what it held at the subphase's start, by Theorem 2's
+   greedy rule (:mod:`._static_line`). On a torus each mini-packet is halved, one half
+   per direction, all the way round (pieces of 1/(2d), quantum 2d).
+
+At every step the d classes use d distinct dimensions (equal sides keep their phases
+aligned), so no link ever carries two classes at once. The subphase windows are the
+same at every node: each node computes them from M alone (:func:`.broadcast_windows`).
+
+Without splitting (``split=false``, §4.2): a first scan gives every active node its rank
+r and class ``r mod d``; then class c runs ``A_c`` with whole packets, its own rank scan
+(value 1 on class-c nodes) in the second ``2 d (p - 1) t_p``; packing in ``d (p - 1)``
+whole steps; subphase windows from the largest class's counts (see
+``_theory_static``: classes must share their windows or they drift onto one dimension).
+On a torus whole copies take the two shorter arcs of each ring.
+
+A node stops once it has every active packet (all its pieces) and has nothing left to
+send in the last subphase. Messages: ``["s", key, payload]`` (scans; key d is §4.2's
+class-computation scan), ``["k", c, origin, rank]`` (packing), ``["b", c, l, origin,
+hops]`` (broadcast, hops made so far).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from slotnet.nodes import Inbox, Node
+
+from ._packing import packing_port, packing_steps, rank_destination
+from ._prefix import ScanNode, rotation, scan_steps
+from ._static_line import broadcast_windows, hop_limits
+from ._static_prefixscan import is_active
+from ._static_scan import ScanPhase, port_label
+
+__all__ = ["PmnbNode", "Timeline", "timeline"]
+
+
+class Timeline:
+    """Ticks of the phase boundaries of one run (every node computes the same)."""
+
+    def __init__(self, sides: tuple[int, ...], wrap: bool, split: bool, tp: float, q: int, m: int) -> None:
+        d, p = len(sides), sides[0]
+        self.d, self.p, self.split = d, p, split
+        self.gamma = 2 if wrap else 1
+        self.halves = split and wrap
+        self.u_scan = round(tp * q)
+        scans = 1 if split else 2
+        self.scan_end = scans * 2 * scan_steps(sides) * self.u_scan
+        self.u_pack = q // d if split else q
+        self.pack_end = self.scan_end + packing_steps(sides) * self.u_pack
+        self.u_bcast = q // (self.gamma * d) if split else q
+        self.windows = broadcast_windows(m, p, d, wrap, split)
+        starts = [self.pack_end]
+        for w in self.windows:
+            starts.append(starts[-1] + w * self.u_bcast)
+        #: start tick of subphase l at index l - 1; the end of the last at index d
+        self.starts = starts
+        self.pack_size = 1.0 / d if split else 1.0
+        self.bcast_size = 1.0 / (self.gamma * d) if split else 1.0
+
+
+@functools.lru_cache(maxsize=256)
+def timeline(sides: tuple[int, ...], wrap: bool, split: bool, tp: float, q: int, m: int) -> Timeline:
+    """:class:`Timeline` (a pure function of its arguments, cached across the nodes of a run)."""
+    return Timeline(sides, wrap, split, tp, q, m)
+
+
+class PmnbNode(Node):
+    """One node of the PMNB: its scans, the packets it holds, its line broadcasts."""
+
+    async def run(self) -> None:
+        ctx = self.ctx
+        prm = ctx.params
+        self.sides = tuple(ctx.geometry.sides)
+        self.d = len(self.sides)
+        self.wrap = ctx.geometry.kind == "torus"
+        self.split = bool(prm["split"])
+        self.orders = [rotation(c, self.d) for c in range(self.d)]
+        active = is_active(ctx.node, prm["active"])
+        m, mine, last_scan = await self._ranks(active)
+        ctx.record("ranked", m, sorted(mine.items()))
+        if m == 0:
+            ctx.record("summary", last_scan, -1, -1, 0)
+            return
+        self.tl = timeline(self.sides, self.wrap, self.split, float(prm["tp"]), ctx.quantum, m)
+        await self._route(m, mine)
+        ctx.record("summary", last_scan, self.last_pack, self.last_bcast, self.overruns)
+
+    # -- phase 1 --------------------------------------------------------------------------
+    async def _scan(self, phase: ScanPhase) -> None:
+        ctx = self.ctx
+        inbox: Inbox = ()
+        while True:
+            for port, msg in inbox:
+                phase.receive(ctx.slot, port, msg[1], msg[2])
+            phase.send_due(ctx.slot)
+            if phase.done:
+                return
+            nxt = phase.next_tick(ctx.slot)
+            inbox = await (ctx.idle(until=nxt) if nxt is not None else ctx.idle())
+
+    async def _ranks(self, active: bool) -> tuple[int, dict[int, int], int]:
+        """(M, class -> this node's rank in that class, tick of the last scan message)."""
+        ctx, sides, d = self.ctx, self.sides, self.d
+        tp = float(ctx.params["tp"])
+        u = round(tp * ctx.quantum)
+        steps = scan_steps(sides)
+        start, m = 0, -1
+        member = {c: active for c in range(d)}
+        if not self.split:
+            first = ScanNode(ctx.coords, sides, int(active))
+            phase = ScanPhase(ctx, {d: first}, 0, u, 2 * steps, tp, {d: steps})
+            await self._scan(phase)
+            m = first.total
+            cls = (first.inclusive - 1) % d if active else -1
+            member = {c: c == cls for c in range(d)}
+            start = phase.end
+        scans = {c: ScanNode(ctx.coords, sides, int(member[c]), order=self.orders[c]) for c in range(d)}
+        phase = ScanPhase(ctx, scans, start, u, 2 * steps, tp, dict.fromkeys(scans, steps))
+        await self._scan(phase)
+        if self.split:
+            m = scans[0].total
+        mine = {c: int(scans[c].inclusive) - 1 for c in range(d) if member[c]}
+        return int(m), mine, phase.last_down
+
+    # -- phases 2 and 3 -------------------------------------------------------------------
+    async def _route(self, m: int, mine: dict[int, int]) -> None:
+        ctx, tl = self.ctx, self.tl
+        self.last_pack = self.last_bcast = -1
+        self.overruns = 0
+        self.need = self.d * (2 if tl.halves else 1) if self.split else 1
+        self.parts: dict[int, int] = {}
+        self.complete = 0
+        self.m = m
+        self.carried = [[c, ctx.node, r] for c, r in sorted(mine.items())]  # packing: [class, origin, rank]
+        self.holdings: list[list[int]] = [[] for _ in range(self.d)]
+        self.sub = 0  # current broadcast subphase (0: before the broadcast)
+        self.queues: dict[tuple[int, int], list[int]] = {}
+        self.out: dict[tuple[int, int], int] = {}
+        inbox: Inbox = ()
+        if ctx.slot < tl.scan_end:
+            inbox = await ctx.idle(until=tl.scan_end)
+        while True:
+            tick = ctx.slot
+            coming = self._receive(tick, inbox)
+            if tl.scan_end <= tick < tl.pack_end:
+                self._pack_step(tick)
+            if tick == tl.pack_end:
+                self._packed(tick)
+            while self.sub < self.d and tick >= tl.starts[self.sub]:
+                self._start_subphase()
+            for key in [k for k, v in coming.items() if v[2] != self.sub]:
+                c, direction = key
+                _, hops, sub = coming.pop(key)
+                if self._forwards(direction, hops) and ctx.port(self.orders[c][self.d - sub], direction) is not None:
+                    self.overruns += 1  # a piece of an earlier subphase still had hops to go
+            if self.sub:
+                self._bcast_step(tick, coming)
+            if self.sub == self.d and self.complete == m and not any(self.queues.values()):
+                return
+            nxt = self._next_wake(tick)
+            inbox = await (ctx.idle(until=nxt) if nxt is not None else ctx.idle())
+
+    def _receive(self, tick: int, inbox: Inbox) -> dict[tuple[int, int], list[int]]:
+        coming: dict[tuple[int, int], list[int]] = {}
+        for in_port, msg in inbox:
+            if msg[0] == "k":
+                self.carried.append(msg[1:])
+                self.last_pack = tick
+                continue
+            _, towards = port_label(in_port)
+            c, sub, origin, hops = msg[1], msg[2], msg[3], msg[4]
+            self.last_bcast = tick
+            bit = 1 << (2 * c + (1 if towards > 0 else 0)) if self.tl.halves else 1 << c
+            self._take(origin, bit, c)
+            coming[(c, -towards)] = [origin, hops, sub]
+        return coming
+
+    def _take(self, origin: int, bit: int, c: int) -> None:
+        have = self.parts.get(origin, 0)
+        if have & bit:
+            self.ctx.record("dup", origin, bit)
+            return
+        have |= bit
+        self.parts[origin] = have
+        per_class = (3 << (2 * c)) if self.tl.halves else (1 << c)
+        if have & per_class == per_class:
+            self.holdings[c].append(origin)
+        if have.bit_count() == self.need:
+            self.complete += 1
+            self.ctx.record("got", origin)
+
+    def _pack_step(self, tick: int) -> None:
+        tl, ctx = self.tl, self.ctx
+        if (tick - tl.scan_end) % tl.u_pack:
+            return
+        step = (tick - tl.scan_end) // tl.u_pack
+        keep = []
+        for pkt in self.carried:
+            c, origin, rank = pkt
+            via = rank_destination(rank, self.sides, self.orders[c])
+            hop = packing_port(ctx.coords, via, step, self.sides, self.orders[c])
+            if hop is None:
+                keep.append(pkt)
+                continue
+            port = ctx.port(*hop)
+            if port is None:
+                raise ValueError(f"node {ctx.node}: class {c} packet of {origin} routed off the array at step {step}")
+            ctx.send(port, ["k", c, origin, rank], tl.pack_size)
+        self.carried = keep
+
+    def _packed(self, tick: int) -> None:
+        """End of packing: the pieces here are at their class-order rank node."""
+        for c, origin, rank in self.carried:
+            if rank_destination(rank, self.sides, self.orders[c]) != self.ctx.coords:
+                raise ValueError(f"node {self.ctx.node}: class {c} packet of {origin} not packed by tick {tick}")
+            whole = (3 << (2 * c)) if self.tl.halves else (1 << c)
+            for bit in (whole & -whole, whole & (whole - 1)) if self.tl.halves else (whole,):
+                self._take(origin, bit, c)
+        self.carried = []
+
+    def _forwards(self, direction: int, hops: int) -> bool:
+        limit = dict(zip((1, -1), hop_limits(self.tl.p, self.wrap, self.tl.halves)))[direction]
+        return limit is None or hops < limit
+
+    def _start_subphase(self) -> None:
+        ctx, tl = self.ctx, self.tl
+        if any(self.queues.values()):
+            self.overruns += 1  # a piece of the last subphase was never sent
+        self.sub += 1
+        limits = dict(zip((1, -1), hop_limits(tl.p, self.wrap, tl.halves)))
+        self.queues, self.out = {}, {}
+        for c in range(self.d):
+            dim = self.orders[c][self.d - self.sub]
+            for direction in (1, -1):
+                port = ctx.port(dim, direction)
+                if port is not None and limits[direction] != 0:
+                    self.out[(c, direction)] = port
+                    self.queues[(c, direction)] = sorted(self.holdings[c])
+
+    def _bcast_step(self, tick: int, coming: dict[tuple[int, int], list[int]]) -> None:
+        tl, ctx = self.tl, self.ctx
+        start = tl.starts[self.sub - 1]
+        if (tick - start) % tl.u_bcast or tick >= tl.starts[self.sub]:
+            return
+        for key, port in self.out.items():
+            came = coming.get(key)
+            if came is not None and self._forwards(key[1], came[1]):
+                ctx.send(port, ["b", key[0], self.sub, came[0], came[1] + 1], tl.bcast_size)
+            elif self.queues[key]:
+                ctx.send(port, ["b", key[0], self.sub, self.queues[key].pop(0), 1], tl.bcast_size)
+
+    def _next_wake(self, tick: int) -> int | None:
+        tl = self.tl
+        if tick < tl.pack_end:
+            if self.carried and any(rank_destination(r, self.sides, self.orders[c]) != self.ctx.coords for c, _, r in self.carried):
+                return tick + tl.u_pack
+            return tl.pack_end
+        if any(self.queues.values()):
+            return tick + tl.u_bcast
+        if self.sub < self.d:
+            return tl.starts[self.sub]
+        return None

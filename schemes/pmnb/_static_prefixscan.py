@@ -1,0 +1,175 @@
+"""The ``prefix-scan`` node rule and its reporter (§4.1 Phase 1, Fig. 2; §5 Phase 1).
+
+``variant=tree``: the forward and reverse parallel prefix on the embedded tree P, d
+subphases of ``p_k - 1`` steps each way (:class:`._prefix.ScanNode`); every node ends
+with its inclusive prefix in node-id order (the paper's linear order) and the total.
+``variant=line``: §5's row/column prefix, one median-rooted line scan per dimension, all
+at once on distinct dimensions (:class:`._prefix.LineScanNode`); every node ends with,
+per dimension, its prefix along its line and the line's total.
+
+Each step is one message of size t_p on every link the schedule uses; at the run's
+quantum q it holds its link for ``t_p q`` ticks (a whole number, see ``_static_time``).
+Inputs: ``values=random`` draws each node's value from its own RNG (0..999);
+``values=rank`` is 1 on active nodes and 0 elsewhere, so an active node's rank is its
+inclusive prefix minus one (§4.1's ``r_s``).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from slotnet.nodes import Inbox, Node
+
+from .._base import Setup
+from ..kit import BaseReporter
+from ._prefix import LineScanNode, ScanNode, line_scan_steps, scan_steps
+from ._static_scan import LineAdapter, ScanLike, ScanPhase
+
+__all__ = ["VALUE_RANGE", "PrefixScanNode", "PrefixScanReporter", "is_active", "sequential_prefix"]
+
+#: ``values=random`` draws integers in ``0..VALUE_RANGE-1``.
+VALUE_RANGE = 1000
+
+
+def is_active(node: int, active: Sequence[int]) -> bool:
+    """Whether ``node`` is in the sorted list ``active`` (all a node reads of it)."""
+    i = bisect.bisect_left(active, node)
+    return i < len(active) and active[i] == node
+
+
+class PrefixScanNode(Node):
+    """One node of the scan: its value, its schedule from its coordinates, its inbox."""
+
+    async def run(self) -> None:
+        ctx = self.ctx
+        prm = ctx.params
+        sides = ctx.geometry.sides
+        value = ctx.rng.randrange(VALUE_RANGE) if prm["values"] == "random" else int(is_active(ctx.node, prm["active"]))
+        ctx.record("input", value)
+        u = round(prm["tp"] * ctx.quantum)
+        scans: dict[int, ScanLike]
+        if prm["variant"] == "tree":
+            scans = {0: ScanNode(ctx.coords, sides, value)}
+            ups, n_steps = {0: scan_steps(sides)}, 2 * scan_steps(sides)
+        else:
+            scans = {k: LineAdapter(k, LineScanNode(ctx.coords[k], p, value)) for k, p in enumerate(sides)}
+            ups = {k: p // 2 for k, p in enumerate(sides)}
+            n_steps = max(line_scan_steps(p) for p in sides)
+        phase = ScanPhase(ctx, scans, 0, u, n_steps, prm["tp"], ups)
+        inbox: Inbox = ()
+        while True:
+            tick = ctx.slot
+            for port, msg in inbox:
+                phase.receive(tick, port, msg[1], msg[2])
+            phase.send_due(tick)
+            if phase.done:
+                break
+            nxt = phase.next_tick(tick)
+            inbox = await (ctx.idle(until=nxt) if nxt is not None else ctx.idle())
+        if prm["variant"] == "tree":
+            tree = scans[0]
+            assert isinstance(tree, ScanNode)
+            ctx.record("result", tree.inclusive, tree.total, phase.last_up, phase.last_down)
+        else:
+            lines = [s.scan for s in scans.values() if isinstance(s, LineAdapter)]
+            ctx.record("result", [s.inclusive for s in lines], [s.total for s in lines], phase.last_up, phase.last_down)
+
+
+def sequential_prefix(values: Sequence[int], sides: Sequence[int], variant: str) -> list[tuple[Any, Any]]:
+    """The expected ``(inclusive, total)`` of every node id, computed sequentially.
+
+    ``tree``: running sums in node-id order. ``line``: per dimension k, the running sum
+    along the node's line of dimension k and that line's total (lists over k).
+    """
+    n = len(values)
+    if variant == "tree":
+        out, acc = [], 0
+        for v in values:
+            acc += v
+            out.append((acc, 0))
+        return [(inc, acc) for inc, _ in out]
+    strides = [1]
+    for p in sides[:-1]:
+        strides.append(strides[-1] * p)
+    result: list[tuple[Any, Any]] = []
+    for v in range(n):
+        incs, tots = [], []
+        for st, p in zip(strides, sides):
+            x = (v // st) % p
+            base = v - x * st
+            line = [values[base + j * st] for j in range(p)]
+            incs.append(sum(line[: x + 1]))
+            tots.append(sum(line))
+        result.append((incs, tots))
+    return result
+
+
+class PrefixScanReporter(BaseReporter):
+    """Checks every node's result against a sequential prefix; times the two halves."""
+
+    events: Mapping[str, tuple[str, ...]] = {
+        "input": ("value",),
+        "result": ("inclusive", "total", "up_tick", "down_tick"),
+    }
+
+    def __init__(self, setup: Setup) -> None:
+        super().__init__(setup)
+        self.inputs: dict[int, int] = {}
+        self.results: dict[int, tuple[Any, Any, int, int]] = {}
+
+    def handlers(self) -> Mapping[str, Callable[..., None]]:
+        return {"input": self._input, "result": self._result}
+
+    def _input(self, node: int, slot: int, value: int) -> None:
+        self.inputs[node] = value
+
+    def _result(self, node: int, slot: int, inclusive: Any, total: Any, up_tick: int, down_tick: int) -> None:
+        self.results[node] = (inclusive, total, up_tick, down_tick)
+
+    def _check(self) -> tuple[int, int]:
+        n = self.setup.topology.n_nodes
+        if len(self.inputs) != n:
+            return 0, n - len(self.results)
+        expected = sequential_prefix([self.inputs[v] for v in range(n)], self.setup.topology.sides, self.setup.params["variant"])
+        wrong = 0
+        for v, (inc, tot, _, _) in self.results.items():
+            if (_plain(inc), _plain(tot)) != (_plain(expected[v][0]), _plain(expected[v][1])):
+                wrong += 1
+        return wrong, n - len(self.results)
+
+    def metrics(self) -> dict[str, Any]:
+        q = self.setup.quantum
+        wrong, missing = self._check()
+        up = max((r[2] for r in self.results.values()), default=-1)
+        down = max((r[3] for r in self.results.values()), default=-1)
+        return {
+            "nodes_correct": len(self.results) - wrong,
+            "forward_time": up / q if up >= 0 else None,
+            "reverse_time": (down - up) / q if down >= 0 and up >= 0 else None,
+            "total": sum(self.inputs.values()),
+        }
+
+    def per_node(self) -> dict[str, list[Any]]:
+        n = self.setup.topology.n_nodes
+        res = [self.results.get(v) for v in range(n)]
+        return {
+            "input": [self.inputs.get(v) for v in range(n)],
+            "inclusive": [r[0] if r else None for r in res],
+            "total": [r[1] if r else None for r in res],
+        }
+
+    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+        wrong, missing = self._check()
+        return {
+            "prefix_matches_sequential": {"ok": wrong == 0 and missing == 0, "wrong": wrong, "missing": missing},
+            "no_message_lost": {"ok": self.lost_messages == 0, "lost": self.lost_messages},
+        }
+
+
+def _plain(x: Any) -> Any:
+    """Lists and tuples compare equal after a msgpack round trip."""
+    if isinstance(x, (list, tuple)):
+        return [_plain(y) for y in x]
+    return x
