@@ -1,0 +1,278 @@
+"""The ``m2o-bfs`` node rule: §5's bfs_route, one time-multiplexed version per distance class.
+
+See :mod:`._bfs` for the algorithm as implemented and where it reads the sketch of §5.
+Every node runs K programs (:class:`BfsProgram`, one per version, on slots ``k mod K``
+through :mod:`._engine`); version k carries the node's packet if its distance is in
+``[2^k, 2^(k+1))``. In a version, the node walks down its own chain of cubes: at each
+level, the phase of its cube (reduce, Step 1) and then the balancing of its child cube,
+with durations it computes from the values the reduces give it -- the same at every
+node of the cube. It stops once a reduce shows its cube (or child) empty in this
+version. Messages: packets (``tag`` ``a``: Step 1, ``b``: balancing, field 9 the target
+position on the line), ``["r", c, hops, start, bit, value]`` (reduces: max) and
+``["l", c, hops, start, bit, sum]`` (line prefixes). A node with nothing sends nothing;
+a partner that hears nothing in a segment takes 0.
+
+Events: ``phase(version, level, start, end, overrun)`` once per child cube H' of a
+level-l cube H that has packets (by H''s corner node: the start of H's phase and the end
+of H''s balancing, the time its packets spent in phase l), and ``overrun(version,
+level, packets)`` from any node still holding a packet away from its target when a
+balancing window closes (never seen in the tests; an invariant).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from ._bfs import block_offsets, class_count, distance_class_of, flow_window, prestep_time, start_level, target_of
+from ._engine import ABSORB, DST, SRC, TAG, EngineNode, Gen, Program, Sub, packet
+from ._rec import Hierarchy, approx_direction
+from ._rec_node import R_ADDR, hier_coords
+
+__all__ = ["BfsNode", "BfsProgram"]
+
+TARGET = 9
+
+
+@functools.lru_cache(maxsize=32)
+def _hierarchy(sides: tuple[int, ...]) -> Hierarchy:
+    return Hierarchy(sides)
+
+
+def _key(pkt: list[Any]) -> tuple[int, int]:
+    return (pkt[R_ADDR], pkt[SRC])
+
+
+class BfsProgram(Program):
+    """bfs_route in one version at one node."""
+
+    def __init__(self, node: BfsNode, version: int, own: list[Any] | None) -> None:
+        super().__init__(node, version)
+        ctx = node.ctx
+        self.ctx = ctx
+        self.me = ctx.node
+        self.sides = tuple(int(s) for s in ctx.geometry.sides)
+        self.hier = _hierarchy(self.sides)
+        self.coords = tuple(ctx.coords)
+        self.own = own
+        self.incoming: list[list[Any]] = []
+        self.values: dict[tuple[str, int, int], int] = {}
+
+    def dispatch(self, msg: list[Any]) -> None:
+        kind = msg[0]
+        if kind == "p":
+            if msg[ABSORB] != 2:  # delivered packets have left the version
+                self.incoming.append(msg)
+        elif kind in ("r", "l"):  # keyed by the exchange's start step and bit
+            self.values[(kind, msg[3], msg[4])] = msg[5]
+        else:  # pragma: no cover - a bug in this module
+            raise RuntimeError(f"node {self.me}: unknown message {msg!r}")
+
+    def port(self, dim: int, sign: int) -> int:
+        p = self.ctx.port(dim, sign)
+        if p is None:
+            raise RuntimeError(f"node {self.me}: no port along dimension {dim} direction {sign:+d}")
+        return p
+
+    def take(self, mine: list[list[Any]]) -> None:
+        mine += self.incoming
+        self.incoming = []
+
+    # -- the version ----------------------------------------------------------------------
+    def body(self) -> Gen:
+        hier = self.hier
+        mine: list[list[Any]] = [self.own] if self.own is not None else []
+        first = start_level(hier.exponents, self.version)
+        t = 0
+        if first > 0:
+            t = yield from self.prestep(first, mine)
+        for level in range(first, hier.levels):
+            start = t
+            n_l = yield from self.reduce("r", hier.local_bits(level), t, len(mine))
+            t += sum(1 << b for _, b in hier.local_bits(level))
+            if n_l == 0:
+                return
+            t = yield from self.approx(level, t, n_l, mine)
+            child = level + 1
+            top = yield from self.reduce("r", hier.local_bits(child), t, len(mine) + len(self.incoming))
+            t += sum(1 << b for _, b in hier.local_bits(child))
+            self.take(mine)
+            overrun = 0
+            if top:
+                for dim, m in enumerate(hier.level_sides(child)):
+                    if m > 1:
+                        t, late = yield from self.balance(child, dim, m, t, top, mine)
+                        overrun += late
+            if hier.cube_id(self.coords, child) == self.me:
+                self.ctx.record("phase", self.version, level, start, t, overrun)
+            if overrun:
+                self.ctx.record("overrun", self.version, level, overrun)
+            if not top:
+                return
+
+    def prestep(self, level: int, mine: list[list[Any]]) -> Sub:
+        """§2's preliminary simplification: every packet into its destination's level-``level`` cube."""
+        sides = self.sides
+        end = prestep_time(sides, level)
+        t, q = 0, 0
+        for dim, s in enumerate(sides):
+            b = max(1, s >> level)
+            if b == s:
+                continue
+            rounds = 3**q
+            q += 1
+            yield from self.reach(t, lambda: bool(mine or self.incoming), end)
+            self.take(mine)
+            up: list[list[Any]] = []
+            down: list[list[Any]] = []
+            for pkt in sorted(mine, key=_key):
+                off = block_offsets(sides, level, self.coords, hier_coords(sides, pkt[DST]))[dim]
+                if abs(off) > 1:
+                    raise RuntimeError(f"node {self.me}: version {self.version} packet {off} cubes away")
+                if off:
+                    (up if off > 0 else down).append(pkt)
+            if len(up) > rounds or len(down) > rounds:
+                raise RuntimeError(f"node {self.me}: pre-step movers exceed {rounds} rounds")
+            for r in range(max(len(up), len(down))):
+                ts = t + r * b
+                yield from self.reach(ts, lambda: True, end)
+                for group, sign in ((up, 1), (down, -1)):
+                    if r < len(group):
+                        pkt = group[r]
+                        mine.remove(pkt)
+                        pkt[TAG] = "a"
+                        pkt[ABSORB] = 1
+                        self.send_packet(self.port(dim, sign), pkt, b, ts)
+            t += rounds * b
+        yield from self.reach(end, lambda: bool(mine or self.incoming), end)
+        self.take(mine)
+        return end
+
+    def reduce(self, kind: str, bits: tuple[tuple[int, int], ...], t: int, value: int) -> Sub:
+        """All-reduce (max for ``r``, sum for ``l``) over the given local-index bits, lowest first."""
+        cur = [value]
+        end = t + sum(1 << b for _, b in bits)
+        offset = 0
+        for bi, (dim, b) in enumerate(bits):
+            dd = 1 << b
+            ts = t + offset
+            yield from self.reach(ts, lambda: cur[0] > 0, end)
+            if cur[0] > 0:
+                sign = -1 if (self.coords[dim] >> b) & 1 else 1
+                self.send_control(self.port(dim, sign), [kind, self.version, dd - 1, t, bi, cur[0]], ts)
+            offset += dd
+            yield from self.reach(t + offset, lambda: cur[0] > 0, end)
+            got = self.values.pop((kind, t, bi), 0)
+            cur[0] = max(cur[0], got) if kind == "r" else cur[0] + got
+        yield from self.reach(end, lambda: False, end)
+        return cur[0]
+
+    def approx(self, level: int, t: int, top: int, mine: list[list[Any]]) -> Sub:
+        """Step 1: stage by stage to the mirror node, ``top 2^q`` rounds of d steps."""
+        hier, coords = self.hier, self.coords
+        sides = hier.level_sides(level)
+        stages = hier.split_dims(level)
+        end = t + sum((top << q) * (sides[dim] // 2) for q, dim in enumerate(stages))
+        for q, dim in enumerate(stages):
+            d = sides[dim] // 2
+            rounds = top << q
+            yield from self.reach(t, lambda: bool(mine or self.incoming), end)
+            self.take(mine)
+            movers = []
+            for pkt in sorted(mine, key=_key):
+                sign = approx_direction(hier, level, dim, coords, hier_coords(self.sides, pkt[DST]))
+                if sign:
+                    movers.append((pkt, sign))
+            if len(movers) > rounds:
+                raise RuntimeError(f"node {self.me}: {len(movers)} movers for {rounds} rounds (version {self.version})")
+            for r, (pkt, sign) in enumerate(movers):
+                ts = t + r * d
+                yield from self.reach(ts, lambda: True, end)
+                mine.remove(pkt)
+                pkt[TAG] = "a"
+                pkt[ABSORB] = 1
+                self.send_packet(self.port(dim, sign), pkt, d, ts)
+            t += rounds * d
+        yield from self.reach(t, lambda: bool(mine or self.incoming), t)
+        return t
+
+    def balance(self, child: int, dim: int, m: int, t: int, top: int, mine: list[list[Any]]) -> Sub:
+        """One dimension of Theorem 5.1's balancing in the child cube: prefix, then the flow."""
+        pos = self.coords[dim] % m
+        line_bits = tuple((dim, b) for b in range(m.bit_length() - 1))
+        # the prefix: partner exchanges of block sums, lowest bit first
+        block = [len(mine)]
+        before = 0
+        offset = 0
+        end = t + m - 1
+        for bi, (_, b) in enumerate(line_bits):
+            dd = 1 << b
+            ts = t + offset
+            yield from self.reach(ts, lambda: block[0] > 0, end)
+            if block[0] > 0:
+                sign = -1 if (pos >> b) & 1 else 1
+                self.send_control(self.port(dim, sign), ["l", self.version, dd - 1, t, bi, block[0]], ts)
+            offset += dd
+            yield from self.reach(t + offset, lambda: block[0] > 0, end)
+            got = self.values.pop(("l", t, bi), 0)
+            if (pos >> b) & 1:
+                before += got
+            block[0] += got
+        total = block[0]
+        yield from self.reach(end, lambda: False, end)
+        # the flow: each packet to its position in the balanced layout
+        stop = end + flow_window(top, m)
+        for i, pkt in enumerate(sorted(mine, key=_key)):
+            pkt[TARGET] = target_of(before + i, total, m)
+        plus, minus = self.ctx.port(dim, 1), self.ctx.port(dim, -1)
+
+        def moving() -> bool:
+            return any(p[TARGET] != pos for p in mine) or any(p[TARGET] != pos for p in self.incoming)
+
+        tau = end
+        while tau < stop:
+            yield from self.reach(tau, moving, stop)
+            if self.now > tau:  # woken later by an arrival (or the window's end): act then
+                tau = min(self.now, stop)
+                continue
+            self.take(mine)
+            for port, pick in ((plus, max), (minus, min)):
+                ahead = [p for p in mine if (p[TARGET] > pos if pick is max else p[TARGET] < pos)]
+                if ahead:
+                    pkt = pick(ahead, key=lambda p: (p[TARGET], _key(p)))
+                    mine.remove(pkt)
+                    pkt[TAG] = "b"
+                    pkt[ABSORB] = 1
+                    assert port is not None
+                    self.send_packet(port, pkt, 1, tau)
+            tau += 1
+        yield from self.reach(stop, lambda: bool(mine or self.incoming), stop)
+        self.take(mine)
+        return stop, sum(1 for p in mine if p[TARGET] != pos)
+
+class BfsNode(EngineNode):
+    """A node running one :class:`BfsProgram` per distance class."""
+
+    def start(self) -> None:
+        ctx = self.ctx
+        me = ctx.node
+        self.sides = tuple(int(s) for s in ctx.geometry.sides)
+        self.k = class_count(self.sides)
+        self.own: list[Any] | None = None
+        self.own_class = -1
+        dest = ctx.params["dest"][me]
+        if dest < 0:
+            return
+        if dest == me:  # born at its destination: delivered at time 0
+            ctx.record("delivered", me, 0, 0)
+            return
+        pkt = packet(0, me, dest, -1)
+        hier = _hierarchy(self.sides)
+        pkt[R_ADDR] = hier.address(hier_coords(self.sides, dest))
+        self.own_class = distance_class_of(ctx.geometry.distance(me, dest))
+        pkt[1] = self.own_class
+        self.own = pkt
+        self.hold(pkt)
+
+    def programs(self) -> list[Program]:
+        return [BfsProgram(self, c, self.own if c == self.own_class else None) for c in range(self.k)]

@@ -1,0 +1,99 @@
+"""``m2o-offline`` -- CENTRALISED: nodes follow the §3 schedule computed in ``prepare``.
+
+This is not a local algorithm. ``prepare`` runs :func:`._offline.offline_schedule` on the
+whole instance (a max-flow over the extended grid, Theorem 3.1; both stages timed by
+the greedy rule of :mod:`._offline`) and hands every node its own part of the result:
+``plan[v]``, the list of ``[step, source, port, last]`` sends node v makes (``last``:
+the move ends the packet's trajectory at its destination, where it is consumed). A node
+only replays its list; the run checks that the fabric carries the plan (one message per
+link direction per step, every packet delivered once) and measures it like the local
+schemes, as the reference they are compared with.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._engine import ABSORB, SRC, EngineNode, Gen, Program, packet
+from ._offline import offline_schedule
+from .instances import Instance
+
+__all__ = ["OfflineNode", "node_plans"]
+
+
+def node_plans(instance: Instance) -> tuple[list[list[list[int]]], int]:
+    """Per node, its sends ``[step, source, port, last]`` in step order, and the schedule's T_loc.
+
+    A node also waits for the packets bound for it; how many, it knows as a destination
+    (the count of ``last`` moves into it, ``expected`` in the node parameters).
+
+    A trajectory entry ``(t, v)`` (the packet is at v from step t) is a send at step
+    ``t - 1`` from the previous node on the port towards v.
+    """
+    sched = offline_schedule(instance)
+    sides = instance.sides
+    strides = [1]
+    for s in sides[:-1]:
+        strides.append(strides[-1] * s)
+    plans: list[list[list[int]]] = [[] for _ in range(instance.n_nodes)]
+    for (src, _), traj in zip(instance.packets, sched.trajectories):
+        for k in range(1, len(traj)):
+            (_, u), (t, v) = traj[k - 1], traj[k]
+            diff = v - u
+            dim = next(i for i, st in enumerate(strides) if abs(diff) == st and (u // st) % sides[i] != (v // st) % sides[i])
+            port = 2 * dim + (0 if diff > 0 else 1)
+            plans[u].append([t - 1, src, port, int(k == len(traj) - 1)])
+    for p in plans:
+        p.sort()
+    return plans, sched.length
+
+
+class OfflineProgram(Program):
+    """Replays the node's part of the centralised plan."""
+
+    def __init__(self, node: OfflineNode) -> None:
+        super().__init__(node, 0)
+        self.incoming: list[list[Any]] = []
+
+    def dispatch(self, msg: list[Any]) -> None:
+        if msg[0] == "p" and msg[ABSORB] != 2:
+            self.incoming.append(msg)
+
+    def body(self) -> Gen:
+        node = self.node
+        assert isinstance(node, OfflineNode)
+        held: dict[int, list[Any]] = {}
+        if node.own is not None:
+            held[node.own[SRC]] = node.own
+        for step, src, port, last in node.plan:
+            yield from self.reach(step, lambda: True, step)
+            for pkt in self.incoming:
+                held[pkt[SRC]] = pkt
+            self.incoming = []
+            pkt = held.pop(src)
+            pkt[ABSORB] = last
+            self.send_packet(port, pkt, 1, step)
+        while node.delivered_here < node.expected:  # stay until every packet bound here has arrived
+            yield from self.pause(None)
+
+
+class OfflineNode(EngineNode):
+    """A node replaying its part of the §3 schedule (centralised)."""
+
+    def start(self) -> None:
+        ctx = self.ctx
+        me = ctx.node
+        self.plan = ctx.params["plan"][me]
+        self.expected = ctx.params["expected"][me]
+        self.own: list[Any] | None = None
+        dest = ctx.params["dest"][me]
+        if dest < 0:
+            return
+        if dest == me and not any(entry[1] == me for entry in self.plan):
+            ctx.record("delivered", me, 0, 0)
+            return
+        self.own = packet(0, me, dest, 0 if dest == me else -1)
+        self.hold(self.own)
+
+    def programs(self) -> list[Program]:
+        return [OfflineProgram(self)]

@@ -1,0 +1,430 @@
+"""The ``m2o-rec`` node rule: rec_route of §4 carried out by the nodes themselves.
+
+Every node runs the same recursion as :func:`._rec.reference_run`, but only its own
+part of it, from its coordinates, the clock, its own packets and the messages it
+receives; no node reads another's state. The schedule is :mod:`._rec`'s: the fixed
+segments of :func:`._rec.level_plan`, the rules :func:`._rec.approx_direction`,
+:func:`._rec.keeps_low`, :func:`._rec.merge_split`, :func:`._rec.spread_target`,
+:func:`._rec.h_value`, :func:`._rec.batch_index`. Per invocation of the node's
+level-l cube H (all of H's nodes start it at the same step t0):
+
+1. Step 1, stage by stage: the node's movers (packets whose destination is in the
+   other half, by key ``(R(dest), source)``), one per round, each a move of ``d`` hops
+   to the mirror node (intermediate nodes forward it in the following steps).
+2. Step 2.1 in the node's level-(l+1) cube H': the bitonic network -- the key block
+   travels to the partner in the ``keys`` segment (a control message of O(1) words,
+   C keys), both sides run :func:`merge_split`, the packets that change sides move one
+   per ``data`` round; the count is an all-reduce over the local-index bits (partial
+   sums, lowest bit first); the spread moves every packet to its balanced node,
+   the packet carrying its rank (header) so that the receiver knows its slot.
+   A node that receives no key block or partial sum in a segment knows the partner
+   had none (the schedule is fixed). h(l+1) is set at the first sort, from the count.
+3. Step 2.3: the h(l+1) invocations of H', batch j the packets of rank ``j mod h``.
+4. Step 3: at the first invocation of H its nodes learn the return time by a flood:
+   a node whose own child cube has returned (at f, known to all its nodes) sends
+   ``(children heard of, latest f)`` to its neighbours in H, and again whenever that
+   grows; nodes of unfinished children keep what they hear until theirs returns. Every
+   node returns at ``max_b f_b + diam(H)``, by which time every node has heard of every
+   child. The flood runs only between nodes whose packets are at rest (a finished
+   child, or a link between two children, which carries no packets while the children
+   run), so it never meets a packet on a link. The duration E(H) it measures is fixed
+   (§4.2: all invocations of a cube have the same timing behaviour), so later
+   invocations return at ``t0 + E(H)`` without a flood. With single-node children the
+   return time is known in advance (no flood).
+
+A node sleeps through the segments where it holds nothing: it wakes when a message
+arrives, when it has something to send, and once at the end of each invocation's
+fixed part. Events: ``inv(level, cube, index, n_here, start)`` at every invocation
+the node takes part in with packets, and always at the cube's corner node (the
+reporter sums them per invocation: Lemma 4.3); the engine's ``delivered`` and ``peak``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ._engine import ABSORB, DST, SRC, TAG, EngineNode, Gen, Program, Sub, packet
+from ._rec import (
+    Hierarchy,
+    LevelPlan,
+    approx_direction,
+    batch_index,
+    h_value,
+    keeps_low,
+    level_plan,
+    merge_split,
+    spread_target,
+)
+
+__all__ = ["RecNode", "RecProgram", "Schedule", "schedule"]
+
+R_ADDR, RANK, CUR = 9, 10, 11
+
+
+@dataclass(frozen=True)
+class SortStep:
+    """One step of the bitonic network, offsets from the invocation start."""
+
+    stage: int
+    bit: int
+    dim: int
+    distance: int
+    keys_at: int
+    data_at: int
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Per level, the plan and the offsets a node needs (identical at every node)."""
+
+    hier: Hierarchy
+    plans: tuple[LevelPlan, ...]
+    sort_steps: tuple[tuple[SortStep, ...], ...]
+    count_at: tuple[int, ...]
+    spread_at: tuple[dict[int, int], ...]
+
+
+@functools.lru_cache(maxsize=32)
+def schedule(sides: tuple[int, ...]) -> Schedule:
+    """The fixed schedule of every level on a mesh (cached: a pure function of the sides)."""
+    hier = Hierarchy(sides)
+    plans = tuple(level_plan(hier, lev) for lev in range(hier.levels))
+    steps, counts, spreads = [], [], []
+    for plan in plans:
+        st: list[SortStep] = []
+        count = -1
+        spread: dict[int, int] = {}
+        keys_at: dict[int, int] = {}
+        for seg in plan.segments:
+            if seg.phase == "keys":
+                keys_at[seg.step] = seg.start
+            elif seg.phase == "data" and seg.round == 0:
+                st.append(SortStep(seg.stage, seg.bit, seg.dim, seg.distance, keys_at[seg.step], seg.start))
+            elif seg.phase == "count":
+                count = seg.start
+            elif seg.phase == "spread" and seg.round == 0:
+                spread[seg.bit] = seg.start
+        steps.append(tuple(st))
+        counts.append(count)
+        spreads.append(spread)
+    return Schedule(hier, plans, tuple(steps), tuple(counts), tuple(spreads))
+
+
+def _key(pkt: list[Any]) -> tuple[int, int]:
+    return (pkt[R_ADDR], pkt[SRC])
+
+
+class RecProgram(Program):
+    """rec_route at one node (see the module docstring)."""
+
+    def __init__(self, node: RecNode, version: int = 0) -> None:
+        super().__init__(node, version)
+        ctx = node.ctx
+        self.ctx = ctx
+        self.sides = tuple(int(s) for s in ctx.geometry.sides)
+        self.sched = schedule(self.sides)
+        self.hier = self.sched.hier
+        self.coords = tuple(ctx.coords)
+        self.me = ctx.node
+        self.levels = self.hier.levels
+        self.absorb_level = self.levels - 1
+        self.incoming: list[list[Any]] = []
+        self.keys: dict[int, list[int]] = {}
+        self.counts: dict[int, int] = {}
+        self.flood: dict[int, list[int]] = {}
+        self.h: dict[int, int] = {}
+        self.duration: dict[int, int] = {}
+        self.n_inv: dict[int, int] = {}
+
+    # -- messages -----------------------------------------------------------------------
+    def dispatch(self, msg: list[Any]) -> None:
+        kind = msg[0]
+        if kind == "p":
+            self.incoming.append(msg)
+        elif kind == "k":
+            self.keys[msg[3]] = msg[4]
+        elif kind == "c":
+            self.counts[msg[3]] = msg[4]
+        elif kind == "f":
+            st = self.flood.setdefault(msg[3], [0, -1])
+            st[0] |= msg[4]
+            st[1] = max(st[1], msg[5])
+        else:  # pragma: no cover - a bug in this module
+            raise RuntimeError(f"node {self.me}: unknown message {msg!r}")
+
+    def holding(self, items: list[Any], incoming: bool = True) -> Callable[[], bool]:
+        """``need`` for :meth:`reach`: this node holds some of ``items`` (or, with ``incoming``, new arrivals)."""
+        if incoming:
+            return lambda: bool(items or self.incoming)
+        return lambda: bool(items)
+
+    def take_incoming(self) -> list[list[Any]]:
+        out, self.incoming = self.incoming, []
+        return out
+
+    def port(self, dim: int, sign: int) -> int:
+        p = self.ctx.port(dim, sign)
+        if p is None:
+            raise RuntimeError(f"node {self.me}: no port along dimension {dim} direction {sign:+d}")
+        return p
+
+    # -- the recursion ------------------------------------------------------------------
+    def body(self) -> Gen:
+        node = self.node
+        assert isinstance(node, RecNode)
+        mine = [node.own] if node.own is not None else []
+        end = yield from self.invoke(0, 0, mine)
+        node.return_time = end
+
+    def invoke(self, level: int, t0: int, mine: list[list[Any]]) -> Sub:
+        """One invocation of rec_route at this node's level-``level`` cube, started at ``t0``."""
+        hier, me = self.hier, self.me
+        index = self.n_inv.get(level, 0)
+        self.n_inv[level] = index + 1
+        cube = hier.cube_id(self.coords, level)
+        if mine or cube == me:
+            self.ctx.record("inv", level, cube, index, len(mine), t0)
+        if level == self.levels:
+            for pkt in mine:
+                if pkt[DST] != me:
+                    raise RuntimeError(f"node {me}: packet of {pkt[SRC]} not at its destination at the last level")
+                if pkt[ABSORB] != 2:  # a one-node mesh: nothing ever moved
+                    self.node.absorb(pkt)
+                    pkt[ABSORB] = 2
+            return t0
+        plan = self.sched.plans[level]
+        t_calls = t0 + plan.fixed_time
+        yield from self.reach(t0, lambda: bool(mine), t_calls)
+        if level == self.absorb_level:
+            for pkt in mine:
+                if pkt[DST] == me and pkt[ABSORB] != 2:
+                    self.node.absorb(pkt)
+                    pkt[ABSORB] = 2
+        mine = yield from self.approx(level, t0, plan, mine, t_calls)
+        if plan.sort_time:
+            mine, n = yield from self.sort(level, t0, plan, mine, t_calls)
+        else:
+            yield from self.reach(t_calls, lambda: bool(mine or self.incoming), t_calls)
+            mine += self.take_incoming()
+            mine.sort(key=_key)
+            for r, pkt in enumerate(mine):
+                pkt[RANK] = r
+            n = len(mine)
+        child = level + 1
+        if child not in self.h:
+            self.h[child] = h_value(n, hier.volume(child))
+        h = self.h[child]
+        batches: list[list[list[Any]]] = [[] for _ in range(h)]
+        for pkt in mine:
+            batches[batch_index(pkt[RANK], h)].append(pkt)
+        tc = t_calls
+        for j in range(h):
+            tc = yield from self.invoke(child, tc, batches[j])
+        return (yield from self.barrier(level, t0, plan, tc))
+
+    def approx(self, level: int, t0: int, plan: LevelPlan, mine: list[list[Any]], t_calls: int) -> Sub:
+        """Step 1: stage by stage, the movers cross to the mirror node, one per round."""
+        hier, coords = self.hier, self.coords
+        sides = hier.level_sides(level)
+        t = t0
+        absorb = 1 if level == self.absorb_level else 0
+        for q, dim in enumerate(hier.split_dims(level)):
+            d = sides[dim] // 2
+            rounds = plan.c_in << q
+            yield from self.reach(t, self.holding(mine), t_calls)
+            mine += self.take_incoming()
+            movers = []
+            for pkt in sorted(mine, key=_key):
+                sign = approx_direction(hier, level, dim, coords, hier_coords(self.sides, pkt[DST]))
+                if sign:
+                    movers.append((pkt, sign))
+            if len(movers) > rounds:
+                raise RuntimeError(f"node {self.me}: {len(movers)} movers for {rounds} rounds (level {level}, stage {q})")
+            for r, (pkt, sign) in enumerate(movers):
+                ts = t + r * d
+                yield from self.reach(ts, lambda: True, t_calls)
+                mine.remove(pkt)
+                pkt[TAG] = "a"
+                pkt[ABSORB] = absorb
+                self.send_packet(self.port(dim, sign), pkt, d, ts)
+            t += rounds * d
+        return mine
+
+    def sort(self, level: int, t0: int, plan: LevelPlan, mine: list[list[Any]], t_calls: int) -> Sub:
+        """Step 2.1 in the node's level-(l+1) cube: bitonic merge-split, count, spread."""
+        hier, coords = self.hier, self.coords
+        child = level + 1
+        bits = hier.local_bits(child)
+        x = hier.local_index(coords, child)
+        cap = plan.capacity
+        c = self.version
+        t_sort = t0 + plan.approx_time
+        yield from self.reach(t_sort, lambda: bool(mine or self.incoming), t_calls)
+        block = sorted(mine + self.take_incoming(), key=_key)
+        if len(block) > cap:
+            raise RuntimeError(f"node {self.me}: {len(block)} packets before sorting, capacity {cap}")
+        for k, step in enumerate(self.sched.sort_steps[level]):
+            tk = t0 + step.keys_at
+            yield from self.reach(tk, self.holding(block), t_calls)
+            if self.incoming:
+                block = sorted(block + self.take_incoming(), key=_key)
+            b = hier.local_bits(child)[step.bit][1]
+            sign = -1 if (coords[step.dim] >> b) & 1 else 1
+            port = self.port(step.dim, sign)
+            d = step.distance
+            if block:
+                flat = [v for pkt in block for v in _key(pkt)]
+                self.send_control(port, ["k", c, d - 1, k, flat], tk)
+            td = t0 + step.data_at
+            yield from self.reach(td, self.holding(block, incoming=False), t_calls)
+            theirs = self.keys.pop(k, [])
+            if not block:
+                continue
+            other = [(theirs[i], theirs[i + 1]) for i in range(0, len(theirs), 2)]
+            kept, _ = merge_split([_key(p) for p in block], other, cap, keeps_low(x, step.stage, step.bit))
+            keep = set(kept)
+            sends = [p for p in block if _key(p) not in keep]
+            block = [p for p in block if _key(p) in keep]
+            for r, pkt in enumerate(sends):
+                ts = td + r * d
+                yield from self.reach(ts, lambda: True, t_calls)
+                pkt[TAG] = "d"
+                self.send_packet(port, pkt, d, ts)
+        # the count: an all-reduce of the packets in H', lowest local-index bit first
+        tc0 = t0 + self.sched.count_at[level]
+        yield from self.reach(tc0, lambda: bool(block or self.incoming), t_calls)
+        if self.incoming:
+            block = sorted(block + self.take_incoming(), key=_key)
+        partial = [len(block)]
+        offset = 0
+        for bi, (dim, b) in enumerate(bits):
+            dd = 1 << b
+            ts = tc0 + offset
+            yield from self.reach(ts, lambda: partial[0] > 0, t_calls)
+            if partial[0]:
+                sign = -1 if (coords[dim] >> b) & 1 else 1
+                self.send_control(self.port(dim, sign), ["c", c, dd - 1, bi, partial[0]], ts)
+            offset += dd
+            yield from self.reach(tc0 + offset, lambda: partial[0] > 0, t_calls)
+            partial[0] += self.counts.pop(bi, 0)
+        n = partial[0]
+        if len(block) != min(cap, max(0, n - x * cap)):
+            raise RuntimeError(f"node {self.me}: sorted layout not front-loaded ({len(block)} of n={n} at index {x})")
+        # the spread: fix the bits of node * C + slot from the most significant down
+        volume = 1 << len(bits)
+        logc = cap.bit_length() - 1
+        held: dict[int, list[Any]] = {}
+        for i, pkt in enumerate(block):
+            pkt[RANK] = pkt[CUR] = x * cap + i
+            held[i] = pkt
+        for pbit in range(len(bits) - 1, -1, -1):
+            dim, b = bits[pbit]
+            d = 1 << b
+            vb = pbit + logc
+            ts0 = t0 + self.sched.spread_at[level][pbit]
+            yield from self.reach(ts0, lambda: bool(held or self.incoming), t_calls)
+            for pkt in self.take_incoming():
+                held[pkt[CUR] & (cap - 1)] = pkt
+            movers = []
+            for slot in sorted(held):
+                pkt = held[slot]
+                target = spread_target(pkt[RANK], n, volume, cap)
+                if (pkt[CUR] ^ target) >> vb & 1:
+                    movers.append((slot, pkt, -1 if pkt[CUR] >> vb & 1 else 1))
+            for slot, pkt, sign in movers:
+                ts = ts0 + slot * d
+                yield from self.reach(ts, lambda: True, t_calls)
+                del held[slot]
+                pkt[CUR] ^= 1 << vb
+                pkt[TAG] = "s"
+                self.send_packet(self.port(dim, sign), pkt, d, ts)
+        yield from self.reach(t_calls, lambda: bool(held or self.incoming), t_calls)
+        for pkt in self.take_incoming():
+            held[pkt[CUR] & (cap - 1)] = pkt
+        out = [held[s] for s in sorted(held)]
+        for pkt in out:
+            if spread_target(pkt[RANK], n, volume, cap) // cap != x:
+                raise RuntimeError(f"node {self.me}: spread left rank {pkt[RANK]} at the wrong node")
+        return out, n
+
+    def barrier(self, level: int, t0: int, plan: LevelPlan, f_own: int) -> Sub:
+        """Step 3: return once every child cube has returned (see the module docstring)."""
+        if plan.barrier_time == 0:
+            return f_own
+        if level in self.duration:
+            end = t0 + self.duration[level]
+            yield from self.reach(end, lambda: False, end)
+            return end
+        hier, coords = self.hier, self.coords
+        corner = hier.corner(coords, level)
+        sides = hier.level_sides(level)
+        mine = 0  # this node's child: bit q set in the upper half of split dimension q
+        for q, dim in enumerate(hier.split_dims(level)):
+            if coords[dim] - corner[dim] >= sides[dim] // 2:
+                mine |= 1 << q
+        every_child = (1 << (1 << len(hier.split_dims(level)))) - 1
+        ports = []
+        for dim, s in enumerate(sides):
+            off = coords[dim] - corner[dim]
+            if off < s - 1:
+                ports.append(self.port(dim, 1))
+            if off > 0:
+                ports.append(self.port(dim, -1))
+        yield from self.reach(f_own, lambda: True, f_own)
+        st = self.flood.setdefault(level, [0, -1])
+        st[0] |= 1 << mine
+        st[1] = max(st[1], f_own)
+        sent = (0, -1)
+        c = self.version
+        while True:
+            ret = st[1] + plan.barrier_time if st[0] == every_child else None
+            if ret is not None and self.now >= ret:
+                break
+            if (st[0], st[1]) != sent:
+                for p in ports:
+                    self.send_control(p, ["f", c, 0, level, st[0], st[1]], self.now)
+                sent = (st[0], st[1])
+            yield from self.pause(ret)
+        del self.flood[level]
+        self.duration[level] = ret - t0
+        return ret
+
+
+@functools.lru_cache(maxsize=4096)
+def _coords_cache(sides: tuple[int, ...], node: int) -> tuple[int, ...]:
+    out = []
+    for s in sides:
+        node, c = divmod(node, s)
+        out.append(c)
+    return tuple(out)
+
+
+def hier_coords(sides: tuple[int, ...], node: int) -> tuple[int, ...]:
+    """Coordinates of a node id (dimension 0 fastest), cached."""
+    return _coords_cache(sides, node)
+
+
+class RecNode(EngineNode):
+    """A node running :class:`RecProgram` (one version)."""
+
+    def start(self) -> None:
+        ctx = self.ctx
+        dest = ctx.params["dest"][ctx.node]
+        self.own: list[Any] | None = None
+        self.return_time = -1
+        if dest >= 0:
+            me = ctx.node
+            pkt = packet(0, me, dest, 0 if dest == me else -1)
+            sides = tuple(int(s) for s in ctx.geometry.sides)
+            pkt[R_ADDR] = schedule(sides).hier.address(hier_coords(sides, dest))
+            self.own = pkt
+            self.hold(pkt)
+
+    def programs(self) -> list[Program]:
+        return [RecProgram(self)]
+
+    def finish(self) -> None:
+        self.ctx.record("returned", self.return_time)

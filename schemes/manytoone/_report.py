@@ -1,0 +1,233 @@
+"""Reporter and theory of the many-to-one schemes (observer side; never seen by nodes).
+
+Events (every scheme): ``delivered(src, first, last)`` -- recorded by the destination
+when the packet of source ``src`` is consumed there; ``first`` is §2's delivery time
+(the first step at which the packet is at its destination) and ``last`` the step of its
+final arrival (they differ only under ``m2o-rec``, where a packet may pass through or
+be sorted away from its destination before it comes to rest); ``peak(load,
+occupancy)`` -- the node's largest §2 load ``L_v(t)`` (packets stored at v bound
+elsewhere) and occupancy (packets stored at v, its own deliveries still waiting
+included) so far. ``m2o-rec`` adds ``inv(level, cube, index, n_here, start)`` and
+``returned(step)``; ``m2o-bfs`` adds ``phase(version, level, start, end, overrun)`` and
+``overrun(version, level, packets)``.
+
+Metrics (steps; one step is one slot):
+
+* ``completion_time``: T_loc of §2, the largest delivery time (0 without packets);
+  ``final_arrival_time``: the largest ``last``;
+* ``mean_delay``: the mean delivery time (every packet is born at 0);
+* ``class_mean_delay[k]`` / ``class_packets[k]``: the same over the distance class
+  ``P_I(2^k)`` of Theorem 1.3 (distance in ``[2^k, 2^(k+1))``; packets born at their
+  destination are in no class);
+* ``max_queue``: the space complexity of §2, ``max_{v,t} L_v(t)``; ``max_occupancy``;
+  ``max_queue_distribution``: how many nodes reached each largest load;
+* ``dilation``, ``congestion`` (D_I, W_I of the instance) and the ratios
+  ``ratio_dw`` = T/(D + W), ``ratio_dw_log`` = T/(D + W log D), ``ratio_lower_bound``
+  = T / (Theorem 2.1's exact bound), with T = ``completion_time``;
+* ``m2o-rec``: ``invocations``, ``lemma_4_3_max`` (the largest n(H)/V(H) of an
+  invocation; Lemma 4.3 says at most 2) and ``return_time``.
+
+Invariants: every packet delivered exactly once, at its destination; nothing lost;
+every packet accounted for (delivered or still held); for ``m2o-rec`` Lemma 4.3 on
+every invocation (from the nodes' ``inv`` events) and one common return step; for
+``m2o-bfs`` every phase within its window. One message per link direction per step is
+the fabric's (a second send is refused).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .._base import Setup
+from ..kit import BaseReporter
+from ._setup import instance_of
+from .instances import Instance
+from .theory import (
+    congestion,
+    dilation,
+    distance_class,
+    distance_classes,
+    greedy_space_bound,
+    log_d,
+    lower_bound,
+    mean_delay_lower_bound,
+    theory_metrics,
+)
+
+__all__ = ["EVENTS", "M2OReporter", "theory_m2o"]
+
+EVENTS: Mapping[str, tuple[str, ...]] = {
+    "delivered": ("src", "first", "last"),
+    "peak": ("load", "occupancy"),
+    "inv": ("level", "cube", "index", "n_here", "start"),
+    "returned": ("step",),
+    "phase": ("version", "level", "start", "end", "overrun"),
+    "overrun": ("version", "level", "packets"),
+}
+
+
+def _class_lists(instance: Instance, values: Mapping[int, float]) -> tuple[list[Any], list[int]]:
+    """Per distance class k = 0 .. floor(log2 D), the mean of ``values`` (by source) and the count."""
+    d_max = dilation(instance)
+    top = d_max.bit_length() - 1  # floor(log2 D_I); -1 without a packet to move
+    sums = [0.0] * (top + 1)
+    counts = [0] * (top + 1)
+    for s, d in instance.packets:
+        k = distance_class(instance.distance(s, d))
+        if k is not None and s in values:
+            sums[k] += values[s]
+            counts[k] += 1
+    return [x / c if c else None for x, c in zip(sums, counts)], counts
+
+
+class M2OReporter(BaseReporter):
+    """Exactly-once delivery, delivery times, buffers, and the scheme's own checks."""
+
+    events = EVENTS
+
+    def __init__(self, setup: Setup) -> None:
+        super().__init__(setup)
+        self.instance = instance_of(setup.topology, setup.params)
+        self.dest = list(setup.params["dest"])
+        n = setup.topology.n_nodes
+        self.first: dict[int, int] = {}
+        self.last: dict[int, int] = {}
+        self.dups = 0
+        self.wrong = 0
+        self.node_load = [0] * n
+        self.node_occ = [0] * n
+        self.inv: dict[tuple[int, int, int], list[int]] = {}
+        self.inv_bad_start = 0
+        self.returned: dict[int, int] = {}
+        self.phases = 0
+        self.overruns = 0
+        self._metrics: dict[str, Any] | None = None
+
+    def handlers(self) -> Mapping[str, Callable[..., None]]:
+        return {"delivered": self._delivered, "peak": self._peak, "inv": self._inv, "returned": self._returned,
+                "phase": self._phase, "overrun": self._overrun}
+
+    def _delivered(self, node: int, slot: int, src: int, first: int, last: int) -> None:
+        if not 0 <= src < len(self.dest) or self.dest[src] != node:
+            self.wrong += 1
+            return
+        if src in self.first:
+            self.dups += 1
+            return
+        self.first[src] = first
+        self.last[src] = last
+
+    def _peak(self, node: int, slot: int, load: int, occupancy: int) -> None:
+        self.node_load[node] = max(self.node_load[node], load)
+        self.node_occ[node] = max(self.node_occ[node], occupancy)
+
+    def _inv(self, node: int, slot: int, level: int, cube: int, index: int, n_here: int, start: int) -> None:
+        rec = self.inv.setdefault((level, cube, index), [0, start])
+        rec[0] += n_here
+        if rec[1] != start:
+            self.inv_bad_start += 1
+
+    def _returned(self, node: int, slot: int, step: int) -> None:
+        self.returned[node] = step
+
+    def _phase(self, node: int, slot: int, version: int, level: int, start: int, end: int, overrun: int) -> None:
+        self.phases += 1
+
+    def _overrun(self, node: int, slot: int, version: int, level: int, packets: int) -> None:
+        self.overruns += packets
+
+    # -- results ------------------------------------------------------------------------
+    def invocations(self) -> list[tuple[int, int, int, int, int]]:
+        """Every invocation seen: ``(level, cube, index, start, n_packets)``, sorted by start."""
+        return sorted(((lv, cube, i, rec[1], rec[0]) for (lv, cube, i), rec in self.inv.items()),
+                      key=lambda r: (r[3], r[0], r[1], r[2]))
+
+    def _volume(self, level: int) -> int:
+        return math.prod(max(1, s >> level) for s in self.setup.topology.sides)
+
+    def metrics(self) -> dict[str, Any]:
+        if self._metrics is not None:
+            return dict(self._metrics)
+        inst = self.instance
+        firsts = list(self.first.values())
+        t = max(firsts, default=0)
+        class_delay, class_count = _class_lists(inst, {s: float(v) for s, v in self.first.items()})
+        d, w = dilation(inst), float(congestion(inst))
+        lb = lower_bound(inst)
+        dw, dwl = d + w, d + w * log_d(d)
+        out: dict[str, Any] = {
+            "packets": len(inst),
+            "delivered": len(self.first),
+            "completion_time": t,
+            "final_arrival_time": max(self.last.values(), default=0),
+            "mean_delay": sum(firsts) / len(firsts) if firsts else None,
+            "class_mean_delay": class_delay,
+            "class_packets": class_count,
+            "max_queue": max(self.node_load, default=0),
+            "max_occupancy": max(self.node_occ, default=0),
+            "max_queue_distribution": {k: v for k, v in sorted(Counter(self.node_load).items())},
+            "dilation": d,
+            "congestion": w,
+            "ratio_dw": t / dw if dw else None,
+            "ratio_dw_log": t / dwl if dwl else None,
+            "ratio_lower_bound": t / lb if lb else None,
+        }
+        if self.inv:
+            out["invocations"] = len(self.inv)
+            out["lemma_4_3_max"] = max((rec[0] / self._volume(lv) for (lv, _, _), rec in self.inv.items()), default=0.0)
+        if self.returned:
+            out["return_time"] = max(self.returned.values())
+        if self.phases:
+            out["phases"] = self.phases
+        self._metrics = out
+        return dict(out)
+
+    def per_node(self) -> dict[str, list[Any]]:
+        """Per node: its largest load and occupancy; as a source, its packet's delivery
+        time and final arrival (-1: no packet, or not delivered)."""
+        n = len(self.dest)
+        return {"max_load": list(self.node_load), "max_occupancy": list(self.node_occ),
+                "delivery_time": [self.first.get(v, -1) for v in range(n)],
+                "final_arrival": [self.last.get(v, -1) for v in range(n)]}
+
+    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+        missing = len(self.instance) - len(self.first)
+        out: dict[str, Any] = {
+            "every_packet_delivered_once": {"ok": missing == 0 and self.dups == 0 and self.wrong == 0,
+                                            "missing": missing, "duplicates": self.dups, "wrong_node": self.wrong},
+            "no_message_lost": {"ok": self.lost_messages == 0 and sum(lost.values()) == 0 and not in_flight,
+                                "lost": self.lost_messages + sum(lost.values()), "in_flight": len(in_flight)},
+            "conservation": {"ok": len(self.first) + sum(held) == len(self.instance), "delivered": len(self.first),
+                             "held": sum(held), "packets": len(self.instance)},
+        }
+        if self.inv:
+            worst = [(lv, cube, i, rec[0]) for (lv, cube, i), rec in self.inv.items() if rec[0] > 2 * self._volume(lv)]
+            out["lemma_4_3"] = {"ok": not worst and self.inv_bad_start == 0, "invocations": len(self.inv),
+                                "over_2V": len(worst), "inconsistent_starts": self.inv_bad_start}
+        if self.returned:
+            n = self.setup.topology.n_nodes
+            ends = set(self.returned.values())
+            out["common_return"] = {"ok": len(self.returned) == n and len(ends) == 1, "nodes": len(self.returned),
+                                    "return_steps": len(ends)}
+        if self.phases:
+            out["phases_within_windows"] = {"ok": self.overruns == 0, "phases": self.phases, "overruns": self.overruns}
+        return out
+
+
+def theory_m2o(setup: Setup, extra: Callable[[Instance], dict[str, Any]] | None = None) -> dict[str, Any]:
+    """D_I, W_I, B_I, Theorem 2.1's bound, the scales of Theorems 1.1-1.3, greedy's buffer
+    bound (ours), the mean-delay lower bound overall and per distance class, plus ``extra``."""
+    inst = instance_of(setup.topology, setup.params)
+    out: dict[str, Any] = dict(theory_metrics(inst))
+    out["greedy_space_bound"] = greedy_space_bound(inst)
+    out["mean_delay_lower_bound"] = mean_delay_lower_bound(inst)
+    classes = distance_classes(inst)
+    top = max(classes, default=-1)
+    out["class_mean_delay_lower_bound"] = [mean_delay_lower_bound(inst, classes[k]) if k in classes else None
+                                           for k in range(top + 1)]
+    if extra is not None:
+        out.update(extra(inst))
+    return out

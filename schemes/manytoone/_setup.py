@@ -1,0 +1,96 @@
+"""Parameters and preparation shared by the many-to-one schemes (prepare side, no network).
+
+Every scheme reads its instance once, in ``prepare``: from ``--param instance=FILE``
+(:func:`.instances.load_instance`) or, without a file, from ``--param workload=...``
+(:func:`.instances.parse_workload`) drawn with ``random.Random(seed)`` where ``seed`` is
+``--param seed=S`` (``prepare`` does not see the run's ``--seed``, which drives the node
+RNGs; none of these schemes draws from them). The node parameters hold the instance as
+``dest``: per node id, the destination of the packet it is the source of, or -1. A node
+reads only its own entry ``dest[ctx.node]`` (§2: a node knows its own packet), never
+another node's.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping
+from typing import Any
+
+from .._base import Param, SchemeError
+from .instances import Instance, load_instance, make_instance, parse_workload
+
+__all__ = [
+    "INSTANCE",
+    "SEED",
+    "WORKLOAD",
+    "check_mesh",
+    "instance_of",
+    "prepare_instance",
+    "workload_text",
+]
+
+
+def workload_text(text: str) -> str:
+    """A ``--param workload=`` value, checked for its syntax (the mesh is checked in prepare)."""
+    parse_workload(text)
+    return text
+
+
+INSTANCE = Param("instance", str, None, "JSON file {\"packets\": [[source, destination], ...]} (coordinates); "
+                                        "overrides workload")
+WORKLOAD = Param("workload", workload_text, "all-to-one",
+                 "generator: all-to-one[:node=X,Y], hotspots:k=K, uniform, region:lo=..;hi=.., bounded:r=R "
+                 "(each with ;fraction=F)")
+SEED = Param("seed", int, 0, "seed of the workload generator (the run's --seed drives node RNGs, unused here)")
+
+
+def check_mesh(topology: Any, scheme: str, power_of_two: bool) -> tuple[int, ...]:
+    """The sides of a mesh of dimension 1 to 3 (all powers of two when asked).
+
+    Raises:
+        SchemeError: on another topology kind, dimension, or (``power_of_two``) a side
+            that is not a power of two, naming the side.
+    """
+    if topology.kind != "mesh":
+        raise SchemeError(f"{scheme} runs on mesh: topologies, not {topology.spec}")
+    sides = tuple(int(s) for s in topology.sides)
+    if not 1 <= len(sides) <= 3:
+        raise SchemeError(f"{scheme} runs on meshes of dimension 1 to 3, not {topology.spec}")
+    if power_of_two:
+        bad = [s for s in sides if s < 1 or s & (s - 1)]
+        if bad:
+            raise SchemeError(
+                f"{scheme} needs every mesh side a power of two (§4: 'assume ... D is a power of 2'); "
+                f"{topology.spec} has side {bad[0]}: use e.g. mesh:{'x'.join(str(1 << max(0, (s - 1).bit_length())) for s in sides)}")
+    return sides
+
+
+def prepare_instance(topology: Any, params: dict[str, Any], scheme: str, power_of_two: bool) -> dict[str, Any]:
+    """Node parameters with the instance: ``dest`` per node (-1: no packet), ``n_packets``.
+
+    Raises:
+        SchemeError: on a bad topology, a bad instance file (naming the file, the entry
+            and the fault) or a workload that does not fit the mesh.
+    """
+    sides = check_mesh(topology, scheme, power_of_two)
+    seed = params.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise SchemeError(f"--param seed={seed!r}: expected an integer >= 0")
+    try:
+        if params.get("instance"):
+            inst = load_instance(params["instance"], sides)
+        else:
+            inst = make_instance(str(params["workload"]), sides, random.Random(seed))
+    except ValueError as exc:
+        raise SchemeError(str(exc)) from None
+    dest = [-1] * math.prod(sides)
+    for s, d in inst.packets:
+        dest[s] = d
+    return {**params, "dest": dest, "n_packets": len(inst)}
+
+
+def instance_of(topology: Any, params: Mapping[str, Any]) -> Instance:
+    """The instance of a run, rebuilt from its node parameters (observer side)."""
+    dest = params["dest"]
+    return Instance(tuple(int(s) for s in topology.sides), tuple((s, d) for s, d in enumerate(dest) if d >= 0))
