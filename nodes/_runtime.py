@@ -34,7 +34,9 @@ class SlotRuntime:
     def __init__(self) -> None:
         self.running = 0
         self.active: list[NodeContext] = []  # parked in next_slot(): due next slot
-        self.timers: list[tuple[int, int, NodeContext]] = []
+        #: (slot, node, incarnation, ctx): a restarted node's new context never ties with a
+        #: stale timer of its old one, so contexts are never compared
+        self.timers: list[tuple[int, int, int, NodeContext]] = []
         self._driver: Task | None = None
         self._driver_parked = False
         self.wakeups = 0
@@ -49,7 +51,7 @@ class SlotRuntime:
             reschedule(self._driver)
 
     def add_timer(self, slot: int, ctx: NodeContext) -> None:
-        heapq.heappush(self.timers, (slot, ctx.node, ctx))
+        heapq.heappush(self.timers, (slot, ctx.node, ctx.incarnation, ctx))
 
     # -- called from the driver ---------------------------------------------------------
     def wake(self, slot: int, deliveries: list[tuple[int, list[tuple[int, Any]]]],
@@ -73,7 +75,7 @@ class SlotRuntime:
                 n += 1
         timers = self.timers
         while timers and timers[0][0] <= slot:
-            due, _, ctx = heapq.heappop(timers)
+            due, _, _, ctx = heapq.heappop(timers)
             if ctx._parked and ctx._timer == due and ctx._wake_slot != slot:
                 ctx._wake_slot = slot
                 ctx._wake(_EMPTY)
@@ -86,7 +88,7 @@ class SlotRuntime:
         """Earliest slot at which something is due without any traffic (None: nothing)."""
         if self.active:
             return -1
-        while self.timers and not (self.timers[0][2]._parked and self.timers[0][2]._timer == self.timers[0][0]):
+        while self.timers and not (self.timers[0][3]._parked and self.timers[0][3]._timer == self.timers[0][0]):
             heapq.heappop(self.timers)
         return self.timers[0][0] if self.timers else None
 

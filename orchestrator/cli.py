@@ -3,8 +3,9 @@
     slotnet run SCHEME --topology SPEC [--param k=v ...] [--offered v | --lam λ | --rho ρ]
                        --slots N --warmup W --seed S [--json] [--per-node] [--series]
     slotnet theory SCHEME --topology SPEC [load flags] [--json]
-    slotnet trace FILE --node N [--event KIND ...] [--slots A:B] [--perfetto OUT]
+    slotnet trace FILE [--node N ...] [--event KIND ...] [--slots A:B] [--packet ID] [--perfetto OUT] [--diagram OUT]
     slotnet repro PAPER [--quick] [--sweep-d D --plot FILE] [--json]
+    slotnet explore SCHEME --topology SPEC [load flags] --faults FAMILY|FILE [--samples K] [--shrink OUT] [--json]
     slotnet schemes
     slotnet --version
 
@@ -22,14 +23,14 @@ import json
 import math
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
 import trio
 
 from slotnet.errors import NodeFailure, SlotnetError
-from slotnet.fabric import FaultSchedule
+from slotnet.fabric import FaultSchedule, parse_topology
 from slotnet.schemes import SCHEMES, Load, Row, get_scheme
 
 from ._driver import run
@@ -37,7 +38,16 @@ from ._progress import Progress, RunsProgress
 from ._report import format_per_node, format_result, format_series, format_theory
 from ._repro import papers
 from ._spec import RunSpec, SpecError, TraceSpec
-from ._trace import read_trace, timeline, write_perfetto
+from ._trace import (
+    describe_follow,
+    follow,
+    format_event,
+    learn_links,
+    parse_packet,
+    read_trace,
+    timeline,
+    write_perfetto,
+)
 
 __all__ = ["build_parser", "main"]
 
@@ -115,8 +125,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--warmup", type=int, default=0, metavar="W", help="leading slots excluded from metrics (default 0)")
     r.add_argument("--seed", type=int, default=0, metavar="S", help="one seed fixes the whole run (default 0)")
     r.add_argument("--fault", action="append", default=[], metavar="F",
-                   help="link-down@SLOT:NODE:PORT, link-up@..., crash@SLOT:NODE, recover@SLOT:NODE, loss=RATE[@FROM[-UNTIL]]")
+                   help="link-down@SLOT:NODE:PORT, link-up@..., crash@SLOT:NODE, recover@SLOT:NODE, "
+                        "partition@FROM:TO:NODES, stall@FROM:TO:NODE, loss=RATE, dup=RATE, delay=RATE:SLOTS, "
+                        "corrupt=RATE[:undetected] (message faults take @FROM[-UNTIL])")
     r.add_argument("--faults", metavar="FILE", help="JSON list of fault objects")
+    r.add_argument("--detect", metavar="SLOTS|never", default=None,
+                   help="slots a node takes to see a dead port (link down, neighbour crashed or stalled); "
+                        "never: nodes are never told (default 1)")
     r.add_argument("--trace", metavar="FILE", help="write trace events as JSON lines")
     r.add_argument("--trace-nodes", metavar="N,N,...", help="trace only these nodes (default: all)")
     r.add_argument("--trace-slots", metavar="A:B", help="trace only slots A <= slot < B")
@@ -139,12 +154,39 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(t)
     t.add_argument("--slots", type=int, default=25, metavar="N", help="slots of a transient prediction (default 25)")
 
-    tr = sub.add_parser("trace", help="read a trace file", description="Print one node's timeline from a trace file.")
+    tr = sub.add_parser("trace", help="query a trace file", description=(
+        "Query a trace written by `slotnet run --trace`: filters combine (node, event kind, slot range, packet); "
+        "print the events, follow one packet, or export them to Perfetto or a slot diagram."))
     tr.add_argument("file", help="trace file written by `slotnet run --trace`")
-    tr.add_argument("--node", type=int, metavar="N", help="the node whose timeline to print")
+    tr.add_argument("--node", type=int, action="append", default=[], metavar="N", help="only this node (repeatable)")
     tr.add_argument("--event", action="append", default=[], metavar="KIND", help="only these event kinds (repeatable)")
     tr.add_argument("--slots", metavar="A:B", help="only slots A <= slot < B")
+    tr.add_argument("--packet", metavar="ID", help="follow one packet from birth to its last reception: the leading "
+                    "fields of its messages, e.g. ORIGIN,SEQ for a broadcast, DEST,BIRTH,ORIGIN for deflection")
+    tr.add_argument("--topology", "-t", metavar="SPEC", help="the run's topology: pairs every hop of --perfetto and "
+                    "--diagram exactly (without it hops are inferred from the messages)")
     tr.add_argument("--perfetto", metavar="OUT", help="write the Chrome/Perfetto trace-event JSON to OUT")
+    tr.add_argument("--diagram", metavar="OUT", help="draw the slot diagram (nodes as columns, slots as rows, "
+                    "messages as arrows; at most 16 nodes and 40 slots) as SVG to OUT")
+
+    ex = sub.add_parser("explore", help="run a scheme under every fault of a family and judge each run",
+                        description=_explore_doc(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    _add_common(ex)
+    ex.add_argument("--slots", type=int, default=200, metavar="N", help="slots of every run, warm-up included (default 200)")
+    ex.add_argument("--warmup", type=int, default=0, metavar="W", help="leading slots excluded from metrics (default 0)")
+    ex.add_argument("--seed", type=int, default=0, metavar="S", help="seed of every run and of the samples (default 0)")
+    ex.add_argument("--faults", required=True, metavar="FAMILY|FILE",
+                    help="single-link, single-node, double-link, crash-points, or a --faults JSON file to judge alone")
+    ex.add_argument("--samples", type=int, metavar="K", help="at most K scenarios, drawn with the seed "
+                    "(default: all; double-link: 20)")
+    ex.add_argument("--crash-slots", metavar="A,B,...", help="crash-points: the crash slots (default: 1/4, 1/2, 3/4 "
+                    "into the measured slots)")
+    ex.add_argument("--detect", metavar="SLOTS|never", default=None,
+                    help="slots a node takes to see a dead port (default 1; never: nodes are never told)")
+    ex.add_argument("--jobs", type=int, default=None, metavar="J", help="worker processes (default: every core)")
+    ex.add_argument("--shrink", metavar="OUT", help="shrink the first failing scenario to a minimal schedule "
+                    "and write it to OUT as a --faults file")
+    ex.add_argument("--max-backlog", type=float, default=None, metavar="Q", help="as for slotnet run")
 
     rp = sub.add_parser("repro", help="rerun a paper's comparisons", description=_repro_doc())
     rp.add_argument("paper", help="the paper to reproduce: " + ", ".join(papers()))
@@ -223,7 +265,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     spec = RunSpec(
         scheme=args.scheme, topology=args.topology, params=_params(args.param), load=_load(args),
         slots=args.slots, warmup=args.warmup, seed=args.seed,
-        faults=FaultSchedule.parse(args.fault, args.faults), trace=_trace_spec(args),
+        faults=FaultSchedule.parse(args.fault, args.faults, detect="default" if args.detect is None else args.detect),
+        trace=_trace_spec(args),
         max_backlog_per_node=args.max_backlog, shards=args.shards, broker=args.broker, series=args.series,
     )
     prep = spec.prepare()  # every input error surfaces here, before any slot runs
@@ -277,25 +320,158 @@ def _cmd_theory(args: argparse.Namespace) -> int:
 
 
 def _cmd_trace(args: argparse.Namespace) -> int:
+    from ._diagram import MAX_NODES, MAX_SLOTS, write_diagram
+
     window = _slot_window(args.slots, "--slots") if args.slots else None
     kinds = set(args.event) or None
-    if args.perfetto:
-        if Path(args.perfetto).resolve() == Path(args.file).resolve():
-            raise SpecError(f"--perfetto {args.perfetto!r} would overwrite the trace it reads")
+    nodes = set(args.node) or None
+    packet = parse_packet(args.packet) if args.packet is not None else None
+    topology = parse_topology(args.topology) if args.topology else None
+    for flag, out in (("--perfetto", args.perfetto), ("--diagram", args.diagram)):
+        if out and Path(out).resolve() == Path(args.file).resolve():
+            raise SpecError(f"{flag} {out!r} would overwrite the trace it reads")
+    if args.diagram and window is not None and window[1] - window[0] > MAX_SLOTS:
+        raise SpecError(f"--diagram draws at most {MAX_SLOTS} slots, --slots asks for {window[1] - window[0]}")
+    if args.diagram and nodes is not None and len(nodes) > MAX_NODES:
+        raise SpecError(f"--diagram draws at most {MAX_NODES} nodes, --node names {len(nodes)}")
+
+    def selected() -> Iterator[dict[str, Any]]:
         events = (ev for ev in read_trace(args.file)
-                  if (args.node is None or ev["node"] == args.node) and (not kinds or ev["event"] in kinds)
+                  if (nodes is None or ev["node"] in nodes) and (not kinds or ev["event"] in kinds)
                   and (window is None or window[0] <= ev["slot"] < window[1]))
-        count = write_perfetto(events, args.perfetto)
+        return follow(events, packet)[0].__iter__() if packet is not None else events
+
+    # without the topology, learn who sends to each in-port from the whole trace, not just the selection
+    links = None if topology is not None or not (args.perfetto or args.diagram) else learn_links(read_trace(args.file))
+    if args.perfetto:
+        count = write_perfetto(selected(), args.perfetto, topology, links)
         print(f"wrote {count} events to {args.perfetto}")
+    if args.diagram:
+        drawn = write_diagram(selected(), args.diagram, topology=topology, links=links, window=window)
+        print(f"wrote a diagram of {drawn['nodes']} nodes x {drawn['slots']} slots (slots {drawn['first']}.."
+              f"{drawn['last']}, {drawn['hops']} messages) to {args.diagram}" + drawn["note"])
+    if args.perfetto or args.diagram:
         return 0
-    if args.node is None:
-        raise SpecError("slotnet trace needs --node N (or --perfetto OUT)")
-    lines = timeline(read_trace(args.file), args.node, kinds, window)
-    if not lines:
-        print(f"no events for node {args.node} in {args.file}")
-    for line in lines:
-        print(line)
+    if packet is not None:
+        mine, summary = follow(selected(), packet)
+        for ev in mine:
+            print(format_event(ev))
+        print(describe_follow(summary))
+        return 0
+    if nodes is not None and len(nodes) == 1:
+        (node,) = nodes
+        lines = timeline(read_trace(args.file), node, kinds, window)
+        if not lines:
+            print(f"no events for node {node} in {args.file}")
+        for line in lines:
+            print(line)
+        return 0
+    count = 0
+    for ev in selected():
+        print(format_event(ev))
+        count += 1
+    if not count:
+        print(f"no events match in {args.file}")
     return 0
+
+
+def _explore_doc() -> str:
+    from . import _explore
+
+    return "Run a scheme once per fault of a family and judge each run.\n\n" + (_explore.__doc__ or "").split("\n\n", 1)[1]
+
+
+def _check_writable(path: str, flag: str) -> None:
+    """``path`` can be written (checked before any run); nothing is left behind.
+
+    Raises:
+        SpecError: naming the flag and why.
+    """
+    existed = os.path.exists(path)
+    if existed and not os.path.isfile(path):
+        raise SpecError(f"{flag}: {path!r} is not a regular file")
+    try:
+        with open(path, "ab"):
+            pass
+    except OSError as exc:
+        raise SpecError(f"{flag}: cannot write {path!r}: {exc.strerror or exc}") from None
+    if not existed:
+        os.unlink(path)
+
+
+def _explore_schedule(text: str) -> list[dict[str, Any]] | None:
+    """None for a family name; else the JSON objects of the faults file ``text`` (checked)."""
+    from ._explore import FAMILIES
+
+    if text in FAMILIES:
+        return None
+    if not os.path.isfile(text):
+        raise SpecError(f"--faults must be one of {', '.join(FAMILIES)} or a faults file, got {text!r}")
+    FaultSchedule.parse(file=text)  # every malformed entry is refused here
+    with open(text, encoding="utf-8") as fh:
+        return list(json.load(fh))
+
+
+def _cmd_explore(args: argparse.Namespace) -> int:
+    from ._explore import explore, format_explore, shrink_failure
+
+    spec = RunSpec(scheme=args.scheme, topology=args.topology, params=_params(args.param), load=_load(args),
+                   slots=args.slots, warmup=args.warmup, seed=args.seed, max_backlog_per_node=args.max_backlog)
+    spec.prepare()
+    schedule = _explore_schedule(args.faults)
+    crash = None
+    if args.crash_slots is not None:
+        crash = sorted(_int_set(args.crash_slots, "--crash-slots") or ())
+        if not crash:
+            raise SpecError("--crash-slots needs at least one slot")
+    if args.shrink:
+        if schedule is not None and Path(args.shrink).resolve() == Path(args.faults).resolve():
+            raise SpecError(f"--shrink {args.shrink!r} would overwrite the faults file it judges")
+        _check_writable(args.shrink, "--shrink")
+    report = explore(spec, None if schedule is not None else args.faults, schedule=schedule, samples=args.samples,
+                     crash_slots=crash, jobs=args.jobs, progress=RunsProgress(),
+                     detect="default" if args.detect is None else args.detect)
+    shrunk = None
+    failing = next((r for r in report["scenarios"] if not r["ok"]), None)
+    if args.shrink and failing is not None:
+        shrunk = shrink_failure(spec, failing["faults"])
+        shrunk["from"] = failing["fault"]
+        shrunk["file"] = args.shrink
+        shrunk["replay"] = _replay_command(args, spec)
+        text = json.dumps(shrunk["faults"], indent=1) + "\n"
+        try:
+            with open(args.shrink, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise _OutputError(f"--shrink: cannot write {args.shrink!r}: {exc.strerror or exc}") from None
+        report["shrunk"] = shrunk
+    if args.json:
+        print(json.dumps(_jsonable(report)))
+        return 0
+    print(format_explore(report))
+    if shrunk is not None:
+        v = shrunk["verdict"]
+        print(f"\nshrunk {shrunk['from']!r} in {shrunk['runs']} runs to {len(shrunk['faults'])} fault entries: "
+              + ", ".join(FaultSchedule.parse(file=args.shrink).to_list()))
+        print(f"  fails: {'; '.join(v['reasons'])}")
+        print(f"  written to {args.shrink}; replay: {shrunk['replay']}")
+    elif args.shrink:
+        print("\nnothing to shrink: every scenario is ok (no file written)")
+    return 0
+
+
+def _replay_command(args: argparse.Namespace, spec: RunSpec) -> str:
+    import shlex
+
+    parts = ["slotnet", "explore", spec.scheme, "-t", spec.topology]
+    for item in args.param:
+        parts += ["--param", item]
+    for k, v in spec.load.items():
+        parts += [f"--{k}", f"{v:g}"]
+    parts += ["--slots", str(spec.slots), "--warmup", str(spec.warmup), "--seed", str(spec.seed)]
+    if args.max_backlog is not None:
+        parts += ["--max-backlog", f"{args.max_backlog:g}"]
+    return " ".join(shlex.quote(p) for p in [*parts, "--faults", args.shrink])
 
 
 def _repro_doc() -> str:
@@ -314,9 +490,6 @@ def _check_plot(path: str) -> None:
     Raises:
         SpecError: naming what is missing.
     """
-    if importlib.util.find_spec("matplotlib") is None:
-        raise SpecError("--plot needs matplotlib, which is not installed: pip install 'slotnet[plot]' "
-                        "(or leave out --plot)")
     existed = os.path.exists(path)
     try:
         with open(path, "ab"):
@@ -325,6 +498,9 @@ def _check_plot(path: str) -> None:
         raise SpecError(f"--plot: cannot write {path!r}: {exc.strerror or exc}") from None
     if not existed:
         os.unlink(path)
+    if importlib.util.find_spec("matplotlib") is None:
+        raise SpecError("--plot needs matplotlib, which is not installed: pip install 'slotnet[plot]' "
+                        "(or leave out --plot)")
 
 
 def _cmd_repro(args: argparse.Namespace) -> int:
@@ -405,7 +581,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``slotnet`` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    handler = {"run": _cmd_run, "theory": _cmd_theory, "trace": _cmd_trace, "repro": _cmd_repro,
+    handler = {"run": _cmd_run, "theory": _cmd_theory, "trace": _cmd_trace, "repro": _cmd_repro, "explore": _cmd_explore,
                "schemes": _cmd_schemes, "shard": _cmd_shard}[args.command]
     if sys.stdout is None:  # started with stdout closed (``>&-``)
         print(f"slotnet {args.command}: error: stdout is closed: nothing can be printed", file=sys.stderr)
