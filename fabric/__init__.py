@@ -4,23 +4,32 @@ from ._clock import SlotClock
 from ._codec import decode, encode
 from ._errors import CapacityError, FabricError, FaultSpecError, SlotnetError, TopologyError
 from ._faults import (
+    DEFAULT_DETECT,
     FAULT_KINDS,
+    NOTE_CAUSES,
     FaultEvent,
     FaultKind,
     FaultSchedule,
     FaultTarget,
     LossWindow,
     MessageStage,
+    MessageWindow,
+    SpanEdge,
+    SpanFault,
+    parse_nodes,
     register_fault_kind,
 )
-from ._ledger import FaultLedger
+from ._ledger import AVOIDABLE, FaultLedger
 from ._protocol import Delivery, SendSide, Transport
 from ._sharded import ShardMap, ShardTransport
 from ._topology import Hypercube, Mesh, Port, Topology, Torus, parse_topology
 from ._transport import InProcessTransport
 
 __all__ = [
+    "AVOIDABLE",
+    "DEFAULT_DETECT",
     "FAULT_KINDS",
+    "NOTE_CAUSES",
     "CapacityError",
     "Delivery",
     "FabricError",
@@ -34,6 +43,7 @@ __all__ = [
     "InProcessTransport",
     "LossWindow",
     "MessageStage",
+    "MessageWindow",
     "Mesh",
     "Port",
     "SendSide",
@@ -41,12 +51,15 @@ __all__ = [
     "ShardTransport",
     "SlotClock",
     "SlotnetError",
+    "SpanEdge",
+    "SpanFault",
     "Topology",
     "TopologyError",
     "Torus",
     "Transport",
     "decode",
     "encode",
+    "parse_nodes",
     "parse_topology",
     "register_fault_kind",
 ]

@@ -4,13 +4,22 @@ Messages are built from ints, floats, strings, bytes, bools, None, tuples/lists 
 dicts. Arrays decode as tuples, so a decoded message is immutable and never shares an
 object with the sender. Every transport packs and unpacks through this module.
 
+Checksums. When a run schedules a ``corrupt`` fault, every outlet packs through
+:func:`checked_packer`: the msgpack bytes followed by their CRC-32 (4 bytes, little
+endian). The receiving transport checks and strips it (:func:`verify`). Runs without a
+corrupt fault never pay for it: their outlets keep the plain :func:`packer`.
+
 Example:
     >>> decode(encode((5, 12, (1, 2))))
     (5, 12, (1, 2))
+    >>> framed = checked_packer()((5, 12))
+    >>> verify(framed) == encode((5, 12)), verify(framed[:-1] + bytes([framed[-1] ^ 1]))
+    (True, None)
 """
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -19,7 +28,11 @@ import msgpack
 
 from ._errors import FabricError
 
-__all__ = ["DECODE_ERRORS", "decode", "decode_checked", "encode", "packer"]
+__all__ = ["CHECKSUM_BYTES", "DECODE_ERRORS", "checked_packer", "decode", "decode_checked", "encode", "packer",
+           "seal", "verify"]
+
+#: Length of the CRC-32 trailer :func:`checked_packer` appends.
+CHECKSUM_BYTES = 4
 
 #: What msgpack raises on bytes that are not one well-formed message.
 DECODE_ERRORS: tuple[type[BaseException], ...] = (ValueError, TypeError, msgpack.UnpackException)
@@ -32,6 +45,31 @@ decode: Callable[[bytes], Any] = partial(msgpack.unpackb, use_list=False, strict
 def packer() -> Callable[[Any], bytes]:
     """A fresh ``pack(message) -> bytes`` (one per outlet: packers keep a buffer)."""
     return msgpack.Packer().pack
+
+
+def seal(payload: bytes) -> bytes:
+    """``payload`` followed by its CRC-32 trailer."""
+    return payload + zlib.crc32(payload).to_bytes(CHECKSUM_BYTES, "little")
+
+
+def checked_packer() -> Callable[[Any], bytes]:
+    """A fresh ``pack(message) -> bytes`` whose frames end with a CRC-32 of the msgpack bytes."""
+    pack = packer()
+    crc = zlib.crc32
+
+    def pack_checked(message: Any) -> bytes:
+        payload = pack(message)
+        return payload + crc(payload).to_bytes(CHECKSUM_BYTES, "little")
+
+    return pack_checked
+
+
+def verify(frame: bytes) -> bytes | None:
+    """The msgpack bytes of a checksummed ``frame``, or None if its CRC-32 does not match."""
+    payload = frame[:-CHECKSUM_BYTES]
+    if len(frame) < CHECKSUM_BYTES or zlib.crc32(payload).to_bytes(CHECKSUM_BYTES, "little") != frame[-CHECKSUM_BYTES:]:
+        return None
+    return payload
 
 
 _pack = packer()

@@ -47,6 +47,12 @@ class Transport(Protocol):
     def set_alive(self, node: int, alive: bool) -> None:
         """Mark a node up or down; messages to a down node are lost (``node_down``)."""
 
+    def set_stalled(self, node: int, stalled: bool) -> None:
+        """Mark a node stalled or not; messages to a stalled node are lost (``stalled``)."""
+
+    def cut(self, nodes: frozenset[int], down: bool) -> None:
+        """Begin (``down``) or end a partition of ``nodes`` from the rest (links combine with link faults)."""
+
     def is_alive(self, node: int) -> bool:
         """Whether ``node`` is up."""
 

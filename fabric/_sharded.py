@@ -8,7 +8,9 @@ as the msgpack bytes its outlet made, into that shard's outbox. At the end of a 
 the shard ships each outbox as one frame and feeds the frames it receives to
 :meth:`ShardTransport.accept`; from there on delivery is exactly the in-process one
 (inboxes sorted by in-port, faults judged by receiver), so a run's results do not
-depend on how its nodes are split.
+depend on how its nodes are split. Message faults need nothing more: the frames carry
+each message's bytes as its outlet made them (with their CRC-32 when a corrupt fault is
+scheduled), and dup or delay hold messages back at the receiving shard.
 """
 
 from __future__ import annotations

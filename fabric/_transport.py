@@ -12,18 +12,30 @@ default 1). A message of size ``s`` (paper units) needs ``u = s·q`` ticks of it
 ``u > 1`` holds the link for ``u`` ticks and arrives ``u`` ticks later (:class:`TimedOutlet`).
 At ``q = 1`` this is the plain slot model: at most one unit per link per slot, delivery
 at ``t + 1``.
+
+Faults. Link and node state (links down, partitions, crashed and stalled nodes) and the
+message-fault pipeline of the schedule (:mod:`._faults`: loss, corrupt, dup, delay) are
+applied at delivery, where the receiver is, from the bytes the message carries — so a
+shard judges the messages it receives exactly as one process would. A message a ``dup``
+or ``delay`` fault holds back waits at the receiving end of its link and is handed over
+in the first slot, from its due slot on, in which the link carries nothing new (one
+held message per link and slot). Runs without faults take none of these paths: the
+per-message cost of :meth:`Outlet.send` and :meth:`InProcessTransport.deliver` is the
+fault-free one, and frames carry a checksum only when a corrupt fault is scheduled.
 """
 
 from __future__ import annotations
 
+import heapq
+from bisect import bisect_right
 from operator import itemgetter
 from typing import Any
 
 from ._clock import SlotClock
-from ._codec import DECODE_ERRORS, decode, packer
+from ._codec import CHECKSUM_BYTES, DECODE_ERRORS, checked_packer, decode, packer, seal, verify
 from ._errors import CapacityError, FabricError
-from ._faults import FaultSchedule
-from ._ledger import FaultLedger
+from ._faults import FaultSchedule, PortTimeline, fault_draw
+from ._ledger import AVOIDABLE, FaultLedger
 from ._protocol import Delivery
 from ._topology import Topology
 
@@ -31,11 +43,19 @@ __all__ = ["InProcessTransport", "LostCallback", "Outlet", "TimedOutlet"]
 
 from collections.abc import Callable
 
-#: Called for every message a fault destroys: (slot, sender, port, receiver, message, cause).
+#: Called for every message a fault destroys: (slot, sender, port, receiver, message, cause);
+#: also, with a cause of :data:`~slotnet.fabric.NOTE_CAUSES`, for a copy a ``dup`` fault
+#: added and a message a ``delay`` fault held back (``slot``: the slot it was sent in).
 LostCallback = Callable[[int, int, int, int, Any, str], None]
 
 _by_port = itemgetter(0)
 _EPS = 1e-9
+
+#: Loss causes of a dead link or node: the sender may have known (see FaultLedger.avoidable).
+_DEAD_CAUSES = frozenset({"link_down", "partition", "node_down", "stalled"})
+
+#: Salt of the draws that pick which bytes a corrupt fault flips.
+_FLIP_SALT = 0xC0FFEE
 
 
 class Outlet:
@@ -55,7 +75,7 @@ class Outlet:
         self._load = [0.0] * topo.n_ports
         self._park = transport.park
         self._clock = transport.clock
-        self._pack = packer()
+        self._pack = checked_packer() if transport.checksums else packer()
 
     def _target(self, port: int, slot: int) -> tuple[int, int]:
         try:
@@ -185,7 +205,16 @@ class InProcessTransport:
         self.alive = [True] * topology.n_nodes
         self._n_dead = 0
         self.down_links: set[tuple[int, int]] = set()  # (receiver, in_port) of links out of service
+        self._links_down: set[tuple[int, int]] = set()  # ... by link-down faults
+        self._cut: dict[tuple[int, int], int] = {}  # ... by partitions (how many hold each)
+        self.stalled: set[int] = set()
         self._stages = self.faults.message_stages()
+        #: frames end with a CRC-32 (a corrupt fault is scheduled)
+        self.checksums = self.faults.checksums
+        # messages dup/delay hold back: receiver -> in_port -> heap of (due, seq, sent, bytes)
+        self._held: dict[int, dict[int, list[tuple[int, int, int, bytes]]]] = {}
+        self._held_seq = 0
+        self._timeline: PortTimeline | None = None
         self.delivered = 0
         self.ledger = FaultLedger()
 
@@ -218,6 +247,13 @@ class InProcessTransport:
     def is_alive(self, node: int) -> bool:
         return self.alive[node]
 
+    def set_stalled(self, node: int, stalled: bool) -> None:
+        """Mark a node stalled or not; messages to a stalled node are lost ("stalled")."""
+        if stalled:
+            self.stalled.add(node)
+        else:
+            self.stalled.discard(node)
+
     def lose_unread(self, node: int, message: Any, cause: str) -> None:
         """Account a delivered message its receiver never read (it crashed or finished)."""
         self.ledger.add("lost", cause)
@@ -232,9 +268,33 @@ class InProcessTransport:
         back = self.topology.reverse_port(node, port)
         for key in ((nb, back), (node, port)):
             if up:
-                self.down_links.discard(key)
+                self._links_down.discard(key)
             else:
-                self.down_links.add(key)
+                self._links_down.add(key)
+            self._refresh(key)
+
+    def cut(self, nodes: frozenset[int], down: bool) -> None:
+        """Take every link between ``nodes`` and the other nodes out of service (a partition
+        begins), or give it back (it ends). Partitions and link faults combine: a link is
+        down while any of them holds it down."""
+        topo = self.topology
+        for v in sorted(nodes):
+            for p in topo.ports(v):
+                if p.neighbour in nodes:
+                    continue
+                for key in ((p.neighbour, topo.reverse_port(v, p.index)), (v, p.index)):
+                    n = self._cut.get(key, 0) + (1 if down else -1)
+                    if n > 0:
+                        self._cut[key] = n
+                    else:
+                        self._cut.pop(key, None)
+                    self._refresh(key)
+
+    def _refresh(self, key: tuple[int, int]) -> None:
+        if key in self._links_down or key in self._cut:
+            self.down_links.add(key)
+        else:
+            self.down_links.discard(key)
 
     # -- delivery -------------------------------------------------------------------------
     async def exchange(self, slot: int) -> list[Delivery]:
@@ -250,12 +310,14 @@ class InProcessTransport:
         if self._later and slot in self._later:
             for r, p, data in self._later.pop(slot):
                 self.park(r, p, data)
+        if self._held:
+            self._touch_held(slot)
         touched = self._touched
         if not touched:
             return []
         pending = self._pending
         out = []
-        faulty = bool(self.down_links) or bool(self._stages) or self._n_dead > 0
+        faulty = bool(self.down_links) or bool(self._stages) or self._n_dead > 0 or bool(self.stalled)
         for r in touched:
             pend = pending[r]
             assert pend is not None
@@ -263,7 +325,7 @@ class InProcessTransport:
             if len(pend) > 1:
                 pend.sort(key=_by_port)
             if faulty:
-                pend = self._filter(r, pend, slot - 1)
+                pend = self._filter(r, pend, slot)
                 if not pend:
                     continue
             try:
@@ -275,41 +337,163 @@ class InProcessTransport:
         touched.clear()
         return out
 
-    def _filter(self, r: int, pend: list[tuple[int, bytes]], sent: int) -> list[tuple[int, bytes]]:
+    def _filter(self, r: int, pend: list[tuple[int, bytes]], slot: int) -> list[tuple[int, bytes]]:
         # Messages are judged against the faults in force in the slot they were on the wire.
+        sent = slot - 1
         stages = [s for s in self._stages if s.active(sent)]
-        kept = []
+        kept: list[tuple[int, bytes]] = []
+        checks = self.checksums
         for k, (p, b) in enumerate(pend):
-            cause = None
-            if not self.alive[r]:
-                cause = "node_down"
-            elif (r, p) in self.down_links:
-                cause = "link_down"
-            else:
+            cause = self._state_cause(r, p)
+            copy = False
+            hold = 0
+            if cause is None:
                 for stage in stages:
-                    cause = stage.judge(self.seed, sent, r, p, k)
+                    hit = stage.judge(self.seed, sent, r, p, k)
+                    if hit is None:
+                        continue
+                    effect = stage.effect
+                    if effect == "lose":
+                        cause = hit
+                    elif effect in ("corrupt", "garble"):
+                        cause = self._corrupt(b, effect, sent, r, p, k)
+                    elif effect == "dup":
+                        copy = True
+                    elif effect == "delay" and not hold:
+                        hold = stage.slots
                     if cause is not None:
                         break
-            if cause is None:
-                kept.append((p, b))
-            else:
+            if cause is not None:
                 self._lose(sent, r, p, b, cause)
+                continue
+            if copy:
+                self.ledger.add("duplicated", "dup")
+                self._hold(r, p, slot + hold + 1, sent, b)
+                self._note(sent, r, p, b, "dup")
+            if hold:
+                self.ledger.add("delayed", "delay")
+                self._hold(r, p, slot + hold, sent, b)
+                self._note(sent, r, p, b, "delay")
+                continue
+            kept.append((p, b[:-CHECKSUM_BYTES] if checks else b))
+        if self._held and r in self._held:
+            kept = self._release(r, pend, kept, slot)
         return kept
+
+    def _state_cause(self, r: int, p: int) -> str | None:
+        """Why a message to ``r`` on in-port ``p`` cannot arrive now (a dead node or link), or None."""
+        if not self.alive[r]:
+            return "node_down"
+        if r in self.stalled:
+            return "stalled"
+        if (r, p) in self.down_links:
+            return "link_down" if (r, p) in self._links_down else "partition"
+        return None
+
+    def _corrupt(self, data: bytes, effect: str, sent: int, r: int, p: int, k: int) -> str | None:
+        """Flip bytes of ``data`` on the wire; the cause the receiver drops it for (None: it survived).
+
+        ``corrupt``: one byte of the msgpack bytes flipped after the CRC was taken, so the
+        receiver's check fails. ``garble``: the bytes scrambled before it was taken (the
+        first made 0xc1, a byte msgpack never uses), so the check passes and decode refuses.
+        """
+        self.ledger.add("corrupted", "corrupt" if effect == "corrupt" else "undetected")
+        payload = data[:-CHECKSUM_BYTES]
+        h = int(fault_draw(self.seed, _FLIP_SALT, sent, r, p, k) * (1 << 53))
+        if effect == "corrupt":
+            flipped = bytearray(data)
+            flipped[h % len(payload)] ^= 1 + (h >> 20) % 255
+            wire = bytes(flipped)
+        else:
+            key = h.to_bytes(7, "little")
+            wire = seal(b"\xc1" + bytes(c ^ key[i % 7] for i, c in enumerate(payload[1:])))
+        got = verify(wire)
+        if got is None:
+            return "corrupt"
+        try:
+            decode(got)
+        except DECODE_ERRORS:
+            return "undecodable"
+        raise FabricError(f"node {r}: a garbled frame decoded (slot {sent})")  # pragma: no cover - 0xc1 never decodes
+
+    def _hold(self, r: int, p: int, due: int, sent: int, data: bytes) -> None:
+        self._held_seq += 1
+        heapq.heappush(self._held.setdefault(r, {}).setdefault(p, []), (due, self._held_seq, sent, data))
+
+    def _touch_held(self, slot: int) -> None:
+        """Receivers with a held message due now take part in this slot's delivery."""
+        for r, links in self._held.items():
+            if self._pending[r] is None and any(h[0][0] <= slot for h in links.values()):
+                self._pending[r] = []
+                self._touched.append(r)
+
+    def _release(self, r: int, fresh: list[tuple[int, bytes]], kept: list[tuple[int, bytes]],
+                 slot: int) -> list[tuple[int, bytes]]:
+        """Hand over one due held message on each in-port of ``r`` that carried nothing new."""
+        links = self._held[r]
+        used = {p for p, _ in fresh}
+        carried = False
+        for p in sorted(links):
+            heap = links[p]
+            if p in used or heap[0][0] > slot:
+                continue
+            _, _, sent, data = heapq.heappop(heap)
+            if not heap:
+                del links[p]
+            cause = self._state_cause(r, p)
+            if cause is not None:
+                self._lose(sent, r, p, data, cause)
+                continue
+            kept.append((p, data[:-CHECKSUM_BYTES] if self.checksums else data))
+            carried = True
+        if not links:
+            del self._held[r]
+        if carried:
+            kept.sort(key=_by_port)
+        return kept
+
+    def _payload(self, data: bytes) -> Any:
+        return decode(data[:-CHECKSUM_BYTES] if self.checksums else data)
 
     def _lose(self, slot: int, r: int, in_port: int, data: bytes, cause: str) -> None:
         self.ledger.add("lost", cause)
+        sender = self.topology.neighbour(r, in_port)
+        assert sender is not None
+        port = self.topology.reverse_port(r, in_port)
+        if cause in _DEAD_CAUSES and self._known_dead(sender, port, slot):
+            self.ledger.add("lost", AVOIDABLE + cause)
+        if self.on_lost is not None:
+            self.on_lost(slot, sender, port, r, self._payload(data), cause)
+
+    def _note(self, slot: int, r: int, in_port: int, data: bytes, cause: str) -> None:
         if self.on_lost is not None:
             sender = self.topology.neighbour(r, in_port)
             assert sender is not None
-            port = self.topology.reverse_port(r, in_port)
-            self.on_lost(slot, sender, port, r, decode(data), cause)
+            self.on_lost(slot, sender, self.topology.reverse_port(r, in_port), r, self._payload(data), cause)
+
+    def _known_dead(self, node: int, port: int, slot: int) -> bool:
+        """Whether ``node``'s context showed ``port`` dead in ``slot`` (the failure detector's view)."""
+        detect = self.faults.detect
+        if detect is None:
+            return False
+        if self._timeline is None:
+            self._timeline = self.faults.port_timeline(self.topology)
+        line = self._timeline.get(node)
+        if line is None:
+            return False
+        i = bisect_right(line[0], slot - detect) - 1
+        return i >= 0 and bool(line[1][i] >> port & 1)
 
     def busy(self) -> bool:
-        return bool(self._touched) or bool(self._later)
+        return bool(self._touched) or bool(self._later) or bool(self._held)
 
     def in_flight(self) -> list[tuple[int, int, Any]]:
-        """Messages sent but not yet delivered, as ``(receiver, in_port, message)``."""
-        out = [(r, p, decode(b)) for r in sorted(self._touched) for p, b in (self._pending[r] or [])]
+        """Messages sent but not yet delivered, as ``(receiver, in_port, message)`` (held ones included)."""
+        dec = self._payload
+        out = [(r, p, dec(b)) for r in sorted(self._touched) for p, b in (self._pending[r] or [])]
         for due in sorted(self._later):
-            out += [(r, p, decode(b)) for r, p, b in self._later[due]]
+            out += [(r, p, dec(b)) for r, p, b in self._later[due]]
+        for r in sorted(self._held):
+            for p in sorted(self._held[r]):
+                out += [(r, p, dec(item[3])) for item in sorted(self._held[r][p])]
         return out

@@ -2,15 +2,21 @@
 
 Public (what a scheme uses): ``node``, ``ports``, ``n_nodes``, ``geometry``, ``coords``,
 ``params``, ``rng``, ``slot``, ``quantum``, ``time``, ``send``, ``capacity_left``,
-``port``, ``port_to``, ``record``, ``next_slot``, ``idle``. The runtime's bookkeeping
-lives in underscore slots that a scheme must not touch. A scheme never sees the fabric,
-the runtime or the orchestrator behind it.
+``port``, ``port_to``, ``port_alive``, ``live_ports``, ``record``, ``next_slot``,
+``idle``. The runtime's bookkeeping lives in underscore slots that a scheme must not
+touch. A scheme never sees the fabric, the runtime or the orchestrator behind it.
+
+Failure detection, as a link layer gives it: ``port_alive(port)`` and ``live_ports``
+show which ports are dead (the link is down, or the neighbour is crashed or stalled)
+as the run's failure detector saw it ``detect`` slots ago. Without faults, or with
+``--detect never``, every port is always alive.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping
+from bisect import bisect_right
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Protocol
 
@@ -46,7 +52,7 @@ class NodeContext:
     __slots__ = (
         "node", "ports", "n_nodes", "geometry", "params", "rng", "send", "capacity_left", "quantum", "incarnation",
         "_clock", "_runtime", "_recorder", "_on_unread", "_task", "_parked", "_wake_slot", "_timer", "_port_of",
-        "_coords",
+        "_coords", "_port_ids", "_dead", "_detect",
     )
 
     def __init__(
@@ -64,6 +70,8 @@ class NodeContext:
         on_unread: Callable[[int, Inbox], None],
         incarnation: int = 0,
         quantum: int = 1,
+        dead_ports: tuple[Sequence[int], Sequence[int]] | None = None,
+        detect: int = 0,
     ) -> None:
         self.node = node
         self.ports = ports
@@ -87,6 +95,10 @@ class NodeContext:
         self._timer: int | None = None
         self._port_of = {p.neighbour: p.index for p in ports}
         self._coords: tuple[int, ...] | None = None
+        self._port_ids = tuple(p.index for p in ports)
+        #: (slots, masks): from slots[i] on, bit p of masks[i] marks port p dead; None: never
+        self._dead = dead_ports
+        self._detect = detect
 
     # -- what a scheme uses -------------------------------------------------------------
     @property
@@ -124,6 +136,31 @@ class NodeContext:
             KeyError: if ``neighbour`` is not adjacent.
         """
         return self._port_of[neighbour]
+
+    @property
+    def live_ports(self) -> tuple[int, ...]:
+        """Indices of the ports this node sees alive now, in increasing order (all of its
+        ports unless the failure detector reported one dead)."""
+        mask = self._dead_mask() if self._dead is not None else 0
+        if not mask:
+            return self._port_ids
+        return tuple(i for i in self._port_ids if not mask >> i & 1)
+
+    def port_alive(self, port: int) -> bool:
+        """Whether this node sees out-port ``port`` alive now (False for a port it lacks).
+
+        A port is dead while its link is down or the neighbour it leads to is crashed or
+        stalled; the node learns of a change ``detect`` slots after it happened.
+        """
+        if port not in self._port_ids:
+            return False
+        return self._dead is None or not self._dead_mask() >> port & 1
+
+    def _dead_mask(self) -> int:
+        assert self._dead is not None
+        slots, masks = self._dead
+        i = bisect_right(slots, self._clock.slot - self._detect) - 1
+        return masks[i] if i >= 0 else 0
 
     def record(self, kind: str, *values: Any) -> None:
         """Emit an event to the observer (never to other nodes)."""

@@ -5,6 +5,13 @@ block of them in a shard), builds their contexts, runs one slot at a time (contr
 faults, delivery, wake-ups, restarts, the barrier) and is the target of control faults.
 Events nodes record go to a sink: the reporter's handlers directly, or a
 :class:`SlotBatch` that ships them (see ``_observer``).
+
+A stalled node (``stall@FROM:TO:NODE``) keeps its task and state but is not woken in
+slots FROM..TO: if it was due in the next slot it is taken off the runtime's due list,
+a timer due in the stall fires at TO+1 instead, and messages that reach it in the stall
+are lost (cause ``stalled``; see :mod:`slotnet.fabric`). A node stalled from slot 0
+takes its first step at TO+1. Each node's context gets the dead-port timeline of the
+schedule (the failure detector, ``detect`` slots late).
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from typing import Any
 import trio
 
 from slotnet.errors import NodeFailure, SlotnetError
-from slotnet.fabric import FAULT_KINDS, FaultEvent, SlotClock, Transport
+from slotnet.fabric import FAULT_KINDS, NOTE_CAUSES, SlotClock, Transport
 from slotnet.nodes import Node
 from slotnet.nodes.runtime import NodeContext, SlotRuntime, TracedContext, node_rng
 
@@ -74,6 +81,12 @@ class Network:
         self.batch = batch
         n = prep.topology.n_nodes
         self.local = local if local is not None else range(n)
+        faults = prep.spec.faults
+        self._detect = faults.detect
+        self._timeline = faults.port_timeline(prep.topology) if faults.detect is not None and not faults.empty else {}
+        self._stalled: dict[int, bool] = {}  # stalled local node -> it was due next slot when the stall began
+        self._late_start: set[int] = set()  # stalled since slot 0: first step when the stall ends
+        self._unstall_after_delivery: list[int] = []
         self.outlets: dict[int, Any] = {v: self.transport.outlet(v) for v in self.local}
         self.contexts: list[NodeContext | None] = [None] * n
         for v in self.local:
@@ -106,18 +119,27 @@ class Network:
             node=v, ports=prep.topology.ports(v), geometry=prep.topology, params=prep.node_params,
             rng=node_rng(prep.spec.seed, v, incarnation), outlet=self.outlets[v], clock=self.clock,
             runtime=self.runtime, on_unread=self._unread, incarnation=incarnation, quantum=prep.quantum,
+            dead_ports=self._timeline.get(v), detect=self._detect or 0,
         )
         if self.tracer is not None and self.tracer.wants_node(v):
             return TracedContext(tap=self.tracer.tap, recorder=self._traced_record, **common)
         return NodeContext(recorder=self._record, **common)
 
     def _lost(self, slot: int, sender: int, port: int, receiver: int, message: Any, cause: str) -> None:
-        self._on_lost(slot, sender, port, receiver, message, cause)
+        """A message a fault destroyed, or (``dup``, ``delay``) copied or held back.
+
+        Losses and copies reach the reporter (a copy with cause ``dup``: broadcast
+        reporters tell its duplicates from a scheme's); delays are only traced.
+        """
+        note = cause in NOTE_CAUSES
+        if cause != "delay":
+            self._on_lost(slot, sender, port, receiver, message, cause)
         if self.tracer is not None:
+            fields: dict[str, Any] = {"from": sender, "port": port, "to": receiver, "message": message}
+            fields.update({"fault": cause} if note else {"cause": cause})
             for v in (sender, receiver):
                 if v >= 0 and self.tracer.wants_node(v):
-                    self.tracer.driver_tap(v, self.clock.slot, "lost", {"from": sender, "port": port, "to": receiver,
-                                                                 "message": message, "cause": cause})
+                    self.tracer.driver_tap(v, self.clock.slot, "fault" if note else "lost", fields)
 
     def _unread(self, node: int, inbox: Any) -> None:
         cause = "node_down" if not self.transport.is_alive(node) else "node_finished"
@@ -154,7 +176,9 @@ class Network:
             if not FAULT_KINDS[ev.kind].after_delivery:
                 self.apply(ev)
         for v in self.local:
-            if self.transport.is_alive(v):
+            if v in self._stalled:
+                self._late_start.add(v)
+            elif self.transport.is_alive(v):
                 await nursery.start(self.node_main, v)
         self.last_active = 0
         await self.runtime.wait_quiescent()
@@ -170,6 +194,10 @@ class Network:
             else:
                 self.apply(ev)
         woken = self.runtime.wake(slot, await self.transport.exchange(slot), self.contexts)
+        for v in self._unstall_after_delivery:
+            self._set_stalled(v, False)
+            self.restarts.append(v)
+        self._unstall_after_delivery.clear()
         for ev in late:
             self.apply(ev)
         for v in self.restarts:
@@ -181,7 +209,8 @@ class Network:
 
     def quiescent(self) -> bool:
         """Nothing left to do here: no node awake or due, nothing in flight."""
-        return self.runtime.running == 0 and self.runtime.next_due() is None and not self.transport.busy()
+        return (self.runtime.running == 0 and self.runtime.next_due() is None and not self.transport.busy()
+                and not self._stalled)
 
     # -- end-of-run state ---------------------------------------------------------------
     def held(self) -> list[int]:
@@ -191,11 +220,15 @@ class Network:
         return [(node.held_packets() if node is not None else ()) for node in self.nodes]
 
     # -- faults (the injector; kinds call back into FaultTarget) ---------------------------
-    def apply(self, ev: FaultEvent) -> None:
+    def apply(self, ev: Any) -> None:
+        """Apply a scheduled control fault (a ``FaultEvent`` or a span's ``SpanEdge``), traced where it acts."""
         kind = FAULT_KINDS[ev.kind]
-        if self.tracer is not None and ev.node in self.local and self.tracer.wants_node(ev.node) \
-                and kind.takes_effect(ev, self):
-            self.tracer.driver_tap(ev.node, self.clock.slot, "fault", {"fault": ev.kind, "port": ev.port})
+        if self.tracer is not None:
+            shown = [v for v in kind.touches(ev, self.prep.topology) if v in self.local and self.tracer.wants_node(v)]
+            if shown and kind.takes_effect(ev, self):
+                fields = kind.trace_fields(ev)
+                for v in shown:
+                    self.tracer.driver_tap(v, self.clock.slot, "fault", fields)
         kind.apply(ev, self)
 
     def is_alive(self, node: int) -> bool:
@@ -203,6 +236,40 @@ class Network:
 
     def set_link(self, node: int, port: int, up: bool) -> None:
         self.transport.set_link(node, port, up)
+
+    def cut(self, nodes: frozenset[int], down: bool) -> None:
+        """A partition begins (``down``) or ends: every link between ``nodes`` and the rest."""
+        self.transport.cut(nodes, down)
+
+    def stall(self, node: int, on: bool, until: int) -> None:
+        """A stall of ``node`` over slots ..``until`` begins (``on``) or ends (see the module docstring)."""
+        if node not in self.local:
+            return
+        ctx = self.contexts[node]
+        assert ctx is not None
+        if on:
+            if not self.transport.is_alive(node):
+                return
+            self._set_stalled(node, True)
+            due = ctx in self.runtime.active
+            if due:
+                self.runtime.active.remove(ctx)
+            if ctx._timer is not None and ctx._timer <= until:
+                ctx._timer = until + 1
+                self.runtime.add_timer(until + 1, ctx)
+            self._stalled[node] = due
+        elif node in self._stalled:
+            due = self._stalled.pop(node)
+            if node in self._late_start:  # never started: its first step follows this slot's delivery
+                self._late_start.discard(node)
+                self._unstall_after_delivery.append(node)
+                return
+            self._set_stalled(node, False)
+            if due and ctx._parked:
+                self.runtime.active.append(ctx)
+
+    def _set_stalled(self, node: int, on: bool) -> None:
+        self.transport.set_stalled(node, on)
 
     def crash(self, node: int) -> None:
         if node not in self.local or not self.transport.is_alive(node):

@@ -59,9 +59,13 @@ def format_result(r: Result, columns: Sequence[Column] = ()) -> str:
     ]
     if r.faults:
         lines.append("faults " + " ".join(r.faults))
+    impact = r.fault_impact
+    if impact is not None:
+        lines += _impact_lines(impact)
     if r.note:
         lines.append("NOTE: " + r.note)
     theory = r.theory or {}
+    biased = set(impact["survivor_biased"]) if impact is not None else set()
     rows = []
     has_ci = False
     for name, sim in r.metrics.items():
@@ -77,10 +81,14 @@ def format_result(r: Result, columns: Sequence[Column] = ()) -> str:
                 rows.append([f"{name}[{i}]", format_value(s_i), format_value(t_i) if name in theory else "", _rel(s_i, t_i)])
             continue
         sim_s = format_value(sim) + (f" ± {ci:.4f}" if isinstance(ci, float) else "")
-        rows.append([name, sim_s, format_value(th) if name in theory else "", _rel(sim, th)])
-    lines += [""] + table(rows, ["metric", "simulation", "theory", "sim vs theory"])
+        label = name + (" *" if name in biased else "")
+        rows.append([label, sim_s, format_value(th) if name in theory else "", _rel(sim, th)])
+    header = "theory (fault-free)" if impact is not None else "theory"
+    lines += [""] + table(rows, ["metric", "simulation", header, "sim vs theory"])
     if has_ci:
         lines.append(CI_LEGEND)
+    if biased:
+        lines.append("* completed packets only: under faults these delays are survivor-biased")
     extra = [k for k in theory if k not in r.metrics and k != "series" and not isinstance(theory[k], (list, dict))]
     if extra:
         lines += ["", "theory only: " + "  ".join(f"{k}={format_value(theory[k])}" for k in extra)]
@@ -98,6 +106,24 @@ def format_result(r: Result, columns: Sequence[Column] = ()) -> str:
     st = r.stability
     lines.append(f"stable: {format_value(st.get('stable'))} ({st.get('reason', '')})")
     return "\n".join(lines)
+
+
+def _impact_lines(impact: dict[str, Any]) -> list[str]:
+    """What the faults cost, in a few lines (``fault_impact`` of the JSON has it all)."""
+    books = impact.get("messages", {})
+    parts = [f"{book} " + ", ".join(f"{c} {n}" for c, n in counts.items()) for book, counts in books.items()]
+    detect = impact.get("detection", {}).get("delay_slots")
+    lines = [f"fault impact (messages): {'; '.join(parts) or 'none touched'}"]
+    avoidable = impact.get("avoidable") or {}
+    if avoidable:
+        lines.append("  lost on ports the sender already saw dead: " + ", ".join(f"{c} {n}" for c, n in avoidable.items()))
+    for name, p in impact.get("packets", {}).items():
+        lines.append(f"  {name}: " + ", ".join(f"{k.replace('_', ' ')} {format_value(v)}" for k, v in p.items()))
+    verdict = impact.get("delivered_all_deliverable", {})
+    lines.append(f"  delivered all the faults left deliverable: {format_value(verdict.get('ok'))} ({verdict.get('why', '')}); "
+                 f"failure detection: {'never' if detect is None else f'{detect} slot(s)'}")
+    return [w for line in lines for w in textwrap.wrap(line, WIDTH, subsequent_indent="    ", break_long_words=False,
+                                                         break_on_hyphens=False)]
 
 
 def _brief(v: Any) -> str:

@@ -219,3 +219,14 @@ def test_fcfs_star_on_a_hypercube_is_the_d_tree_scheme():
     width = 2 * math.hypot(s["mean_broadcast_delay_ci95"], t["mean_broadcast_delay_ci95"])
     assert abs(s["mean_broadcast_delay"] - t["mean_broadcast_delay"]) < width
     assert s["mean_reception_delay"] == pytest.approx(t["mean_reception_delay"], rel=0.03)
+
+
+def test_unicast_conservation_closes_under_duplication():
+    """A dup fault's extra unicast copies are neither losses nor a conservation failure."""
+    from slotnet import RunSpec, run
+
+    r = run(RunSpec("star", "torus:4x4", load={"rho": 0.3}, params={"lam_unicast": "0.1"}, slots=300, warmup=50,
+                    seed=4, faults=["dup=0.05"]))
+    cons = r.invariants["unicast_conservation"]
+    assert cons["ok"], cons
+    assert r.invariants["ok"]

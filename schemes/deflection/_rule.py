@@ -9,6 +9,11 @@ the packet is deflected." (Greenberg & Hajek, §II-A)
 
 On a hypercube the preferred links of a packet at node ``x`` bound for ``y`` are the set
 bits of ``x ^ y``; ports are dimensions, so link sets are bit masks.
+
+Under faults (not in the paper) a node may know some of its links dead: the rule then
+treats them as taken, so a packet whose preferred links are all dead is deflected onto a
+live one -- deflection routes around a dead link. A node has no buffer, so if more
+packets must leave than it has live links, the rest leave on links it believes dead.
 """
 
 from __future__ import annotations
@@ -41,7 +46,7 @@ def _shuffled(items: list[int], rand: Callable[[], float]) -> list[int]:
 
 
 def one_pass(
-    node: int, dests: Sequence[int], d: int, rand: Callable[[], float], first: int = 0
+    node: int, dests: Sequence[int], d: int, rand: Callable[[], float], first: int = 0, live: int | None = None
 ) -> list[tuple[int, bool]]:
     """Assign every packet at ``node`` a distinct out-port by the one-pass rule.
 
@@ -54,6 +59,9 @@ def one_pass(
             A positive value considers ``dests[:first]`` (in random order) before the
             rest (in random order) -- a variant, not the paper's rule, kept to study
             precedence for continuing packets.
+        live: bit mask of the ports the node sees alive; None: all of them (the paper's
+            rule, and the same random draws). Dead ports are used only once every live
+            port is taken.
 
     Returns:
         ``(port, deflected)`` for each packet, aligned with ``dests``.
@@ -69,11 +77,16 @@ def one_pass(
     else:
         order = _shuffled(list(range(n)), rand)
     free = (1 << d) - 1
+    spare = 0
+    if live is not None:
+        free, spare = live & free, free & ~live
     out: list[tuple[int, bool]] = [(0, False)] * n
     for k in order:
         diff = node ^ dests[k]
         if not diff:
             raise ValueError(f"node {node}: packet for itself cannot be routed")
+        if not free:  # more packets than live ports: no buffer, so the rest take the dead ones
+            free, spare = spare, 0
         pref = diff & free
         if pref:
             port = pick_bit(pref, rand())

@@ -10,6 +10,12 @@ Per slot, at each node (§II-A):
    ``min(Q + A, d - U)`` enter the network;
 4. all packets to transmit are assigned ports by the one-pass rule (:mod:`._rule`).
 
+Under faults the node uses only the ports its context shows alive (``ctx.live_ports``):
+new packets are accepted only up to the live ports left after the continuing ones, and
+the one-pass rule routes around dead links (:func:`~._rule.one_pass` with ``live``).
+With every port alive -- always without faults, or with ``--detect never`` -- the node
+is exactly the paper's. A stalled node misses arrival epochs of its stall.
+
 A packet on the wire is ``(dest, entered_slot, origin)`` (blocking) or
 ``(dest, entered_slot, origin, arrived_slot)`` (input queueing). The node records one
 ``step`` event per slot it is awake; delays are computed by the observer from the
@@ -90,11 +96,17 @@ class DeflectionNode(Node):
                     dests.append(pkt[0])
                     pkts.append(pkt)
             offered = 0
+            if nxt is not None and nxt[0] < slot:  # woken late (a stall): those epochs are gone
+                nxt = arrivals.next_after(slot - 1)
             if nxt is not None and nxt[0] == slot:
                 offered = nxt[1]
                 nxt = arrivals.next_after(slot)
             n_cont = len(dests)
-            free = d - n_cont
+            live = ctx.live_ports
+            live_mask = None
+            if len(live) < d:
+                live_mask = sum(1 << p for p in live)
+            free = max(0, len(live) - n_cont)
             if queueing:
                 queue.extend([slot] * offered)
                 accepted = min(free, len(queue))
@@ -113,7 +125,7 @@ class DeflectionNode(Node):
             deflected = dist_after = n_after = 0
             ddists: list[int] = []
             if dests:
-                assigned = one_pass(me, dests, d, rand, n_cont if continuing_first else 0)
+                assigned = one_pass(me, dests, d, rand, n_cont if continuing_first else 0, live_mask)
                 for (port, defl), pkt in zip(assigned, pkts):
                     send(port, pkt)
                     after = (me ^ (1 << port) ^ pkt[0]).bit_count()

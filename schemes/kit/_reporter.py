@@ -28,7 +28,9 @@ class BaseReporter:
         raise NotImplementedError
 
     def on_lost(self, slot: int, sender: int, port: int, receiver: int, message: Any, cause: str) -> None:
-        self.lost_messages += 1
+        """A message a fault destroyed; cause ``dup`` is no loss but a copy a fault added."""
+        if cause != "dup":
+            self.lost_messages += 1
 
     def end_slot(self, slot: int) -> None:
         pass
@@ -49,4 +51,10 @@ class BaseReporter:
         return []
 
     def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+        """Checks of the run, each a dict with ``ok``.
+
+        ``lost`` is the fault ledger: as a mapping, the net messages each cause took out of
+        the network (losses positive; ``dup`` minus the copies it added), so
+        ``created == delivered + in_flight + held + sum(lost.values())`` closes under faults.
+        """
         return {}

@@ -56,6 +56,7 @@ class StarReporter(BroadcastReporter):
         self.base: list[tuple[int, ...] | None] = [None] * n
         self.last_slot = -1
         self.unicast_lost = 0
+        self.unicast_copies = 0  # extra copies made by dup faults
 
     def handlers(self) -> Mapping[str, Any]:
         inner = self.unicast.handlers()
@@ -75,7 +76,10 @@ class StarReporter(BroadcastReporter):
     def on_lost(self, slot: int, sender: int, port: int, receiver: int, message: Any, cause: str) -> None:
         super().on_lost(slot, sender, port, receiver, message, cause)
         if _is_unicast(message):
-            self.unicast_lost += 1
+            if cause == "dup":  # not a loss: a dup fault made one more copy (the ledger's convention)
+                self.unicast_copies += 1
+            else:
+                self.unicast_lost += 1
 
     def _measured(self) -> list[list[int]]:
         """Per node, its counters over the measured window (latest minus warm-up baseline)."""
@@ -160,6 +164,8 @@ class StarReporter(BroadcastReporter):
         u_flight = [e for e in in_flight if _is_unicast(e[2])]
         u_held = [sum(1 for key in items if key[0] < 0) for items in self._holdings]
         u_lost = {"faults": self.unicast_lost} if self.unicast_lost else {}
+        if self.unicast_copies:
+            u_lost["dup"] = -self.unicast_copies  # every extra copy is delivered, in flight, held or lost
         cons = self.unicast.invariants(u_lost, u_flight, u_held)["conservation"]
         out["unicast_conservation"] = cons
         return out
