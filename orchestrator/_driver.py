@@ -24,7 +24,7 @@ from typing import Any
 import trio
 
 from slotnet.errors import NodeFailure, SlotnetError
-from slotnet.fabric import FaultLedger, InProcessTransport, SlotClock, Transport
+from slotnet.fabric import FaultLedger, FaultSchedule, InProcessTransport, SlotClock, Transport
 
 from ._invariants import check_invariants
 from ._network import Network, checked_handlers
@@ -33,9 +33,9 @@ from ._progress import Progress
 from ._result import Result
 from ._spec import Prepared, RunSpec
 from ._stability import StabilityMonitor
-from ._trace import Tracer
+from ._trace import Tracer, fingerprint
 
-__all__ = ["NodeFailure", "collect", "in_process", "run", "run_async"]
+__all__ = ["NodeFailure", "collect", "fault_impact", "in_process", "run", "run_async"]
 
 
 def in_process(prep: Prepared, clock: SlotClock, on_lost: Callable[..., None]) -> Transport:
@@ -106,6 +106,8 @@ async def run_async(spec: RunSpec, *, progress: Progress | None = None,
     result = collect(prep, reporter, monitor, slots_run, wall, ledger=t.ledger, in_flight=t.in_flight(),
                      held=net.held(), held_packets=net.held_packets(), delivered=t.delivered,
                      wakeups=net.runtime.wakeups, transport=t.describe())
+    if net.tracer is not None and net.tracer.error is not None:
+        result.trace_fingerprint = None  # the file holds only part of the run
     if one_shot:
         result.completion = {"complete": complete, "slot": net.last_active if complete else None,
                              "time": net.last_active / prep.quantum if complete else None}
@@ -185,10 +187,104 @@ def collect(prep: Prepared, reporter: Any, monitor: StabilityMonitor, slots_run:
         faults=spec.faults.to_list(),
         slots_run=slots_run,
         transport=transport,
+        trace_fingerprint=fingerprint(spec.trace.path) if spec.trace is not None else None,
+        fault_impact=None if spec.faults.empty else fault_impact(spec.faults, ledger, invariants, metrics),
         wall_seconds=wall,
         performance={"messages": hops, "node_wakeups": wakeups,
                      "messages_per_second": hops / wall if wall else None},
     )
+
+
+#: Which ledger entries each fault kind accounts for: (book, cause).
+_IMPACT = {
+    "loss": (("lost", "loss"),),
+    "dup": (("duplicated", "dup"),),
+    "delay": (("delayed", "delay"),),
+    "corrupt": (("corrupted", "corrupt"), ("lost", "corrupt")),
+    "corrupt:undetected": (("corrupted", "undetected"), ("lost", "undecodable")),
+    "link-down": (("lost", "link_down"),),
+    "partition": (("lost", "partition"),),
+    "crash": (("lost", "node_down"), ("lost", "crash")),
+    "stall": (("lost", "stalled"),),
+}
+
+
+def fault_impact(faults: FaultSchedule, ledger: FaultLedger, invariants: dict[str, Any],
+                 metrics: dict[str, Any]) -> dict[str, Any]:
+    """The result's ``fault_impact``: what each fault cost, and a verdict on the scheme.
+
+    * ``faults``: each scheduled fault with the messages its kind lost, copied, held back or
+      garbled (``shared_by`` > 1: several faults of that kind share the counts);
+    * ``messages``: the ledger's books; ``avoidable``: of the lost messages, those sent on a
+      port the sender's context already showed dead;
+    * ``packets``: the scheme's packets (unicasts, broadcasts) delivered or completed, lost
+      to a fault, still in progress, read off its invariants;
+    * ``delivered_all_deliverable``: ``ok`` when nothing is unaccounted (``invariants.ok``)
+      and no message was lost on a port its sender knew dead -- everything lost was destroyed
+      by the faults themselves, before the scheme could know;
+    * ``survivor_biased``: the delay metrics, which average completed packets only;
+      ``theory``: the theory column is the fault-free model.
+    """
+    books = {"lost": ledger.causes, "duplicated": ledger.duplicated, "delayed": ledger.delayed,
+             "corrupted": ledger.corrupted}
+    groups: dict[str, int] = {}
+    listed = []
+    for kind, text in faults.entries():
+        group = "corrupt:undetected" if text.startswith("corrupt=") and ":undetected" in text else kind
+        groups[group] = groups.get(group, 0) + 1
+        listed.append((group, kind, text))
+    entries = []
+    for group, kind, text in listed:
+        impact: dict[str, dict[str, int]] = {}
+        for book, cause in _IMPACT.get(group, ()):
+            n = books[book].get(cause, 0)
+            if n:
+                impact.setdefault(book, {})[cause] = n
+        row: dict[str, Any] = {"fault": text, "kind": kind, "messages": impact}
+        if _IMPACT.get(group) and groups[group] > 1:
+            row["shared_by"] = groups[group]
+        entries.append(row)
+    avoidable = ledger.avoidable
+    ok = bool(invariants.get("ok")) and not avoidable
+    if not invariants.get("ok"):
+        why = "an invariant is violated: something is unaccounted for"
+    elif avoidable:
+        why = f"{sum(avoidable.values())} messages were sent on ports their senders already saw dead, and lost there"
+    elif faults.detect is None:
+        why = "every loss was the faults' own doing (nodes are never told of dead ports: --detect never)"
+    else:
+        why = "every loss was the faults' own doing, before the senders could know"
+    return {
+        "faults": entries,
+        "messages": ledger.to_dict(),
+        "avoidable": avoidable,
+        "packets": _packets(invariants, ledger.copies),
+        "detection": {"delay_slots": faults.detect},
+        "delivered_all_deliverable": {"ok": ok, "why": why},
+        "survivor_biased": [k for k in metrics if "delay" in k and not k.endswith("_ci95")],
+        "theory": "fault-free model",
+    }
+
+
+def _packets(invariants: dict[str, Any], copies: int) -> dict[str, Any]:
+    """Delivered / lost to a fault / in progress, from the scheme's own invariants (``dup_copies``:
+    copies a dup fault added, which count among the delivered and in progress)."""
+    out: dict[str, Any] = {}
+    for name, inv in invariants.items():
+        if not isinstance(inv, dict):
+            continue
+        if "broadcasts" in inv and "completed" in inv:
+            out[name] = {"broadcasts": inv["broadcasts"], "completed": inv["completed"],
+                         "lost_to_faults": inv.get("missed", 0), "in_progress": inv.get("in_progress", 0)}
+        elif "delivered" in inv and ("created" in inv or "born" in inv):
+            lost = inv.get("dropped", inv.get("lost", {}))
+            destroyed = sum(n for c, n in lost.items() if n > 0 and c != "node_finished") if isinstance(lost, dict) else 0
+            out[name] = {"packets": inv.get("created", inv.get("born")), "delivered": inv["delivered"],
+                         "lost_to_faults": destroyed,
+                         "in_progress": int(inv.get("in_flight", 0)) + int(inv.get("held", 0))}
+            if copies:
+                out[name]["dup_copies"] = copies
+    return out
 
 
 def run(spec: RunSpec, *, progress: Progress | None = None) -> Result:

@@ -36,6 +36,11 @@ class Result:
     transport: dict[str, Any] = field(default_factory=lambda: {"kind": "inprocess"})
     #: one-shot collectives: whether the run went quiescent, at which slot and time
     completion: dict[str, Any] | None = None
+    #: runs with faults: what each fault cost, and whether the scheme delivered what they left
+    #: deliverable (see ``collect``); None without faults
+    fault_impact: dict[str, Any] | None = None
+    #: SHA-256 of the trace file the run wrote (``sha256sum FILE``), None without a complete trace
+    trace_fingerprint: str | None = None
     wall_seconds: float = 0.0
     performance: dict[str, Any] = field(default_factory=dict)
 
@@ -76,12 +81,18 @@ class Result:
             "invariants": self.invariants,
             "stability": self.stability,
             "transport": self.transport,
+        }
+        if self.trace_fingerprint is not None:
+            out["trace_fingerprint"] = self.trace_fingerprint
+        out |= {
             "timing": {"wall_seconds": self.wall_seconds, "performance": self.performance},
         }
         if self.note is not None:
             out["note"] = self.note
         if self.completion is not None:
             out["completion"] = self.completion
+        if self.fault_impact is not None:
+            out["fault_impact"] = self.fault_impact
         if per_node:
             out["per_node"] = self.per_node
         if series:

@@ -16,6 +16,7 @@ its target only once complete, so a bad line never leaves a broken export behind
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import tempfile
@@ -28,7 +29,8 @@ from slotnet.errors import SlotnetError
 
 from ._spec import SpecError, TraceSpec
 
-__all__ = ["Tracer", "read_trace", "timeline", "to_perfetto", "write_perfetto"]
+__all__ = ["Hops", "Tracer", "carries", "describe_follow", "fingerprint", "follow", "format_event", "learn_links",
+           "message_key", "parse_packet", "peer", "perfetto_events", "read_trace", "timeline", "to_perfetto", "write_perfetto"]
 
 #: Bytes that open a gzip file.
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -219,33 +221,310 @@ def timeline(events: Iterable[dict[str, Any]], node: int, kinds: set[str] | None
     for ev in events:
         if ev["node"] != node or (kinds and ev["event"] not in kinds) or not _in_window(ev["slot"], slots):
             continue
-        rest = " ".join(f"{k}={json.dumps(v)}" for k, v in ev.items() if k not in ("slot", "node", "event"))
-        out.append(f"{ev['slot']:>8}  {ev['event']:<10} {rest}")
+        out.append(format_event(ev, node=False))
     return out
 
 
-def _perfetto_event(ev: Mapping[str, Any]) -> dict[str, Any]:
+def format_event(ev: Mapping[str, Any], *, node: bool = True) -> str:
+    """One event as a line: ``slot [node N] event field=value ...``."""
+    rest = " ".join(f"{k}={json.dumps(v)}" for k, v in ev.items() if k not in ("slot", "node", "event"))
+    where = f"  node {ev['node']:<4}" if node else ""
+    return f"{ev['slot']:>8}{where}  {ev['event']:<10} {rest}"
+
+
+# -- packets ---------------------------------------------------------------------------------
+def parse_packet(text: str) -> tuple[Any, ...]:
+    """A packet id from ``A,B,...``: integers, or any other text as a string (``p,0,3``).
+
+    Raises:
+        SpecError: for an empty id.
+    """
+    out: list[Any] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            raise SpecError(f"--packet must be comma-separated values such as 6,1 (origin,seq), got {text!r}")
+        try:
+            out.append(int(part))
+        except ValueError:
+            out.append(part)
+    return tuple(out)
+
+
+def carries(message: Any, packet: tuple[Any, ...]) -> bool:
+    """Whether ``message`` belongs to ``packet``: its leading fields are the packet id.
+
+    A broadcast's messages begin with ``(origin, seq)``; a deflection packet is
+    ``(dest, birth slot, origin)`` all the way; a scalar message is its own id.
+    """
+    if isinstance(message, (list, tuple)):
+        return len(message) >= len(packet) and tuple(message[:len(packet)]) == packet
+    return len(packet) == 1 and message == packet[0]
+
+
+def _mentions(ev: Mapping[str, Any], packet: tuple[Any, ...]) -> str | None:
+    """``"birth"``, ``"reception"``, ``"message"`` when the event concerns ``packet``, else None.
+
+    Broadcast schemes record the kit's ``step`` event: ``births`` lists ``(seq, tau)``
+    of the node's new packets, ``received`` the ``(origin, seq)`` it got for the first time.
+    """
+    if "message" in ev and carries(ev["message"], packet):
+        return "message"
+    if len(packet) == 2:
+        births, received = ev.get("births"), ev.get("received")
+        if isinstance(births, list) and ev["node"] == packet[0] and any(
+                isinstance(b, list) and b[:1] == [packet[1]] for b in births):
+            return "birth"
+        if isinstance(received, list) and list(packet) in received:
+            return "reception"
+    return None
+
+
+def follow(events: Iterable[dict[str, Any]], packet: tuple[Any, ...]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Every event of one packet (or broadcast), from its birth to its last reception, and a summary."""
+    mine: list[dict[str, Any]] = []
+    birth: dict[str, Any] | None = None
+    receptions: dict[int, int] = {}
+    lost = 0
+    for ev in events:
+        what = _mentions(ev, packet)
+        if what is None:
+            continue
+        mine.append(ev)
+        if what == "birth" and (birth is None or birth["time"] is None):  # a recorded birth beats a first send
+            tau = next((b[1] for b in ev["births"] if isinstance(b, list) and b[:1] == [packet[1]] and len(b) > 1
+                        and isinstance(b[1], (int, float)) and not isinstance(b[1], bool)), None)
+            birth = {"slot": ev["slot"], "node": ev["node"], "time": tau}
+        elif what == "message" and ev["event"] == "sent" and birth is None:
+            birth = {"slot": ev["slot"], "node": ev["node"], "time": None}
+        elif ev["event"] in ("received", "step") and what in ("message", "reception"):
+            receptions.setdefault(ev["node"], ev["slot"])
+            receptions[ev["node"]] = max(receptions[ev["node"]], ev["slot"])
+        elif ev["event"] == "lost" and ev["node"] == ev.get("from", ev["node"]):
+            lost += 1
+    last = max(receptions.values(), default=None)
+    if last is not None:
+        mine = [ev for ev in mine if ev["slot"] <= last or ev["event"] == "lost"]
+    summary = {"packet": list(packet), "birth": birth, "nodes_reached": len(receptions), "last_reception": last,
+               "copies_lost": lost, "events": len(mine)}
+    return mine, summary
+
+
+def describe_follow(summary: Mapping[str, Any]) -> str:
+    """The summary line of :func:`follow`."""
+    pid = ",".join(map(str, summary["packet"]))
+    b = summary["birth"]
+    born = "birth not in the trace" if b is None else (
+        f"born at node {b['node']} in slot {b['slot']}" + ("" if b["time"] is None else f" (time {b['time']:.3f})"))
+    last = summary["last_reception"]
+    return (f"packet {pid}: {born}; reached {summary['nodes_reached']} nodes"
+            + ("" if last is None else f", the last in slot {last}") + f"; {summary['copies_lost']} copies lost")
+
+
+# -- hops: which sent event each received event answers --------------------------------------
+def message_key(message: Any) -> str:
+    return json.dumps(message, sort_keys=True, separators=(",", ":"))
+
+
+class Hops:
+    """Pairs each ``received`` event with the ``sent`` event it answers, streaming.
+
+    With the run's topology the sender of a message read on in-port ``p`` of node ``w``
+    is ``topology.neighbour(w, p)``: exact. Without it, the sender is inferred: the one
+    node that sent the same message in the slot before (a message is read in the slot
+    after it was sent), and each in-port learnt that way (``links``) names its sender
+    from then on. A reception no rule settles gets no hop. Sends never answered (the
+    receiver not traced) are forgotten after ``horizon`` slots (a message a ``delay`` fault
+    holds back longer gets no hop).
+    """
+
+    def __init__(self, topology: Any = None, links: Mapping[tuple[int, int], int] | None = None,
+                 horizon: int = 16) -> None:
+        self.topology = topology
+        self.links: dict[tuple[int, int], int] = dict(links or {})
+        self.conflicts: set[tuple[int, int]] = set()
+        self.horizon = horizon
+        self._pending: dict[str, list[tuple[int, int, Any]]] = {}  # message -> [(slot, node, tag)]
+        self._slot = -1
+
+    def feed(self, ev: Mapping[str, Any], tag: Any = None) -> tuple[Any, Any] | None:
+        """Take one event (in trace order).
+
+        Returns:
+            for a ``received`` event (or a ``lost`` one, at its sender), ``(tag of the sent event it
+            answers, tag)``; None otherwise or when no sent event could be found.
+        """
+        slot, kind = ev["slot"], ev["event"]
+        if slot > self._slot:
+            self._slot = slot
+            if slot % 4 == 0:
+                self._prune(slot - self.horizon)
+        if kind == "sent" and "message" in ev:
+            self._pending.setdefault(message_key(ev["message"]), []).append((slot, ev["node"], tag))
+        elif kind == "lost" and ev["node"] == ev.get("from"):
+            got = self._take(message_key(ev.get("message")), lambda s, v: v == ev["node"] and s <= slot)
+            return None if got is None else (got, tag)
+        elif kind == "received" and "message" in ev:
+            return self._receive(ev, tag)
+        return None
+
+    def _receive(self, ev: Mapping[str, Any], tag: Any) -> tuple[Any, Any] | None:
+        w, slot, port = ev["node"], ev["slot"], ev.get("port")
+        key = message_key(ev["message"])
+        sender = self.sender_of(w, port)
+        if sender is not None:
+            got = self._take(key, lambda s, v: v == sender and s < slot)
+            return None if got is None else (got, tag)
+        nodes = {v for s, v, _ in self._pending.get(key, ()) if s == slot - 1 and v != w}
+        if len(nodes) != 1:
+            return None
+        (u,) = nodes
+        if isinstance(port, int) and not isinstance(port, bool):
+            self._learn((w, port), u)
+        got = self._take(key, lambda s, v: v == u and s == slot - 1)
+        return None if got is None else (got, tag)
+
+    def sender_of(self, w: int, port: Any) -> int | None:
+        """The node that sends to ``w``'s in-port ``port``, if known (-1: no such port)."""
+        if not isinstance(port, int) or isinstance(port, bool):
+            return None
+        if self.topology is not None:
+            nb = peer(self.topology, w, port)
+            return -1 if nb is None else nb  # -1: no such port, nothing matches
+        return self.links.get((w, port))
+
+    def _learn(self, link: tuple[int, int], sender: int) -> None:
+        if link in self.conflicts:
+            return
+        if self.links.setdefault(link, sender) != sender:  # two senders for one in-port: trust neither
+            del self.links[link]
+            self.conflicts.add(link)
+
+    def _take(self, key: str, ok: Any) -> Any:
+        pend = self._pending.get(key)
+        if not pend:
+            return None
+        for i, (s, v, tag) in enumerate(pend):
+            if ok(s, v):
+                del pend[i]
+                if not pend:
+                    del self._pending[key]
+                return tag
+        return None
+
+    def _prune(self, before: int) -> None:
+        for key in list(self._pending):
+            kept = [x for x in self._pending[key] if x[0] >= before]
+            if kept:
+                self._pending[key] = kept
+            else:
+                del self._pending[key]
+
+
+def peer(topology: Any, node: Any, port: Any) -> int | None:
+    """The node ``topology`` connects to ``node``'s ``port``, None if there is none (or the values are junk)."""
+    ints = all(isinstance(x, int) and not isinstance(x, bool) for x in (node, port))
+    if not ints or not (0 <= node < topology.n_nodes and 0 <= port < topology.n_ports):
+        return None
+    nb = topology.neighbour(node, port)
+    return nb if isinstance(nb, int) else None
+
+
+def learn_links(events: Iterable[dict[str, Any]]) -> dict[tuple[int, int], int]:
+    """In-port -> sender, inferred from a whole trace (a first pass before :class:`Hops` pairs it)."""
+    hops = Hops()
+    for ev in events:
+        hops.feed(ev)
+    return hops.links
+
+
+# -- Perfetto ---------------------------------------------------------------------------------
+#: Trace events drawn as instants (a point in time), not slices.
+_INSTANTS = ("fault", "lost")
+
+
+def _perfetto_event(ev: Mapping[str, Any], ts: float = -1.0, dur: float = 1000.0) -> dict[str, Any]:
     args = {k: v for k, v in ev.items() if k not in ("slot", "node", "event")}
-    return {"name": ev["event"], "ph": "X", "ts": ev["slot"] * 1000, "dur": 1000, "pid": 0, "tid": ev["node"], "args": args}
+    ts = ev["slot"] * 1000 if ts < 0 else ts
+    if ev["event"] in _INSTANTS:
+        return {"name": _instant_name(ev), "ph": "i", "s": "t", "ts": ts, "pid": 0, "tid": ev["node"], "args": args}
+    return {"name": ev["event"], "ph": "X", "ts": ts, "dur": dur, "pid": 0, "tid": ev["node"], "args": args}
+
+
+def _instant_name(ev: Mapping[str, Any]) -> str:
+    if ev["event"] == "fault":
+        port = ev.get("port")
+        return f"{ev.get('fault', 'fault')}" + ("" if port is None else f" port {port}")
+    return f"lost ({ev.get('cause', '?')})"
 
 
 def _thread_name(v: int) -> dict[str, Any]:
     return {"name": "thread_name", "ph": "M", "pid": 0, "tid": v, "args": {"name": f"node {v}"}}
 
 
-def to_perfetto(events: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    """The Chrome/Perfetto trace-event format: one track per node, 1 slot = 1 ms (in memory;
-    :func:`write_perfetto` streams the same to a file)."""
-    trace = []
-    nodes = set()
+def perfetto_events(events: Iterable[dict[str, Any]], topology: Any = None,
+                    links: Mapping[tuple[int, int], int] | None = None) -> Iterator[dict[str, Any]]:
+    """The Chrome/Perfetto trace events of a slotnet trace, streaming.
+
+    One track (thread) per node; 1 slot = 1 ms, the events a node wrote in one slot
+    side by side within it; ``fault`` and ``lost`` events are instants (``ph: "i"``);
+    every hop :class:`Hops` pairs is a flow arrow from the ``sent`` slice to the
+    ``received`` one (``ph: "s"`` / ``"f"``, one ``id`` per hop).
+    """
+    hops = Hops(topology, links)
+    nodes: set[int] = set()
+    group: list[dict[str, Any]] = []
+    flow = 0
+
+    def flush() -> Iterator[dict[str, Any]]:
+        nonlocal flow
+        width = 1000.0 / len(group)
+        for i, ev in enumerate(group):
+            ts = round(ev["slot"] * 1000 + i * width, 3)
+            out = _perfetto_event(ev, ts, round(width, 3))
+            yield out
+            pair = hops.feed(ev, (ev["node"], round(ts + width / 2, 3)))
+            if pair is not None and ev["event"] == "received":
+                flow += 1
+                (u, ts_u), (w, ts_w) = pair
+                yield {"name": "hop", "cat": "hop", "ph": "s", "id": flow, "ts": ts_u, "pid": 0, "tid": u}
+                yield {"name": "hop", "cat": "hop", "ph": "f", "bp": "e", "id": flow, "ts": ts_w, "pid": 0, "tid": w}
+        group.clear()
+
     for ev in events:
         nodes.add(ev["node"])
-        trace.append(_perfetto_event(ev))
-    trace += [_thread_name(v) for v in sorted(nodes)]
-    return {"traceEvents": trace, "displayTimeUnit": "ms"}
+        if group and (group[0]["slot"], group[0]["node"]) != (ev["slot"], ev["node"]):
+            yield from flush()
+        group.append(ev)
+    if group:
+        yield from flush()
+    for v in sorted(nodes):
+        yield _thread_name(v)
 
 
-def write_perfetto(events: Iterable[dict[str, Any]], path: str | Path) -> int:
+def to_perfetto(events: Iterable[dict[str, Any]], topology: Any = None,
+                links: Mapping[tuple[int, int], int] | None = None) -> dict[str, Any]:
+    """The Chrome/Perfetto trace-event format (in memory; :func:`write_perfetto` streams the same to a file)."""
+    return {"traceEvents": list(perfetto_events(events, topology, links)), "displayTimeUnit": "ms"}
+
+
+def fingerprint(path: str | Path) -> str | None:
+    """The SHA-256 of a trace file (what ``sha256sum FILE`` prints), None if it is not a readable regular file."""
+    try:
+        file = Path(path)
+        if not file.is_file():
+            return None
+        h = hashlib.sha256()
+        with file.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+        return h.hexdigest()
+    except OSError:
+        return None
+
+
+def write_perfetto(events: Iterable[dict[str, Any]], path: str | Path, topology: Any = None,
+                   links: Mapping[tuple[int, int], int] | None = None) -> int:
     """Stream :func:`to_perfetto`'s JSON to ``path``, one event at a time; returns the events written.
 
     The file is written beside ``path`` under a temporary name and renamed over it only
@@ -258,7 +537,7 @@ def write_perfetto(events: Iterable[dict[str, Any]], path: str | Path) -> int:
     if target.exists() and not target.is_file():  # a device or a pipe: no rename possible
         try:
             with open(target, "w", encoding="utf-8") as fh:
-                return _stream_perfetto(events, fh)
+                return _stream_perfetto(events, fh, topology, links)
         except OSError as exc:
             raise SpecError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
     try:
@@ -267,7 +546,7 @@ def write_perfetto(events: Iterable[dict[str, Any]], path: str | Path) -> int:
         raise SpecError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            count = _stream_perfetto(events, fh)
+            count = _stream_perfetto(events, fh, topology, links)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # what open() would have given it
@@ -281,16 +560,12 @@ def write_perfetto(events: Iterable[dict[str, Any]], path: str | Path) -> int:
     return count
 
 
-def _stream_perfetto(events: Iterable[dict[str, Any]], fh: IO[str]) -> int:
+def _stream_perfetto(events: Iterable[dict[str, Any]], fh: IO[str], topology: Any = None,
+                     links: Mapping[tuple[int, int], int] | None = None) -> int:
     count = 0
-    nodes: set[int] = set()
     fh.write('{"traceEvents":[')
-    for ev in events:
-        fh.write(("," if count else "") + json.dumps(_perfetto_event(ev), separators=(",", ":"), allow_nan=False))
-        nodes.add(ev["node"])
-        count += 1
-    for v in sorted(nodes):
-        fh.write(("," if count else "") + json.dumps(_thread_name(v), separators=(",", ":")))
+    for out in perfetto_events(events, topology, links):
+        fh.write(("," if count else "") + json.dumps(out, separators=(",", ":"), allow_nan=False))
         count += 1
     fh.write('],"displayTimeUnit":"ms"}\n')
     return count
