@@ -25,9 +25,9 @@ import functools
 from typing import Any
 
 from ._bfs import block_offsets, class_count, distance_class_of, flow_window, prestep_time, start_level, target_of
-from ._engine import ABSORB, DST, SRC, TAG, EngineNode, Gen, Program, Sub, packet
-from ._rec import Hierarchy, approx_direction
-from ._rec_node import R_ADDR, hier_coords
+from ._engine import ABSORB, DST, TAG, EngineNode, Gen, Program, Sub, packet
+from ._rec import Hierarchy
+from ._rec_node import R_ADDR, _key, cross_to_mirror, hier_coords
 
 __all__ = ["BfsNode", "BfsProgram"]
 
@@ -39,21 +39,12 @@ def _hierarchy(sides: tuple[int, ...]) -> Hierarchy:
     return Hierarchy(sides)
 
 
-def _key(pkt: list[Any]) -> tuple[int, int]:
-    return (pkt[R_ADDR], pkt[SRC])
-
-
 class BfsProgram(Program):
     """bfs_route in one version at one node."""
 
     def __init__(self, node: BfsNode, version: int, own: list[Any] | None) -> None:
         super().__init__(node, version)
-        ctx = node.ctx
-        self.ctx = ctx
-        self.me = ctx.node
-        self.sides = tuple(int(s) for s in ctx.geometry.sides)
         self.hier = _hierarchy(self.sides)
-        self.coords = tuple(ctx.coords)
         self.own = own
         self.incoming: list[list[Any]] = []
         self.values: dict[tuple[str, int, int], int] = {}
@@ -67,12 +58,6 @@ class BfsProgram(Program):
             self.values[(kind, msg[3], msg[4])] = msg[5]
         else:  # pragma: no cover - a bug in this module
             raise RuntimeError(f"node {self.me}: unknown message {msg!r}")
-
-    def port(self, dim: int, sign: int) -> int:
-        p = self.ctx.port(dim, sign)
-        if p is None:
-            raise RuntimeError(f"node {self.me}: no port along dimension {dim} direction {sign:+d}")
-        return p
 
     def take(self, mine: list[list[Any]]) -> None:
         mine += self.incoming
@@ -169,7 +154,7 @@ class BfsProgram(Program):
 
     def approx(self, level: int, t: int, top: int, mine: list[list[Any]]) -> Sub:
         """Step 1: stage by stage to the mirror node, ``top 2^q`` rounds of d steps."""
-        hier, coords = self.hier, self.coords
+        hier = self.hier
         sides = hier.level_sides(level)
         stages = hier.split_dims(level)
         end = t + sum((top << q) * (sides[dim] // 2) for q, dim in enumerate(stages))
@@ -178,20 +163,7 @@ class BfsProgram(Program):
             rounds = top << q
             yield from self.reach(t, lambda: bool(mine or self.incoming), end)
             self.take(mine)
-            movers = []
-            for pkt in sorted(mine, key=_key):
-                sign = approx_direction(hier, level, dim, coords, hier_coords(self.sides, pkt[DST]))
-                if sign:
-                    movers.append((pkt, sign))
-            if len(movers) > rounds:
-                raise RuntimeError(f"node {self.me}: {len(movers)} movers for {rounds} rounds (version {self.version})")
-            for r, (pkt, sign) in enumerate(movers):
-                ts = t + r * d
-                yield from self.reach(ts, lambda: True, end)
-                mine.remove(pkt)
-                pkt[TAG] = "a"
-                pkt[ABSORB] = 1
-                self.send_packet(self.port(dim, sign), pkt, d, ts)
+            yield from cross_to_mirror(self, hier, level, dim, t, rounds, mine, 1, end, f"version {self.version}")
             t += rounds * d
         yield from self.reach(t, lambda: bool(mine or self.incoming), t)
         return t

@@ -74,6 +74,7 @@ class Program:
         node: The engine node (``node.ctx`` is the context).
         version: c.
         now: The version's current time tau (set before each resumption).
+        me, sides, coords: the node's id, the mesh's sides and the node's coordinates.
     """
 
     def __init__(self, node: EngineNode, version: int) -> None:
@@ -81,6 +82,22 @@ class Program:
         self.version = version
         self.now = 0
         self.buffer: deque[tuple[int, list[tuple[int, Any]]]] = deque()
+        ctx = node.ctx
+        self.ctx = ctx
+        self.me = ctx.node
+        self.sides = tuple(int(s) for s in ctx.geometry.sides)
+        self.coords = tuple(ctx.coords)
+
+    def port(self, dim: int, sign: int) -> int:
+        """The out-port along ``dim`` in direction ``sign``.
+
+        Raises:
+            RuntimeError: the node has no such port (a bug in a rule: meshes have boundaries).
+        """
+        p = self.ctx.port(dim, sign)
+        if p is None:
+            raise RuntimeError(f"node {self.me}: no port along dimension {dim} direction {sign:+d}")
+        return p
 
     def body(self) -> Gen:
         raise NotImplementedError

@@ -117,18 +117,39 @@ def _key(pkt: list[Any]) -> tuple[int, int]:
     return (pkt[R_ADDR], pkt[SRC])
 
 
+def cross_to_mirror(prog: Program, hier: Hierarchy, level: int, dim: int, t: int, rounds: int, mine: list[list[Any]],
+                    absorb: int, fallback: int, where: str) -> Sub:
+    """One stage of Step 1 (§4, and §5's versions): the packets of ``mine`` that must change
+    half along ``dim`` cross to the mirror node, one per round of ``d = side/2`` steps, in
+    address order. Both rec_route and bfs_route run it.
+
+    Raises:
+        RuntimeError: more movers than rounds (the schedule's bound broken), naming ``where``.
+    """
+    d = hier.level_sides(level)[dim] // 2
+    movers = []
+    for pkt in sorted(mine, key=_key):
+        sign = approx_direction(hier, level, dim, prog.coords, hier_coords(prog.sides, pkt[DST]))
+        if sign:
+            movers.append((pkt, sign))
+    if len(movers) > rounds:
+        raise RuntimeError(f"node {prog.me}: {len(movers)} movers for {rounds} rounds ({where})")
+    for r, (pkt, sign) in enumerate(movers):
+        ts = t + r * d
+        yield from prog.reach(ts, lambda: True, fallback)
+        mine.remove(pkt)
+        pkt[TAG] = "a"
+        pkt[ABSORB] = absorb
+        prog.send_packet(prog.port(dim, sign), pkt, d, ts)
+
+
 class RecProgram(Program):
     """rec_route at one node (see the module docstring)."""
 
     def __init__(self, node: RecNode, version: int = 0) -> None:
         super().__init__(node, version)
-        ctx = node.ctx
-        self.ctx = ctx
-        self.sides = tuple(int(s) for s in ctx.geometry.sides)
         self.sched = schedule(self.sides)
         self.hier = self.sched.hier
-        self.coords = tuple(ctx.coords)
-        self.me = ctx.node
         self.levels = self.hier.levels
         self.absorb_level = self.levels - 1
         self.incoming: list[list[Any]] = []
@@ -164,12 +185,6 @@ class RecProgram(Program):
     def take_incoming(self) -> list[list[Any]]:
         out, self.incoming = self.incoming, []
         return out
-
-    def port(self, dim: int, sign: int) -> int:
-        p = self.ctx.port(dim, sign)
-        if p is None:
-            raise RuntimeError(f"node {self.me}: no port along dimension {dim} direction {sign:+d}")
-        return p
 
     # -- the recursion ------------------------------------------------------------------
     def body(self) -> Gen:
@@ -227,7 +242,7 @@ class RecProgram(Program):
 
     def approx(self, level: int, t0: int, plan: LevelPlan, mine: list[list[Any]], t_calls: int) -> Sub:
         """Step 1: stage by stage, the movers cross to the mirror node, one per round."""
-        hier, coords = self.hier, self.coords
+        hier = self.hier
         sides = hier.level_sides(level)
         t = t0
         absorb = 1 if level == self.absorb_level else 0
@@ -236,20 +251,7 @@ class RecProgram(Program):
             rounds = plan.c_in << q
             yield from self.reach(t, self.holding(mine), t_calls)
             mine += self.take_incoming()
-            movers = []
-            for pkt in sorted(mine, key=_key):
-                sign = approx_direction(hier, level, dim, coords, hier_coords(self.sides, pkt[DST]))
-                if sign:
-                    movers.append((pkt, sign))
-            if len(movers) > rounds:
-                raise RuntimeError(f"node {self.me}: {len(movers)} movers for {rounds} rounds (level {level}, stage {q})")
-            for r, (pkt, sign) in enumerate(movers):
-                ts = t + r * d
-                yield from self.reach(ts, lambda: True, t_calls)
-                mine.remove(pkt)
-                pkt[TAG] = "a"
-                pkt[ABSORB] = absorb
-                self.send_packet(self.port(dim, sign), pkt, d, ts)
+            yield from cross_to_mirror(self, hier, level, dim, t, rounds, mine, absorb, t_calls, f"level {level}, stage {q}")
             t += rounds * d
         return mine
 
