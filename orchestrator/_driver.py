@@ -15,10 +15,8 @@ fabric by default).
 
 from __future__ import annotations
 
-import gc
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import trio
@@ -26,6 +24,7 @@ import trio
 from slotnet.errors import NodeFailure, SlotnetError
 from slotnet.fabric import FaultLedger, FaultSchedule, InProcessTransport, SlotClock, Transport
 
+from ._gc import quiet_gc
 from ._invariants import check_invariants
 from ._network import Network, checked_handlers
 from ._observer import SlotBatch
@@ -74,7 +73,7 @@ async def run_async(spec: RunSpec, *, progress: Progress | None = None,
     try:
         async with trio.open_nursery() as nursery:
             await net.start(nursery)
-            with _quiet_gc():
+            with quiet_gc():
                 for slot in range(spec.slots):
                     if slot:
                         await net.step(slot, nursery)
@@ -113,26 +112,6 @@ async def run_async(spec: RunSpec, *, progress: Progress | None = None,
                              "time": net.last_active / prep.quantum if complete else None}
         result.metrics.setdefault("completion_time", result.completion["time"])
     return result
-
-
-@contextmanager
-def _quiet_gc() -> Iterator[None]:
-    """Keep the cyclic GC off the long-lived network during the slot loop.
-
-    The network (tasks, contexts, outlets, queues) is built once and lives for the whole
-    run; the slot loop allocates only short-lived messages. Freezing the former and
-    collecting the young generation less often saves about a fifth of the time per
-    packet-hop (``benchmarks/deflection_throughput.py``). Settings are restored on exit.
-    """
-    old = gc.get_threshold()
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(max(old[0], 50_000), old[1], old[2])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*old)
-        gc.unfreeze()
 
 
 def _single(group: BaseExceptionGroup) -> BaseException:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import socket
 from typing import Any
 
 import trio
@@ -71,6 +72,9 @@ class MqttClient:
             await trio.to_thread.run_sync(self._paho.connect, b.host, b.port, 60)
         except OSError as exc:
             raise SlotnetError(f"cannot reach the MQTT broker {b.url}: {exc.strerror or exc}") from None
+        sock = self._paho.socket()
+        if sock is not None:  # frames are small and latency-bound: no Nagle delay (see _broker)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._paho.loop_start()
         with trio.move_on_after(timeout):
             await self._connected.wait()

@@ -40,6 +40,7 @@ from slotnet.errors import SlotnetError, SpecError
 from slotnet.fabric import FaultLedger, FaultSchedule, ShardMap, ShardTransport, decode, encode
 
 from ._broker import PASSWORD_ENV, BrokerAddress, parse_broker, private_broker, topic_root
+from ._gc import quiet_gc
 from ._mqtt import MqttClient
 from ._network import Network, checked_handlers
 from ._observer import SlotBatch
@@ -360,27 +361,29 @@ async def _shard_body(client: MqttClient, root: str, shard: int, shards: int) ->
     await inbox.take("go", 1, -1, "the coordinator's start")
     async with trio.open_nursery() as nursery:
         await net.start(nursery)
-        slot = 0
-        while True:
-            frames = transport.frames()
-            for j in range(shards):
-                if j != shard:
-                    client.publish(f"{root}/data/{j}", encode((slot, shard, frames[j])))
-            idle = net.quiescent() and not any(len(f) > 1 for f in frames)
-            traced = tracer.take() if tracer is not None else []
-            client.publish(f"{root}/done", encode((slot, shard, batch.frame(), traced, idle, net.last_active)))
-            inbox.slot = slot
-            (go,) = await inbox.take("go", 1, slot, f"the coordinator's go for slot {slot}")
-            for data in await inbox.take(f"data/{shard}", shards - 1, slot, f"the other shards' slot {slot}"):
-                transport.accept(data[2])  # after the last slot too: they are the messages still in flight
-            if not go[2]:
-                break
-            slot += 1
-            await net.step(slot, nursery)
+        with quiet_gc():  # as in one process: the cyclic GC stays off the long-lived network
+            slot = 0
+            while True:
+                frames = transport.frames()
+                for j in range(shards):
+                    if j != shard:
+                        client.publish(f"{root}/data/{j}", encode((slot, shard, frames[j])))
+                idle = net.quiescent() and not any(len(f) > 1 for f in frames)
+                traced = tracer.take() if tracer is not None else []
+                client.publish(f"{root}/done", encode((slot, shard, batch.frame(), traced, idle, net.last_active)))
+                inbox.slot = slot
+                (go,) = await inbox.take("go", 1, slot, f"the coordinator's go for slot {slot}")
+                for data in await inbox.take(f"data/{shard}", shards - 1, slot, f"the other shards' slot {slot}"):
+                    transport.accept(data[2])  # after the last slot too: they are the messages still in flight
+                if not go[2]:
+                    break
+                slot += 1
+                await net.step(slot, nursery)
         nursery.cancel_scope.cancel()
+    held, held_packets = net.held(), net.held_packets()
     state = {"ledger": {b: dict(getattr(transport.ledger, b)) for b in ("lost", "duplicated", "delayed", "corrupted")},
-             "in_flight": transport.in_flight(), "held": [net.held()[v] for v in net.local],
-             "held_packets": [list(net.held_packets()[v]) for v in net.local], "delivered": transport.delivered,
+             "in_flight": transport.in_flight(), "held": [held[v] for v in net.local],
+             "held_packets": [list(held_packets[v]) for v in net.local], "delivered": transport.delivered,
              "wakeups": net.runtime.wakeups, "sent_local": transport.sent_local, "sent_cross": transport.sent_cross,
              "rejected": inbox.rejected}
     client.publish(f"{root}/final", encode((shard, 0, state)))
