@@ -56,7 +56,7 @@ from slotnet.schemes import SCHEMES
 from ._driver import run
 from ._progress import RunsProgress
 from ._report import format_value, table
-from ._spec import RunSpec
+from ._spec import RunSpec, check_fault_support
 
 __all__ = ["FAMILIES", "explore", "faults_of", "format_explore", "judge", "scenarios"]
 
@@ -432,7 +432,9 @@ def explore(spec: RunSpec, family: str | None = None, *, schedule: Sequence[Mapp
     if schedule is not None:
         if family is not None:
             raise SpecError("give a fault family or a faults file, not both")
-        faults_of(schedule).validate(prep.topology, spec.slots)
+        given = faults_of(schedule)
+        given.validate(prep.topology, spec.slots)
+        check_fault_support(prep.scheme, given)
         cases = [("schedule", [dict(x) for x in schedule])]
     else:
         if crash_slots is not None and family != "crash-points":
@@ -440,6 +442,11 @@ def explore(spec: RunSpec, family: str | None = None, *, schedule: Sequence[Mapp
         slots = list(crash_slots) if crash_slots is not None else default_crash_slots(spec.slots, spec.warmup)
         cases = scenarios(prep.topology, family or "", slots=spec.slots, seed=spec.seed, samples=samples,
                           crash_slots=slots)
+        for kind in sorted({o["kind"] for _, objs in cases for o in objs}):
+            why = prep.scheme.refuses_fault(kind)
+            if why is not None:
+                raise SpecError(f"scheme {prep.scheme.name!r} cannot run under {kind} faults "
+                                f"(explore --faults {family}): {why}")
     if detect != "default":
         delay = FaultSchedule.parse(detect=detect).detect  # a bad delay is refused here, as --detect
         setting = {"kind": "detect", "slots": "never" if delay is None else delay}

@@ -13,7 +13,7 @@ from slotnet.schemes import Scheme, Setup, get_scheme
 
 from ._memory import check_fits
 
-__all__ = ["Prepared", "RunSpec", "SpecError", "TraceSpec", "TransportFactory", "TRACE_DRIVER_EVENTS"]
+__all__ = ["Prepared", "RunSpec", "SpecError", "TraceSpec", "TransportFactory", "TRACE_DRIVER_EVENTS", "check_fault_support"]
 
 #: Trace events every run can write besides its scheme's own: the node context's
 #: ``sent``/``received`` and the driver's ``lost``/``fault``.
@@ -131,6 +131,7 @@ class RunSpec:
         if not isinstance(self.faults, FaultSchedule):
             raise SpecError("faults must be a FaultSchedule or a list of strings such as ['crash@10:3', 'loss=0.01']")
         self.faults.validate(topology, self.slots)
+        check_fault_support(scheme, self.faults)
         if self.trace is not None:
             _check_trace(self.trace, scheme, topology)
         cap = self.max_backlog_per_node
@@ -140,6 +141,18 @@ class RunSpec:
             raise SpecError(f"max backlog per node must be > 0, got {cap!r}")
         setup = Setup(topology, node_params, load, self.slots, self.warmup, self.seed, quantum, self.series)
         return Prepared(self, scheme, topology, params, node_params, setup, float(cap), quantum)
+
+
+def check_fault_support(scheme: Scheme, faults: FaultSchedule) -> None:
+    """Refuse a schedule holding a fault kind the scheme declares it cannot run under.
+
+    Raises:
+        SpecError: one line naming the scheme, the fault kind (as written) and why.
+    """
+    for kind, text in faults.entries():
+        why = scheme.refuses_fault(kind)
+        if why is not None:
+            raise SpecError(f"scheme {scheme.name!r} cannot run under {kind} faults ({text}): {why}")
 
 
 def _check_trace(trace: TraceSpec, scheme: Scheme, topology: Topology) -> None:

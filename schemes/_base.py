@@ -290,6 +290,16 @@ class Scheme:
     quantum: Callable[[Mapping[str, Any]], int] | None = None
     #: "slots": run the given slots; "quiescent": stop when nothing is left to do
     until: str = "slots"
+    #: the fault kinds (names of ``slotnet.fabric.FAULT_KINDS``: ``loss``, ``dup``,
+    #: ``delay``, ``corrupt``, ``partition``, ``stall``, ``link-down``/``link-up``,
+    #: ``crash``/``recover``) the scheme can run under and still report what they cost;
+    #: None: every kind. A run whose schedule holds another kind is refused before its
+    #: first slot (SpecError naming the scheme, the kind and :attr:`faults_why`), never
+    #: left to fail inside a node rule.
+    faults: frozenset[str] | None = None
+    #: why the kinds left out of :attr:`faults` are refused (one line, citing the paper
+    #: section whose schedule assumption they break)
+    faults_why: str = ""
 
     def param(self, name: str) -> Param:
         """The parameter called ``name``.
@@ -306,3 +316,15 @@ class Scheme:
     @property
     def load_names(self) -> tuple[str, ...]:
         return tuple(ld.name for ld in self.loads)
+
+    def refuses_fault(self, kind: str) -> str | None:
+        """Why the scheme cannot run under fault kind ``kind``; None if it can.
+
+        Example:
+            >>> s = Scheme("x", "", "", print, print, print, faults=frozenset({"crash", "recover"}), faults_why="fixed steps")
+            >>> s.refuses_fault("crash"), s.refuses_fault("loss")
+            (None, 'fixed steps')
+        """
+        if self.faults is None or kind in self.faults:
+            return None
+        return self.faults_why or "the scheme does not declare this fault kind supported"

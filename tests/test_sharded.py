@@ -48,7 +48,7 @@ def test_sharded_results_equal_the_in_process_ones(scheme, topology, load, param
 
     Each family runs with 2 or 3 shards (the deflection cases cover both counts). The
     one-shot and Varvarigos-Bertsekas schemes run fault-free: their fixed schedules have
-    no retransmission, so a lost message stops them with a NodeFailure (issue #11).
+    no retransmission, so they refuse message faults up front (``Scheme.faults``).
     """
     one_shot = scheme in ("pmnb", "partial-exchange", "m2o-rec")
     fragile = one_shot or scheme == "dynamic-broadcast"

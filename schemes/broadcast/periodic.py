@@ -47,6 +47,23 @@ knows that instant when it assigns the period and records it (event ``period_end
 :class:`PeriodicReporter` reports ``mean_broadcast_delay_period_end`` (with ``_ci95``) over
 the same packets. In both schedules the last arc of every broadcast is crossed in the
 period's last slot, so the two coincide packet by packet.
+
+Faults (issue #11): every kind tolerated, the cost reported. The rule's one timing
+assumption is §4.2's: a copy crosses each arc in the slot the schedule reserves for its
+``(origin, tree)`` in its period, so the receiver reads the period from the clock. A
+copy that is *not* on its slot -- a ``dup`` fault's copy, a ``delay``ed message, or
+one that lands on the offset of a later period whose arcs are already planned -- is
+ignored and counted (event ``late``; ``late_copies_ignored`` in the exactly-once
+invariant): forwarding it would put it on arc-slots reserved for other packets (the
+capacity error and the past-period sends such copies caused before). A stalled node's
+sends planned for the stalled slots are dropped when it resumes (event ``overdue``;
+``sends_missed_while_stalled``), and births it takes late go to the first period from
+the slot it resumes (:meth:`PeriodicNode.catch_up`). Lost copies (``loss``,
+``corrupt``, a down link, a partition, a crash) need nothing: the subtree behind them
+misses the packet, as in the other tree broadcasts. Broadcasts left incomplete by any
+of these are reported as lost to the faults (``missed``, with the nodes each one
+never reached), not as violations. Without faults none of these paths is taken: the
+schedule is conflict-free (§4.2.2), so results are unchanged.
 """
 
 from __future__ import annotations
@@ -167,6 +184,44 @@ class PeriodicNode(CubeNode):
                 heapq.heappush(self.due_slots, s)
             lst.append((port, rec))
 
+    def catch_up(self, j: int, label: int, slot: int) -> tuple[int, int]:
+        """(tree, label) of a packet whose assigned period began before ``slot``.
+
+        Only a stalled node meets one: it takes the births of the stall at once when it
+        resumes, later than their period. The packet moves to the first period from
+        ``slot`` on (its stream's labels moving with it), as if born at ``slot``.
+        """
+        label = max(label, first_label(slot, self.period))
+        if self.variant == "simultaneous":
+            self.cur_label, self.cur_count = label, 1
+            return 0, label
+        self.labels[j] = label
+        return j, label
+
+    def free(self, sends: tuple[tuple[int, int], ...], start: int) -> bool:
+        """Whether every ``(slot_in_period, port)`` of ``sends`` from ``start`` is still unplanned.
+
+        Always true without faults (one ``(origin, tree)`` per arc and slot of a period);
+        false for a late copy that lands on the offset of another period.
+        """
+        due = self.due
+        for off, port in sends:
+            lst = due.get(start + off)
+            if lst is not None and any(q == port for q, _ in lst):
+                return False
+        return True
+
+    def drop_overdue(self, slot: int) -> None:
+        """Forget sends planned for slots before ``slot`` (slots a stall took), recording how many."""
+        missed = 0
+        while self.due_slots and self.due_slots[0] < slot:
+            for _, rec in self.due.pop(heapq.heappop(self.due_slots)):
+                missed += 1
+                rec[1] -= 1
+                if rec[1] == 0:
+                    self.n_held -= 1
+        self.ctx.record("overdue", missed)
+
     def take_due(self, slot: int) -> list[tuple[int, list[Any]]]:
         """The sends due in ``slot`` (their records released when their last send goes)."""
         lst = self.due.pop(slot, None)
@@ -194,22 +249,34 @@ class PeriodicNode(CubeNode):
             slot = ctx.slot
             if inbox:
                 start = (slot - 1) // p * p  # the copies were sent in slot - 1
+                offset = slot - 1 - start
                 first = self._received.append  # what self.received() does, per copy
-                for _, msg in inbox:
+                for in_port, msg in inbox:
                     origin, seq, j = msg
                     if seq == 0:  # a null packet (nulls=send)
                         continue
+                    rel = me ^ origin
+                    # on time: the parent across in_port sends on it at this offset of the period
+                    if (offset, in_port) not in plan(variant, rel ^ (1 << in_port), j, d):
+                        record("late", origin, seq)  # a dup's copy or a delayed message: ignored
+                        continue
+                    sends = plan(variant, rel, j, d)
+                    if sends and not self.free(sends, start):
+                        record("late", origin, seq)  # a late copy realigned on a period already planned
+                        continue
                     first((origin, seq))
-                    sends = plan(variant, me ^ origin, j, d)
                     if sends:  # not a leaf of this tree
                         self.schedule(msg, sends, start)
             for seq, tau in self.births(slot):
                 j, label = self.assign(tau)
                 start = period_start_slot(label, p)
-                if start < slot:  # cannot happen: births are taken at ceil(tau) <= start
-                    raise RuntimeError(f"node {me}: packet {seq} assigned to a past period (slot {slot})")
+                if start < slot:  # only after a stall: births are taken at ceil(tau) <= start
+                    j, label = self.catch_up(j, label, slot)
+                    start = period_start_slot(label, p)
                 record("period_end", seq, start + p)
                 self.schedule((me, seq, j), plan(variant, 0, j, d), start)
+            if self.due_slots and self.due_slots[0] < slot:
+                self.drop_overdue(slot)
             q_start = self.n_held
             due = self.take_due(slot)
             if self.send_nulls:
@@ -261,7 +328,8 @@ class PeriodicReporter(BroadcastReporter):
     (share of the schedule's reserved arc-slots left to null packets).
     """
 
-    events: Mapping[str, tuple[str, ...]] = {**BroadcastReporter.events, "period_end": ("seq", "end")}
+    events: Mapping[str, tuple[str, ...]] = {**BroadcastReporter.events, "period_end": ("seq", "end"),
+                                             "late": ("origin", "seq"), "overdue": ("sends",)}
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
@@ -277,9 +345,17 @@ class PeriodicReporter(BroadcastReporter):
         self.done: list[tuple[tuple[int, int], float, float]] = []  # completed this slot
         self.units = 0  # real copies sent in measured slots (read one slot later)
         self.last_slot = -1
+        self.late_copies = 0  # copies off their scheduled slot (dup, delay), ignored
+        self.missed_sends = 0  # scheduled sends a stall took
 
     def handlers(self) -> dict[str, Callable[..., None]]:
-        return {"step": self.step, "period_end": self.period_end}
+        return {"step": self.step, "period_end": self.period_end, "late": self.late, "overdue": self.overdue}
+
+    def late(self, node: int, slot: int, origin: int, seq: int) -> None:
+        self.late_copies += 1
+
+    def overdue(self, node: int, slot: int, sends: int) -> None:
+        self.missed_sends += sends
 
     def period_end(self, node: int, slot: int, seq: int, end: int) -> None:
         self.ends[(node, seq)] = end
@@ -314,6 +390,22 @@ class PeriodicReporter(BroadcastReporter):
         span = self.last_slot - self.warmup
         out["link_utilization"] = self.units / (self.arc_slots * span) if span > 0 else None
         out["null_fraction"] = 1.0 - self.units / (self.reserved * span) if span > 0 else None
+        return out
+
+    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+        """The shared exactly-once check, with the copies and sends the faults took off the schedule.
+
+        A broadcast a late copy or a stall left incomplete is the fault's, like one a
+        lost copy left incomplete: counted (``late_copies_ignored``,
+        ``sends_missed_while_stalled``), not a violation.
+        """
+        out = super().invariants(lost, in_flight, held)
+        if self.late_copies or self.missed_sends:
+            ex = out["exactly_once"]
+            ex["late_copies_ignored"] = self.late_copies
+            ex["sends_missed_while_stalled"] = self.missed_sends
+            ex["ok"] = ex["duplicate_receptions"] == 0 and ex["unknown_packets"] == 0
+            ex["lost_to_faults"] = ex["missed"]
         return out
 
 

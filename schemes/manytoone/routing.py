@@ -12,6 +12,18 @@
 All run on ``mesh:`` topologies of dimension 1 to 3 until quiescence, with the instance
 from ``--param instance=FILE`` or ``--param workload=... seed=S`` (:mod:`._setup`);
 metrics and invariants are :mod:`._report`'s.
+
+Faults (issue #11): refused, every kind (``faults=NO_FAULTS``; a faulted run is a
+SpecError before its first slot). §2's model has reliable, synchronous links and every
+packet exists exactly once, unacknowledged: ``m2o-offline`` replays the §3 schedule in
+which each node expects a packet at a planned step, ``m2o-rec`` runs §4's invocations
+in windows every node computes from the instance (Lemma 4.3's common return), and
+``m2o-bfs`` time-multiplexes §5's distance classes in fixed phases; a message a fault
+destroys, copies or delays leaves a node waiting at a step for a packet that is not
+there, or holding one the plan has no place for. ``m2o-greedy`` has no schedule and
+would survive faults, but its report has no fault causes yet: its conservation and
+exactly-once checks count every packet as delivered or held, so a faulted run could not
+say what the fault cost; it is refused too until the report attributes losses.
 """
 
 from __future__ import annotations
@@ -33,6 +45,16 @@ __all__ = ["SCHEMES", "SOURCE"]
 SOURCE = "Y. Mansour and B. Patt-Shamir, Many-to-one packet routing on grids"
 _MESH = ("mesh",)
 _COMMON = (INSTANCE, WORKLOAD, SEED)
+#: The fault kinds these schemes declare supported: none (see the module docstring).
+NO_FAULTS: frozenset[str] = frozenset()
+_NO_RETRY = "each packet exists once, with no acknowledgement or retransmission to replace one a fault destroys, copies or moves"
+_WHY = {
+    "m2o-greedy": "§2's links are reliable and the report's conservation and exactly-once checks have no fault "
+                  "causes to charge a destroyed or copied packet to",
+    "m2o-rec": f"§4's invocations run in windows every node computes from the instance (Lemma 4.3); {_NO_RETRY}",
+    "m2o-bfs": f"§5 time-multiplexes the distance classes in fixed phases (Theorem 5.1); {_NO_RETRY}",
+    "m2o-offline": f"the nodes replay the §3 schedule (Theorem 3.1), each expecting a packet at a planned step; {_NO_RETRY}",
+}
 
 
 def _rec_extra(inst: Instance) -> dict[str, Any]:
@@ -71,6 +93,8 @@ GREEDY = Scheme(
     params=(*_COMMON, Param("order", str, "fifo", "queue discipline per out-port", ("fifo", "farthest-first"))),
     topologies=_MESH,
     until="quiescent",
+    faults=NO_FAULTS,
+    faults_why=_WHY["m2o-greedy"],
 )
 
 REC = Scheme(
@@ -84,6 +108,8 @@ REC = Scheme(
     params=_COMMON,
     topologies=_MESH,
     until="quiescent",
+    faults=NO_FAULTS,
+    faults_why=_WHY["m2o-rec"],
 )
 
 BFS = Scheme(
@@ -97,6 +123,8 @@ BFS = Scheme(
     params=_COMMON,
     topologies=_MESH,
     until="quiescent",
+    faults=NO_FAULTS,
+    faults_why=_WHY["m2o-bfs"],
 )
 
 def _prepare_offline(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
@@ -128,6 +156,8 @@ OFFLINE = Scheme(
     params=_COMMON,
     topologies=_MESH,
     until="quiescent",
+    faults=NO_FAULTS,
+    faults_why=_WHY["m2o-offline"],
 )
 
 SCHEMES = (GREEDY, REC, BFS, OFFLINE)

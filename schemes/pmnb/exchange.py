@@ -21,6 +21,12 @@
 
 Node rules: :mod:`._exchange_node` and :mod:`._dynamic_node`; decisions that need no
 network: :mod:`._exchange_rule`, :mod:`._dynamic_schedule`, :mod:`._dynamic_pmnb`.
+
+Faults (issue #11): refused, every kind. §5 Phase 1's row and column sums and §6's
+PMNB intervals (the rank scan, subphase windows every node computes from M) are fixed
+steps on the reliable links of §2 with no retransmission: a lost, copied or late
+message leaves a node without a sum or a rank (formerly a ``KeyError`` inside the node
+rule). A faulted run is refused before its first slot (:mod:`._fault_support`).
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from ._dynamic_node import DynamicNode, DynamicReporter
 from ._dynamic_schedule import saturation_load
 from ._exchange_node import ExchangeNode, ExchangeReporter
 from ._exchange_params import active_ids, equal_sides, parse_tp, quantum
+from ._fault_support import NO_FAULTS, WHY_DYNAMIC, WHY_EXCHANGE
 from ._placement import PLACEMENTS
 from ._prefix import line_scan_steps
 
@@ -111,6 +118,8 @@ EXCHANGE = Scheme(
     topologies=("mesh", "torus"),
     quantum=lambda prm: prm["quantum"],
     until="quiescent",
+    faults=NO_FAULTS,
+    faults_why=WHY_EXCHANGE,
 )
 
 
@@ -176,6 +185,8 @@ DYNAMIC = Scheme(
     topologies=("mesh", "torus"),
     max_backlog=_backlog,
     quantum=lambda prm: prm["quantum"],
+    faults=NO_FAULTS,
+    faults_why=WHY_DYNAMIC,
 )
 
 SCHEMES = (EXCHANGE, DYNAMIC)

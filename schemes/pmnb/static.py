@@ -33,6 +33,14 @@ Readings where the paper leaves room (see also ``_prefix``, ``_packing``, ``_the
 * ``completion_time`` is the last reception (quiescence), not the end of the last window.
 * pmnb needs equal sides (the classes' phases must align); the scans and the routing
   schemes run on any sides.
+
+Faults (issue #11): refused, every kind. Each scheme here is a fixed schedule on the
+reliable, synchronous links of §2 (the scans of §4.1 Phase 1 wait for each partial sum
+in one precomputed step; §3's routing and Phase 3's windows follow from the ranks and M
+they give), with no acknowledgement or retransmission, so a message a fault destroys,
+copies or moves leaves a node without an operand the schedule cannot do without.
+Tolerating it would be another algorithm; a faulted run is refused before its first
+slot, naming the scheme, the fault and the section (:mod:`._fault_support`).
 """
 
 from __future__ import annotations
@@ -40,6 +48,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._base import Param, Scheme, Setup, parse_bool
+from ._fault_support import NO_FAULTS, WHY_ARRAY, WHY_PMNB, WHY_PREFIX, WHY_ROUTING
 from ._static_array import ArrayBroadcastNode, ArrayBroadcastReporter, prepare_array_broadcast, theory_array_broadcast
 from ._static_pmnb import PmnbNode
 from ._static_pmnb_report import PmnbReporter, prepare_pmnb, theory_pmnb
@@ -103,6 +112,8 @@ PREFIX_SCAN = Scheme(
     topologies=_GRIDS,
     quantum=lambda p: int(p["quantum"]),
     until="quiescent",
+    faults=NO_FAULTS,
+    faults_why=WHY_PREFIX,
 )
 
 PACKING = Scheme(
@@ -122,6 +133,8 @@ PACKING = Scheme(
     topologies=_GRIDS,
     quantum=lambda p: int(p["quantum"]),
     until="quiescent",
+    faults=NO_FAULTS,
+    faults_why=WHY_ROUTING,
 )
 
 MONOTONE = Scheme(
@@ -143,6 +156,8 @@ MONOTONE = Scheme(
     topologies=_GRIDS,
     quantum=lambda p: int(p["quantum"]),
     until="quiescent",
+    faults=NO_FAULTS,
+    faults_why=WHY_ROUTING,
 )
 
 ARRAY_BROADCAST = Scheme(
@@ -164,6 +179,8 @@ ARRAY_BROADCAST = Scheme(
     topologies=_GRIDS,
     quantum=lambda p: int(p["quantum"]),
     until="quiescent",
+    faults=NO_FAULTS,
+    faults_why=WHY_ARRAY,
 )
 
 PMNB = Scheme(
@@ -182,6 +199,8 @@ PMNB = Scheme(
     topologies=_GRIDS,
     quantum=lambda p: int(p["quantum"]),
     until="quiescent",
+    faults=NO_FAULTS,
+    faults_why=WHY_PMNB,
 )
 
 SCHEMES = (PREFIX_SCAN, PACKING, MONOTONE, ARRAY_BROADCAST, PMNB)
