@@ -43,7 +43,7 @@ decode: Callable[[bytes], Any] = partial(msgpack.unpackb, use_list=False, strict
 
 
 def packer() -> Callable[[Any], bytes]:
-    """A fresh ``pack(message) -> bytes`` (one per outlet: packers keep a buffer)."""
+    """A fresh ``pack(message) -> bytes`` (one per transport: a packer keeps a buffer, so it is not shared across threads)."""
     return msgpack.Packer().pack
 
 

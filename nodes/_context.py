@@ -181,10 +181,14 @@ class NodeContext:
             ValueError: if ``until`` is not a future slot.
         """
         if until is not None:
-            if until <= self._clock.slot:
-                raise ValueError(f"node {self.node}: idle(until={until}) is not after slot {self._clock.slot}")
-            self._timer = until
-            self._runtime.add_timer(until, self)
+            slot = self._clock.slot
+            if until <= slot:
+                raise ValueError(f"node {self.node}: idle(until={until}) is not after slot {slot}")
+            if until == slot + 1:  # due next slot in any case: next_slot(), without a timer
+                self._runtime.active.append(self)
+            else:
+                self._timer = until
+                self._runtime.add_timer(until, self)
         return await self._park()
 
     # -- runtime side (the driver and the runtime only) -----------------------------------

@@ -73,7 +73,7 @@ class MqttClient:
         except OSError as exc:
             raise SlotnetError(f"cannot reach the MQTT broker {b.url}: {exc.strerror or exc}") from None
         sock = self._paho.socket()
-        if sock is not None:  # frames are small and latency-bound: no Nagle delay (see _broker)
+        if isinstance(sock, socket.socket):  # frames are small and latency-bound: no Nagle delay (see _broker)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._paho.loop_start()
         with trio.move_on_after(timeout):

@@ -72,12 +72,21 @@ class ArrivalProcess:
             end = segments[i + 1][0] if i + 1 < len(segments) else None
             segs.append(_Segment(start, end, pmf))
         self._segs = segs
+        self._only = segs[0] if len(segs) == 1 and segs[0].end is None else None
 
     def next_after(self, slot: int) -> tuple[int, int] | None:
         """The first slot ``> slot`` with at least one arrival, and the arrival count.
 
         Returns None when no arrival will ever come.
         """
+        only = self._only
+        if only is not None:  # one rate forever (every steady-state run): the loop below, unrolled
+            t = max(slot + 1, only.start)
+            if not only.cdf_pos:
+                return None
+            gap = 0 if only.log_p0 == -math.inf else int(math.log(1.0 - self._rand()) / only.log_p0)
+            count = 1 + bisect_right(only.cdf_pos, self._rand())
+            return t + gap, min(count, len(only.cdf_pos))
         t = slot + 1
         for seg in self._segs:
             if seg.end is not None and t >= seg.end:

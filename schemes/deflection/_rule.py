@@ -74,8 +74,11 @@ def one_pass(
         raise ValueError(f"node {node}: {n} packets for {d} ports")
     if first:
         order = _shuffled(list(range(first)), rand) + _shuffled(list(range(first, n)), rand)
-    else:
-        order = _shuffled(list(range(n)), rand)
+    else:  # _shuffled(list(range(n)), rand), inlined: this is the per-packet hot path
+        order = list(range(n))
+        for i in range(n - 1, 0, -1):
+            j = int(rand() * (i + 1))
+            order[i], order[j] = order[j], order[i]
     free = (1 << d) - 1
     spare = 0
     if live is not None:
@@ -87,12 +90,16 @@ def one_pass(
             raise ValueError(f"node {node}: packet for itself cannot be routed")
         if not free:  # more packets than live ports: no buffer, so the rest take the dead ones
             free, spare = spare, 0
-        pref = diff & free
-        if pref:
-            port = pick_bit(pref, rand())
-            out[k] = (port, False)
-        else:
-            port = pick_bit(free, rand())
-            out[k] = (port, True)
-        free &= ~(1 << port)
+        mask = diff & free
+        deflected = not mask
+        if deflected:
+            mask = free
+        # pick_bit(mask, rand()), inlined (the same draw, the same bit)
+        r = int(rand() * mask.bit_count())
+        while r:
+            mask &= mask - 1
+            r -= 1
+        bit = mask & -mask
+        out[k] = (bit.bit_length() - 1, deflected)
+        free &= ~bit
     return out

@@ -54,6 +54,9 @@ class DeflectionReporter(BaseReporter):
         self.defl_batches = WindowBatches(self.warmup, self.slots)  # deflected / sent
         self.accept_batches = WindowBatches(self.warmup, self.slots)  # accepted / offered
         self.last_slot = -1
+        # the measured sums at the end of the previous slot, and this slot's delay sums
+        self._sent_before = self._deflected_before = self._offered_before = self._accepted_before = 0
+        self._slot_delay = self._slot_absorbed = 0
         # per slot, only for the transient experiment of Table I or when asked for
         keep = setup.series or len(setup.params.get("schedule", ())) > 1
         self._series: list[list[int]] | None = [[0, 0, 0, 0, 0, 0] for _ in range(setup.slots)] if keep else None
@@ -86,9 +89,6 @@ class DeflectionReporter(BaseReporter):
             row[5] += n_after
         if slot < self.warmup:
             return
-        self.defl_batches.add(slot, deflected, sent)
-        self.accept_batches.add(slot, accepted, offered)
-        self.util_batches.add(slot, sent, 0)
         self.offered += offered
         self.accepted += accepted
         self.sent += sent
@@ -113,9 +113,11 @@ class DeflectionReporter(BaseReporter):
                     q_total += q
                     self.qdelay_sq += q * q
                 self.qdelay_sum += q_total
-                self.delay_batches.add(slot, total + q_total, n_abs)
+                total_q = total + q_total
             else:
-                self.delay_batches.add(slot, total, n_abs)
+                total_q = total
+            self._slot_delay += total_q
+            self._slot_absorbed += n_abs
             self.delay_sum += total
 
     def on_lost(self, slot: int, sender: int, port: int, receiver: int, message: Any, cause: str) -> None:
@@ -124,7 +126,18 @@ class DeflectionReporter(BaseReporter):
     def end_slot(self, slot: int) -> None:
         self.last_slot = slot
         if slot >= self.warmup:
-            self.util_batches.add(slot, 0, self.n_links)
+            # the slot's integer sums go to the batches once (exactly what adding each
+            # node's figures would give: batch sums of integers are exact)
+            sent = self.sent - self._sent_before
+            offered, accepted = self.offered - self._offered_before, self.accepted - self._accepted_before
+            self.defl_batches.add(slot, self.deflected - self._deflected_before, sent)
+            self.accept_batches.add(slot, accepted, offered)
+            self.util_batches.add(slot, sent, self.n_links)
+            if self._slot_absorbed:
+                self.delay_batches.add(slot, self._slot_delay, self._slot_absorbed)
+        self._sent_before, self._deflected_before = self.sent, self.deflected
+        self._offered_before, self._accepted_before = self.offered, self.accepted
+        self._slot_delay = self._slot_absorbed = 0
 
     def backlog(self) -> int:
         return self._backlog
