@@ -37,7 +37,7 @@ from typing import Any
 import trio
 
 from slotnet.errors import SlotnetError, SpecError
-from slotnet.fabric import FaultLedger, FaultSchedule, ShardMap, ShardTransport, decode, encode
+from slotnet.fabric import FaultLedger, FaultSchedule, ShardMap, ShardTransport, decode, encode, parse_topology
 
 from ._broker import PASSWORD_ENV, BrokerAddress, parse_broker, private_broker, topic_root
 from ._gc import quiet_gc
@@ -339,8 +339,8 @@ async def _shard_body(client: MqttClient, root: str, shard: int, shards: int) ->
     (wire,) = await inbox.take("spec", 1, None, "the run spec")
     spec = spec_from_wire(wire)
     tracer = None
-    prep = spec.prepare()
-    smap = ShardMap(prep.topology.n_nodes, shards)
+    smap = ShardMap(parse_topology(spec.topology).n_nodes, shards)
+    prep = spec.prepare(hosted=len(smap.nodes(shard)))
     if spec.shards != 1 or smap.shards != shards:
         raise SpecError("inconsistent shard count")
     reporter = prep.scheme.reporter(prep.setup)

@@ -132,6 +132,24 @@ def test_memory_estimate_against_a_small_machine(monkeypatch):
     RunSpec("deflection", "hypercube:24", load={"offered": 1}, slots=10).prepare()
 
 
+def test_memory_estimate_of_a_sharded_run_counts_its_processes(monkeypatch):
+    """K shards started here cost K interpreters plus a coordinator; a shard by hand counts only its block."""
+    topo = parse_topology("hypercube:10")
+    m = _memory
+    assert m.estimate(topo, 100, shards=2) == (m.BASE_BYTES + 1024 * m.BYTES_PER_REPORTED_NODE + 100 * m.BYTES_PER_SLOT
+                                               + 2 * (m.BASE_BYTES + 512 * m.BYTES_PER_NODE + 100 * m.BYTES_PER_SLOT))
+    assert m.estimate(topo, 100, hosted=512) == m.BASE_BYTES + 512 * m.BYTES_PER_NODE + 100 * m.BYTES_PER_SLOT
+    whole = m.estimate(topo, 100)
+    monkeypatch.setattr(m, "available_memory", lambda meminfo="": whole)
+    RunSpec("deflection", "hypercube:10", load={"offered": 1}, slots=100).prepare()
+    with pytest.raises(SpecError, match="over 4 shard processes here"):
+        RunSpec("deflection", "hypercube:10", load={"offered": 1}, slots=100, shards=4).prepare()
+    RunSpec("deflection", "hypercube:10", load={"offered": 1}, slots=100).prepare(hosted=256)
+    monkeypatch.setattr(m, "available_memory", lambda meminfo="": m.estimate(topo, 100, hosted=256) - 1)
+    with pytest.raises(SpecError, match=r"this shard of hypercube:10 .*\(256 nodes"):
+        RunSpec("deflection", "hypercube:10", load={"offered": 1}, slots=100).prepare(hosted=256)
+
+
 def test_available_memory_reads_meminfo_and_falls_back(tmp_path):
     """MemAvailable is read in kB; a missing or garbled file falls back to the OS's free pages, or None."""
     info = tmp_path / "meminfo"
