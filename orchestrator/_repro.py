@@ -12,12 +12,13 @@ agreement, outside it for a documented reason (the row's note), or outside it.
 
 from __future__ import annotations
 
+import inspect
 import math
 import os
 import textwrap
 import time
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_EXCEPTION, Future, ProcessPoolExecutor, wait
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any
 
 from slotnet.errors import SchemeError, SlotnetError, SpecError
@@ -49,11 +50,14 @@ def papers() -> list[str]:
 
 
 def _run_metrics(request: Mapping[str, Any]) -> dict[str, Any]:
+    """One run's metrics, with ``_theory``, ``_series``, ``_ok`` and ``_wall_s`` (its wall seconds)."""
+    t0 = time.perf_counter()
     r = run(RunSpec(**request))
     out = dict(r.metrics)
     out["_theory"] = r.theory or {}
     out["_series"] = r.series
     out["_ok"] = r.invariants["ok"]
+    out["_wall_s"] = time.perf_counter() - t0
     return out
 
 
@@ -80,27 +84,61 @@ class _Runner:
             self.progress.done()
 
     def __call__(self, requests: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = [{} for _ in requests]
+        for i, result in self.as_completed(requests):
+            out[i] = result
+        return out
+
+    def as_completed(self, requests: Sequence[Mapping[str, Any]]) -> Iterator[tuple[int, dict[str, Any]]]:
+        """``(index, metrics)`` of each request as its run finishes (requests start in the order given).
+
+        Every request is checked now, before any run starts; the runs start when the
+        iterator is first advanced.
+        """
         for r in requests:
             RunSpec(**r).prepare()  # every bad request surfaces before any run
         if self.progress is not None:
             self.progress.add(len(requests))
+        return self._completed(list(requests))
+
+    def _completed(self, requests: list[Mapping[str, Any]]) -> Iterator[tuple[int, dict[str, Any]]]:
         if self.jobs <= 1 or len(requests) <= 1:
-            out = []
-            for r in requests:
-                out.append(_run_metrics(r))
+            for i, r in enumerate(requests):
+                result = _run_metrics(r)
                 self._done()
-            return out
+                yield i, result
+            return
         with ProcessPoolExecutor(max_workers=min(self.jobs, len(requests))) as pool:
-            futures: list[Future[dict[str, Any]]] = [pool.submit(_run_metrics, r) for r in requests]
+            futures: dict[Future[dict[str, Any]], int] = {pool.submit(_run_metrics, r): i for i, r in enumerate(requests)}
             pending = set(futures)
             while pending:
-                finished, pending = wait(pending, return_when=FIRST_EXCEPTION)
-                for f in finished:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for f in sorted(finished, key=futures.__getitem__):
                     if f.exception() is not None:
                         pool.shutdown(wait=True, cancel_futures=True)
                         raise f.exception()  # type: ignore[misc]
                     self._done()
-            return [f.result() for f in futures]
+                    yield futures[f], f.result()
+
+
+#: Options an experiment receives only if its ``run`` names them: older experiments take
+#: ``**options`` and would otherwise ignore them silently.
+_NAMED_ONLY = ("dims",)
+
+
+def _refuse_unnamed(paper: str, run_it: Callable[..., Any], options: Mapping[str, Any]) -> None:
+    """Refuse an option of :data:`_NAMED_ONLY` that was given to an experiment not naming it.
+
+    Raises:
+        SchemeError: ``repro PAPER takes no --OPTION``.
+    """
+    try:
+        params = inspect.signature(run_it).parameters
+    except (TypeError, ValueError):  # pragma: no cover - a callable without a signature
+        return
+    given = [k for k in _NAMED_ONLY if options.get(k) not in (None, False) and k not in params]
+    if given:
+        raise SchemeError(f"repro {paper} takes no {', '.join('--' + k.replace('_', '-') for k in given)}")
 
 
 def repro(paper: str, *, seed: int = 1, jobs: int | None = None, quick: bool = False,
@@ -121,6 +159,7 @@ def repro(paper: str, *, seed: int = 1, jobs: int | None = None, quick: bool = F
     t0 = time.perf_counter()
     try:
         experiment = get_experiment(paper)
+        _refuse_unnamed(paper, experiment.run, options)
         rows = experiment.run(runner, seed=seed, quick=quick, **options)
     except SchemeError as exc:
         if runner.published:

@@ -4,7 +4,7 @@
                        --slots N --warmup W --seed S [--json] [--per-node] [--series]
     slotnet theory SCHEME --topology SPEC [load flags] [--json]
     slotnet trace FILE [--node N ...] [--event KIND ...] [--slots A:B] [--packet ID] [--perfetto OUT] [--diagram OUT]
-    slotnet repro PAPER [--quick] [--sweep-d D --plot FILE] [--json]
+    slotnet repro PAPER [--quick] [--sweep-d D --plot FILE] [--dims A-B] [--json]
     slotnet explore SCHEME --topology SPEC [load flags] --faults FAMILY|FILE [--samples K] [--shrink OUT] [--json]
     slotnet schemes
     slotnet --version
@@ -197,6 +197,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--sweep-rho", metavar="R,R,...", help="the loads of the sweep (default: the paper's)")
     rp.add_argument("--plot", metavar="FILE", help="save the sweep's plot (needs matplotlib: the plot extra)")
     rp.add_argument("--sweep-only", action="store_true", help="run only the sweep, not the table checks")
+    rp.add_argument("--dims", metavar="A-B", help="greenberg-hajek: the mean delay at v = 1 for each cube dimension "
+                    "A..B (or D, or a comma list) beside the §III model, with each point's wall seconds")
     rp.add_argument("--json", action="store_true", help="print the rows as one JSON object")
 
     sh = sub.add_parser("shard", help="run one shard of a sharded run",
@@ -525,9 +527,10 @@ def _cmd_repro(args: argparse.Namespace) -> int:
         printed.extend(batch)
 
     try:
+        extra = {} if args.dims is None else {"dims": args.dims}  # only a paper that names it takes it
         rows, wall = repro(args.paper, seed=args.seed, jobs=args.jobs, quick=args.quick, sweep_d=args.sweep_d,
                            sweep_rho=rhos, plot=args.plot, sweep_only=args.sweep_only, progress=RunsProgress(),
-                           on_rows=None if args.json else show)
+                           on_rows=None if args.json else show, **extra)
     except PartialRepro as exc:  # never discard what was computed: print it, then fail
         if args.json:
             print(json.dumps(_jsonable({"paper": args.paper, "seed": args.seed, "error": str(exc),
