@@ -248,10 +248,12 @@ def test_every_kind_is_deterministic_under_any_scheduling_order(tmp_path, shuffl
 
 
 def test_conservation_closes_under_every_kind():
-    """created = delivered + dropped + in flight + held, dup copies counted as negative drops."""
+    """created = delivered + dropped + in flight + held - dup copies; drops are causes, copies apart."""
     r = run(RunSpec("deflection", "hypercube:5", load={"lam": 1.0}, slots=150, seed=2, faults=ALL_KINDS))
     c = r.invariants["conservation"]
-    assert c["ok"] and c["unaccounted"] == 0 and c["dropped"]["dup"] < 0
+    assert c["ok"] and c["unaccounted"] == 0 and c["dup_copies"] == r.fault_impact["messages"]["duplicated"]["dup"] > 0
+    assert all(n > 0 for n in c["dropped"].values()) and "dup" not in c["dropped"]
+    assert c["created"] == c["delivered"] + sum(c["dropped"].values()) + c["in_flight"] + c["held"] - c["dup_copies"]
     assert set(c["dropped"]) >= {"loss", "partition", "stalled", "corrupt", "undecodable", "link_down", "node_down"}
 
 

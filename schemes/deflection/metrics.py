@@ -201,18 +201,22 @@ class DeflectionReporter(BaseReporter):
         return out
 
     def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
-        n_lost = sum(lost.values())
+        """created = delivered + dropped + in flight + held - dup copies (copies a dup fault
+        made are delivered, or in flight, beside their originals)."""
+        dropped = {cause: n for cause, n in lost.items() if cause != "dup"}
+        copies = -lost["dup"] if "dup" in lost else 0
         held_total = sum(held)
-        balance = self.created - (self.absorbed_total + n_lost + len(in_flight) + held_total)
-        return {
-            "conservation": {
-                "ok": balance == 0,
-                "created": self.created,
-                "blocked": 0 if self.queueing else self.offered_total - self.created,
-                "delivered": self.absorbed_total,
-                "dropped": dict(lost),
-                "in_flight": len(in_flight),
-                "held": held_total,
-                "unaccounted": balance,
-            }
+        balance = self.created - (self.absorbed_total + sum(dropped.values()) + len(in_flight) + held_total - copies)
+        out = {
+            "ok": balance == 0,
+            "created": self.created,
+            "blocked": 0 if self.queueing else self.offered_total - self.created,
+            "delivered": self.absorbed_total,
+            "dropped": dropped,
+            "in_flight": len(in_flight),
+            "held": held_total,
+            "unaccounted": balance,
         }
+        if copies:
+            out["dup_copies"] = copies
+        return {"conservation": out}

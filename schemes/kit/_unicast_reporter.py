@@ -103,10 +103,15 @@ class UnicastReporter(BaseReporter):
 
     def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         """Every packet born is delivered, in flight, held, or lost by a recorded cause."""
-        accounted = self.delivered_total + len(in_flight) + sum(held) + sum(lost.values())
-        out = {"ok": accounted == self.born_total, "born": self.born_total, "delivered": self.delivered_total,
-               "in_flight": len(in_flight), "held": sum(held), "lost": dict(lost)}
+        dropped = {cause: n for cause, n in lost.items() if cause != "dup"}
+        copies = -lost["dup"] if "dup" in lost else 0  # copies a dup fault made: delivered or in flight too
+        accounted = self.delivered_total + len(in_flight) + sum(held) + sum(dropped.values()) - copies
+        out: dict[str, Any] = {"ok": accounted == self.born_total, "born": self.born_total,
+                               "delivered": self.delivered_total, "in_flight": len(in_flight), "held": sum(held),
+                               "lost": dropped}
+        if copies:
+            out["dup_copies"] = copies
         if any(cause != "node_finished" for cause in lost):  # under faults: lost to a fault / in progress
-            out["lost_to_faults"] = sum(n for cause, n in lost.items() if n > 0 and cause != "node_finished")
+            out["lost_to_faults"] = sum(n for cause, n in dropped.items() if cause != "node_finished")
             out["in_progress"] = len(in_flight) + sum(held)
         return {"conservation": out}
