@@ -36,6 +36,9 @@ CONFIGS: dict[str, tuple[str, dict[str, float], int]] = {
     "star": ("torus:4x4", {"rho": 0.3}, 60),
 }
 
+#: Schemes that run under every fault kind and report what it cost in packets (issue #11).
+TOLERANT = ("m2o-greedy", "array-broadcast")
+
 #: Every fault kind of the catalogue (corrupt twice: caught by the checksum, and not).
 KINDS = ("loss", "dup", "delay", "corrupt", "corrupt:undetected", "partition", "stall", "link-down", "crash")
 
@@ -91,6 +94,7 @@ def test_every_scheme_runs_or_refuses_each_fault_kind(name, kind):
     scheme = get_scheme(name)
     spec = _spec(name, kind)
     refused = sorted(k for k, _ in spec.faults.entries() if scheme.refuses_fault(k) is not None)
+    assert not (refused and name in TOLERANT), (name, refused)
     if refused:
         with pytest.raises((SpecError, FaultSpecError)) as info:
             spec.prepare()
@@ -102,6 +106,16 @@ def test_every_scheme_runs_or_refuses_each_fault_kind(name, kind):
     assert result.invariants["ok"], (name, kind, {k: v for k, v in result.invariants.items()
                                                   if isinstance(v, dict) and not v.get("ok", True)})
     assert result.fault_impact is not None  # the report says what the fault cost
+    if name in TOLERANT:  # ... in packets (receptions), and a one-shot run still ends at quiescence
+        assert result.fault_impact["packets"], (name, kind)
+        assert result.completion is not None and result.completion["complete"], (name, kind)
+
+
+def test_the_tolerant_schemes_declare_every_kind():
+    """m2o-greedy and array-broadcast are in the tolerated set: no fault kind refused, no reason needed."""
+    for name in TOLERANT:
+        scheme = get_scheme(name)
+        assert scheme.faults is None and all(scheme.refuses_fault(k) is None for k in FAULT_KINDS), name
 
 
 def test_cli_refusal_is_exit_2_and_one_line(capsys):
@@ -117,8 +131,8 @@ def test_explore_refuses_an_unsupported_family_before_any_run():
     spec = RunSpec("partial-exchange", "torus:4x4", slots=400, seed=1)
     with pytest.raises(SpecError, match=r"'partial-exchange' cannot run under link-down faults \(explore --faults single-link\)"):
         explore(spec, "single-link", jobs=1)
-    with pytest.raises(SpecError, match=r"'m2o-greedy' cannot run under crash faults \(explore --faults single-node\)"):
-        explore(RunSpec("m2o-greedy", "mesh:4x4", slots=400, seed=1), "single-node", jobs=1)
+    with pytest.raises(SpecError, match=r"'m2o-rec' cannot run under crash faults \(explore --faults single-node\)"):
+        explore(RunSpec("m2o-rec", "mesh:4x4", slots=400, seed=1), "single-node", jobs=1)
 
 
 def test_explore_refuses_an_unsupported_schedule_file():

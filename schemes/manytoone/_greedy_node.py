@@ -9,6 +9,18 @@ the node's own packet at step 0); ``order=farthest-first``: the packet with the 
 hops still to go first, ties first come. A packet is delivered (consumed) on arriving
 at its destination. Buffers are counted by the engine's rules (:mod:`._engine`): a
 packet counts at a node from its arrival until it leaves.
+
+Faults (issue #11): every kind is tolerated, none is repaired. The rule has no schedule,
+so a message a fault destroys (``loss``, ``corrupt``, a down link or partition, a stalled
+or crashed receiver) simply never arrives, a copy ``dup`` adds is routed and delivered
+like the original (the reporter tells its second delivery from a scheme bug), and a
+``delay`` only moves a packet later. A dead port is not routed around: dimension order
+has exactly one next hop, so a packet queued for a dead link is sent into it and lost
+there, counted by cause. A crashed node loses its queues (the fabric books them as
+``crash``, from :meth:`GreedyNode.held`); restarted, it is a node whose own packet --
+§2's input at time 0 -- is gone (sent before the crash, or destroyed by it), so it does
+not create it again and only forwards what reaches it. The reporter accounts for every
+packet (:mod:`._report`).
 """
 
 from __future__ import annotations
@@ -45,7 +57,7 @@ class GreedyNode(Node):
         self.seq = 0
         self.occ = self.load = self.max_load = self.max_occ = 0
         dest = ctx.params["dest"][self.me]
-        if dest >= 0:
+        if dest >= 0 and not ctx.incarnation:  # restarted after a crash: its packet is gone
             pkt = packet(0, self.me, dest, 0 if dest == self.me else -1)
             if dest == self.me:
                 ctx.record("delivered", self.me, 0, 0)
@@ -93,3 +105,10 @@ class GreedyNode(Node):
 
     def held(self) -> int:
         return self.occ
+
+    def held_packets(self) -> list[int]:
+        """The sources of the packets queued here (a packet is named by its source, §2)."""
+        out: list[int] = []
+        for q in getattr(self, "queues", {}).values():
+            out.extend(item[2][SRC] if self.farthest else item[SRC] for item in q)
+        return sorted(out)

@@ -32,17 +32,38 @@ every packet accounted for (delivered or still held); for ``m2o-rec`` Lemma 4.3 
 every invocation (from the nodes' ``inv`` events) and one common return step; for
 ``m2o-bfs`` every phase within its window. One message per link direction per step is
 the fabric's (a second send is refused).
+
+Under faults (issue #11; only ``m2o-greedy`` runs under them) the same three checks
+account for what the faults did instead of calling every missing packet a violation.
+Every message a fault destroyed reaches :meth:`M2OReporter.on_lost` with its cause, and
+a packet is named by its source (§2: at most one packet per source), so each packet
+ends in exactly one book: delivered; in progress (a copy still on a wire or in a
+node's queue, from the in-flight list and the nodes' :meth:`held_packets`); lost to a
+fault, by the cause that destroyed it; or -- the losses the fabric books by count
+only, or not at all -- lost to a ``crash``: destroyed in the queue of a node that
+crashed (the packets no other book names, at most the ledger's ``crash`` count), or
+never created because its source crashed before its first step (no event from it;
+``never_created``). ``every_packet_delivered_once``
+then holds when no packet is left unexplained, none reached a wrong node, and every
+second delivery is of a packet a ``dup`` fault copied (``duplicates_from_dup_faults``,
+no scheme bug); ``no_message_lost`` holds when every lost message has a fault's cause;
+``conservation`` is the ledger's closure over messages, ``created + dup copies ==
+delivered + second deliveries + in flight + held + lost`` (``created``: the packets whose
+source took a step). Without faults the checks
+are exactly the fault-free ones above (a one-shot run cut short by ``--slots`` still
+fails them: its packets are not delivered).
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .._base import Setup
 from ..kit import BaseReporter
+from ._engine import SRC
 from ._setup import instance_of
 from .instances import Instance
 from .theory import (
@@ -96,7 +117,12 @@ class M2OReporter(BaseReporter):
         self.first: dict[int, int] = {}
         self.last: dict[int, int] = {}
         self.dups = 0
+        self.dup_srcs: list[int] = []
         self.wrong = 0
+        self.lost_src: dict[int, str] = {}  # packet (source) -> the cause that first destroyed a copy of it
+        self.copied: set[int] = set()  # packets a dup fault copied
+        self.held_srcs: list[int] = []
+        self.started: set[int] = set()  # nodes that recorded anything (a source records at its first step)
         self.node_load = [0] * n
         self.node_occ = [0] * n
         self.inv: dict[tuple[int, int, int], list[int]] = {}
@@ -111,16 +137,33 @@ class M2OReporter(BaseReporter):
                 "phase": self._phase, "overrun": self._overrun}
 
     def _delivered(self, node: int, slot: int, src: int, first: int, last: int) -> None:
+        self.started.add(node)
         if not 0 <= src < len(self.dest) or self.dest[src] != node:
             self.wrong += 1
             return
         if src in self.first:
             self.dups += 1
+            self.dup_srcs.append(src)
             return
         self.first[src] = first
         self.last[src] = last
 
+    def on_lost(self, slot: int, sender: int, port: int, receiver: int, message: Any, cause: str) -> None:
+        """A packet message a fault destroyed (by cause), or copied (cause ``dup``)."""
+        super().on_lost(slot, sender, port, receiver, message, cause)
+        src = _packet_src(message)
+        if src is None:
+            return
+        if cause == "dup":
+            self.copied.add(src)
+        else:
+            self.lost_src.setdefault(src, cause)
+
+    def holdings(self, per_node: Sequence[Any]) -> None:
+        self.held_srcs = [int(s) for items in per_node for s in items]
+
     def _peak(self, node: int, slot: int, load: int, occupancy: int) -> None:
+        self.started.add(node)
         self.node_load[node] = max(self.node_load[node], load)
         self.node_occ[node] = max(self.node_occ[node], occupancy)
 
@@ -194,15 +237,7 @@ class M2OReporter(BaseReporter):
                 "final_arrival": [self.last.get(v, -1) for v in range(n)]}
 
     def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
-        missing = len(self.instance) - len(self.first)
-        out: dict[str, Any] = {
-            "every_packet_delivered_once": {"ok": missing == 0 and self.dups == 0 and self.wrong == 0,
-                                            "missing": missing, "duplicates": self.dups, "wrong_node": self.wrong},
-            "no_message_lost": {"ok": self.lost_messages == 0 and sum(lost.values()) == 0 and not in_flight,
-                                "lost": self.lost_messages + sum(lost.values()), "in_flight": len(in_flight)},
-            "conservation": {"ok": len(self.first) + sum(held) == len(self.instance), "delivered": len(self.first),
-                             "held": sum(held), "packets": len(self.instance)},
-        }
+        out = self._delivery_checks(lost, in_flight, held)
         if self.inv:
             worst = [(lv, cube, i, rec[0]) for (lv, cube, i), rec in self.inv.items() if rec[0] > 2 * self._volume(lv)]
             out["lemma_4_3"] = {"ok": not worst and self.inv_bad_start == 0, "invocations": len(self.inv),
@@ -215,6 +250,91 @@ class M2OReporter(BaseReporter):
         if self.phases:
             out["phases_within_windows"] = {"ok": self.overruns == 0, "phases": self.phases, "overruns": self.overruns}
         return out
+
+    def fault_books(self, in_flight: list[tuple[int, int, Any]], held: list[int], crash: int,
+                    faulted: bool = True) -> tuple[dict[str, int], int, int, list[list[Any]], int]:
+        """Every undelivered packet in one book: lost by cause, in progress, or unexplained.
+
+        Returns ``(lost_by_cause, in_progress, unexplained, first_lost, never_created)``; a
+        packet with a copy still on its way is in progress whatever happened to its other
+        copies; under faults a packet whose source never took a step (it crashed before
+        its first slot, so the packet never existed and no ledger books it) is lost to
+        ``crash`` and counted in ``never_created``; the packets no book names are charged to
+        ``crash`` up to the ledger's count ``crash`` (together with held packets a node
+        counts but does not name).
+        """
+        moving = {s for _, _, m in in_flight if (s := _packet_src(m)) is not None}
+        moving.update(self.held_srcs)
+        unnamed_held = max(0, sum(held) - len(self.held_srcs))
+        by_cause: Counter[str] = Counter()
+        first_lost: list[list[Any]] = []
+        progress = residual = never = 0
+        for src, _ in self.instance.packets:
+            if src in self.first:
+                continue
+            if faulted and src not in self.started:
+                never += 1
+                by_cause["crash"] += 1
+                first_lost.append([src, "crash"])
+            elif src in moving:
+                progress += 1
+            elif src in self.lost_src:
+                by_cause[self.lost_src[src]] += 1
+                first_lost.append([src, self.lost_src[src]])
+            else:
+                residual += 1
+                first_lost.append([src, "crash"])
+        crashed = min(residual, crash)
+        if crashed:
+            by_cause["crash"] += crashed
+        in_held = min(residual - crashed, unnamed_held)
+        return dict(sorted(by_cause.items())), progress + in_held, residual - crashed - in_held, first_lost, never
+
+    def _delivery_checks(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]],
+                         held: list[int]) -> dict[str, Any]:
+        """Exactly-once, nothing lost, conservation: the fault-free checks, or under faults
+        the fault-aware ones (see the module docstring); the books are reported either way."""
+        destroyed = {c: n for c, n in lost.items() if n > 0}
+        faulted = any(c != "node_finished" for c in lost) or bool(getattr(lost, "delayed", None))
+        by_cause, progress, unexplained, first_lost, never = self.fault_books(in_flight, held, destroyed.get("crash", 0),
+                                                                              faulted)
+        created = len(self.instance) - never
+        scheme_dups = [s for s in self.dup_srcs if s not in self.copied]
+        missing = len(self.instance) - len(self.first)
+        packets_moving = sum(1 for _, _, m in in_flight if _packet_src(m) is not None)
+        copies = max(0, -lost.get("dup", 0))
+        n_lost = sum(destroyed.values())
+        accounted = len(self.first) + self.dups + self.wrong + packets_moving + sum(held) + n_lost
+        if faulted:
+            once_ok = unexplained == 0 and not scheme_dups and self.wrong == 0
+            lost_ok = not lost.get("node_finished", 0)
+            conserved = accounted == created + copies
+            n_lost_shown = n_lost
+        else:  # §2's checks: a packet still on a wire or in a queue is not delivered
+            once_ok = missing == 0 and self.dups == 0 and self.wrong == 0
+            lost_ok = self.lost_messages == 0 and sum(lost.values()) == 0 and not in_flight
+            conserved = len(self.first) + sum(held) == len(self.instance)
+            accounted = len(self.first) + sum(held)  # the §2 closure: in-flight packets are unaccounted
+            n_lost_shown = self.lost_messages + sum(lost.values())
+        once: dict[str, Any] = {"ok": once_ok, "missing": missing, "duplicates": len(scheme_dups), "wrong_node": self.wrong}
+        if faulted:
+            once.update({"lost_to_faults": sum(by_cause.values()), "lost_by_cause": by_cause, "in_progress": progress,
+                         "unexplained": unexplained, "duplicates_from_dup_faults": self.dups - len(scheme_dups),
+                         "first_lost": first_lost[:20]})
+        return {
+            "every_packet_delivered_once": once,
+            "no_message_lost": {"ok": lost_ok, "lost": n_lost_shown, "in_flight": len(in_flight), "by_cause": destroyed},
+            "conservation": {"ok": conserved, "delivered": len(self.first), "held": sum(held), "packets": len(self.instance),
+                             "created": created, "never_created": never, "second_deliveries": self.dups + self.wrong,
+                             "in_flight": packets_moving, "lost": destroyed, "dup_copies": copies,
+                             "unaccounted": created + copies - accounted},
+        }
+
+def _packet_src(message: Any) -> int | None:
+    """The source of a packet message (``["p", version, hops, src, ...]``), or None for another message."""
+    if isinstance(message, (list, tuple)) and len(message) > SRC and message[0] == "p" and isinstance(message[SRC], int):
+        return int(message[SRC])
+    return None
 
 
 def theory_m2o(setup: Setup, extra: Callable[[Instance], dict[str, Any]] | None = None) -> dict[str, Any]:

@@ -10,18 +10,34 @@ shorter arcs. On an array ``split`` changes nothing.
 
 A node knows only its own packets; it never learns K, so it does not stop by itself:
 it sleeps until a piece arrives and the run ends at quiescence, when nothing is in
-flight. Each completed reception is recorded and checked by the reporter.
+flight. Each completed reception is recorded and checked by the reporter
+(:mod:`._static_array_report`). A node tells the pieces of a packet apart by the
+direction they travel (with halves it needs one from each): without faults every piece
+comes once, and this is the rule as written.
+
+Faults (issue #11): every kind is tolerated, none repaired (the rule has no schedule to
+break: a node forwards what comes and inserts its own when nothing comes). A piece a
+fault destroys (``loss``, ``corrupt``, a down link or partition, a stalled or crashed
+receiver) stops there: the nodes past it on its path never get that packet, and a
+node whose in-port stays quiet inserts its own pieces sooner. A piece ``dup`` copies
+travels on behind the original and every node it reaches records it as a ``dup`` (it
+came from that direction already), never as a reception: the reporter charges those to
+the fault. A ``delay`` only moves a piece later. A crashed node loses its queue of own
+pieces (the fabric books them as ``crash``, from :meth:`ArrayBroadcastNode.held`) and
+its record of half-received packets; restarted, its own packets -- the input of the
+broadcast -- are gone, so it inserts none, records ``restart`` (so the reporter knows its
+earlier halves died with it) and forwards what reaches it. The run still ends at
+quiescence, and the reporter says which receptions each fault cost.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from typing import Any
 
 from slotnet.nodes import Node
 
 from .._base import SchemeError, Setup
-from ..kit import BaseReporter
+from ._static_array_report import ArrayBroadcastReporter
 from ._static_line import hop_limits
 from ._static_scan import port_label
 from ._static_setup import check_grid, placement_rng
@@ -71,14 +87,18 @@ class ArrayBroadcastNode(Node):
         size = 0.5 if halves else 1.0
         limits = dict(zip((1, -1), hop_limits(p, wrap, halves)))
         own = prm["counts"][ctx.node]
+        if ctx.incarnation:  # restarted after a crash: its own packets died with its queues
+            own = 0
+            ctx.record("restart")
         ports: dict[int, int] = {}
-        queue: dict[int, list[int]] = {}
+        self.queue: dict[int, list[int]] = {}
+        queue = self.queue
         for direction in (1, -1):
             port = ctx.port(0, direction)
             if port is not None and limits[direction] != 0:
                 ports[direction] = port
                 queue[direction] = list(range(own))
-        parts: dict[tuple[int, int], int] = {}
+        parts: dict[tuple[int, int], int] = {}  # packet -> directions its pieces came from (bit 1: +1, bit 2: -1)
         need = 2 if halves else 1
         inbox: Any = ()
         while True:
@@ -89,11 +109,13 @@ class ArrayBroadcastNode(Node):
                 origin, j, hops = msg[1], msg[2], msg[3]
                 coming[travel] = [origin, j, hops]
                 key = (origin, j)
-                parts[key] = parts.get(key, 0) + 1
-                if parts[key] == need:
-                    ctx.record("got", origin, j)
-                elif parts[key] > need:
+                seen, bit = parts.get(key, 0), 1 if travel == 1 else 2
+                if seen & bit or (seen and need == 1):
                     ctx.record("dup", origin, j)
+                    continue
+                parts[key] = seen | bit
+                if need == 1 or seen:  # with halves: the other direction's half came before
+                    ctx.record("got", origin, j)
             for direction, port in ports.items():
                 came = coming.get(direction)
                 limit = limits[direction]
@@ -104,48 +126,13 @@ class ArrayBroadcastNode(Node):
             busy = any(queue.values())
             inbox = await (ctx.idle(until=ctx.slot + 1) if busy else ctx.idle())
 
+    def held(self) -> int:
+        """Own pieces still queued (one per packet and direction)."""
+        return sum(len(q) for q in getattr(self, "queue", {}).values())
 
-class ArrayBroadcastReporter(BaseReporter):
-    """Every packet at every other node exactly once; the time of the last reception."""
-
-    events: Mapping[str, tuple[str, ...]] = {"got": ("origin", "index"), "dup": ("origin", "index")}
-
-    def __init__(self, setup: Setup) -> None:
-        super().__init__(setup)
-        self.got: dict[int, set[tuple[int, int]]] = {}
-        self.dups = 0
-        self.last = 0
-
-    def handlers(self) -> Mapping[str, Callable[..., None]]:
-        return {"got": self._got, "dup": self._dup}
-
-    def _got(self, node: int, slot: int, origin: int, index: int) -> None:
-        self.got.setdefault(node, set()).add((origin, index))
-        self.last = max(self.last, slot)
-
-    def _dup(self, node: int, slot: int, origin: int, index: int) -> None:
-        self.dups += 1
-
-    def _missing(self) -> tuple[int, int]:
-        counts = self.setup.params["counts"]
-        missing = wrong = 0
-        for v in range(len(counts)):
-            want = {(o, j) for o, c in enumerate(counts) if o != v for j in range(c)}
-            have = self.got.get(v, set())
-            missing += len(want - have)
-            wrong += len(have - want)
-        return missing, wrong
-
-    def metrics(self) -> dict[str, Any]:
-        return {"receptions": sum(len(s) for s in self.got.values()), "last_reception_time": self.last / self.setup.quantum}
-
-    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
-        missing, wrong = self._missing()
-        return {
-            "every_packet_everywhere_once": {"ok": missing == 0 and wrong == 0 and self.dups == 0,
-                                             "missing": missing, "wrong": wrong, "duplicates": self.dups},
-            "no_message_lost": {"ok": self.lost_messages == 0, "lost": self.lost_messages},
-        }
+    def held_packets(self) -> list[tuple[int, int, int]]:
+        """The queued pieces as ``(origin, index, direction)``."""
+        return [(self.ctx.node, j, d) for d, q in sorted(getattr(self, "queue", {}).items()) for j in q]
 
 
 def theory_array_broadcast(setup: Setup) -> dict[str, Any]:
