@@ -30,7 +30,7 @@ from typing import Any, NoReturn
 import trio
 
 from slotnet.errors import NodeFailure, SlotnetError
-from slotnet.fabric import FaultSchedule, parse_topology
+from slotnet.fabric import FAULT_KINDS, FaultSchedule, parse_topology
 from slotnet.schemes import SCHEMES, Load, Row, get_scheme
 
 from ._driver import run
@@ -560,6 +560,11 @@ def _cmd_schemes(_: argparse.Namespace) -> int:
         print(f"{name}: {s.summary}")
         print(f"    source: {s.source}")
         print(f"    topologies: {', '.join(s.topologies)}; load: {', '.join('--' + k for k in s.load_names) or 'none'}")
+        if s.faults is None:
+            print("    faults: every kind")
+        else:
+            refused = sorted(k for k in FAULT_KINDS if k not in s.faults)
+            print(f"    faults: {', '.join(sorted(s.faults)) or 'none'}; refuses {', '.join(refused)}: {s.faults_why}")
         for p in s.params:
             choices = f" (one of {', '.join(map(str, p.choices))})" if p.choices else ""
             print(f"    --param {p.name}=...  {p.help}{choices}; default {p.default}")
