@@ -20,7 +20,10 @@ from slotnet.errors import SlotnetError
 
 from ._broker import BrokerAddress
 
-__all__ = ["MqttClient"]
+__all__ = ["DISCONNECTED", "MqttClient"]
+
+#: The pseudo-topic under which paho's thread reports a lost connection to the Trio side.
+DISCONNECTED = "\x00disconnected"
 
 
 class MqttClient:
@@ -39,6 +42,7 @@ class MqttClient:
         self._token: trio.lowlevel.TrioToken | None = None
         self._connected = trio.Event()
         self._refused: str | None = None
+        self._closing = False
 
     def _on_connect(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
         assert self._token is not None
@@ -54,6 +58,12 @@ class MqttClient:
         with contextlib.suppress(trio.RunFinishedError):  # the run is over
             self._token.run_sync_soon(self._deliver, (msg.topic, bytes(msg.payload)))
 
+    def _on_disconnect(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
+        if self._closing or self._token is None:
+            return
+        with contextlib.suppress(trio.RunFinishedError):
+            self._token.run_sync_soon(self._deliver, (DISCONNECTED, str(reason).encode()))
+
     def _deliver(self, item: tuple[str, bytes]) -> None:
         with contextlib.suppress(trio.ClosedResourceError, trio.BrokenResourceError):
             self._send.send_nowait(item)
@@ -67,6 +77,7 @@ class MqttClient:
         self._token = trio.lowlevel.current_trio_token()
         self._paho.on_connect = self._on_connect
         self._paho.on_message = self._on_message
+        self._paho.on_disconnect = self._on_disconnect
         b = self.broker
         try:
             await trio.to_thread.run_sync(self._paho.connect, b.host, b.port, 60)
@@ -97,10 +108,19 @@ class MqttClient:
                 info.wait_for_publish(timeout=wait)
 
     async def receive(self) -> tuple[str, bytes]:
-        """The next message (topic, payload)."""
-        return await self._recv.receive()
+        """The next message (topic, payload).
+
+        Raises:
+            SlotnetError: the connection to the broker was lost (a run cannot resume: its
+                frames of the meantime are gone).
+        """
+        topic, payload = await self._recv.receive()
+        if topic == DISCONNECTED:
+            raise SlotnetError(f"lost the MQTT broker {self.broker.url} ({payload.decode(errors='replace')})")
+        return topic, payload
 
     def close(self) -> None:
+        self._closing = True
         try:
             self._paho.disconnect()
         finally:

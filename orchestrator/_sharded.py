@@ -30,8 +30,8 @@ import secrets
 import subprocess
 import sys
 import time
-from collections.abc import Callable
-from contextlib import ExitStack
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import trio
@@ -52,9 +52,19 @@ from ._trace import Tracer
 
 __all__ = ["run_shard", "run_sharded", "spec_from_wire", "spec_to_wire"]
 
-#: Seconds without any message from the shards (or the coordinator) before giving up
-#: (``SLOTNET_SHARD_TIMEOUT`` overrides it).
-SILENCE = float(os.environ.get("SLOTNET_SHARD_TIMEOUT", "120"))
+_TIMEOUT = os.environ.get("SLOTNET_SHARD_TIMEOUT")
+#: Seconds a running shard (or the coordinator) may stay silent -- no frame, no heartbeat
+#: -- before the run gives up on it: it hangs, or lost the broker (``SLOTNET_SHARD_TIMEOUT``
+#: overrides it).
+SILENCE = float(_TIMEOUT or "10")
+#: Seconds to wait, with nothing coming at all, for shards to start (build their nodes)
+#: and say hello (``SLOTNET_SHARD_START_TIMEOUT``, else ``SLOTNET_SHARD_TIMEOUT``, overrides it).
+START_SILENCE = float(os.environ.get("SLOTNET_SHARD_START_TIMEOUT") or _TIMEOUT or "120")
+#: Seconds between heartbeats, which every running shard and the coordinator publish
+#: from their Trio loop (so a loop stuck in a node rule stops beating).
+HEARTBEAT = 1.0
+#: Who a heartbeat or frame came from, besides the shards 0..K-1.
+COORDINATOR = -1
 
 
 def spec_to_wire(spec: RunSpec) -> bytes:
@@ -101,7 +111,7 @@ class _Inbox:
     """Messages of one client by topic (the part after the run's root), deduplicated by (slot, shard)."""
 
     #: (topic, number of fields) of every frame a client may receive
-    SHAPES = {"spec": None, "hello": 2, "done": 6, "go": 3, "final": 3, "error": 3, "abort": 3}
+    SHAPES = {"spec": None, "hello": 2, "done": 6, "go": 3, "final": 3, "error": 3, "abort": 3, "beat": 2, "alive": 2}
 
     def __init__(self, client: MqttClient, root: str, shards: int, procs: list[subprocess.Popen[bytes]] | None = None) -> None:
         self.client = client
@@ -113,6 +123,19 @@ class _Inbox:
         self.slot = -1  # frames for slots already closed are stale
         #: frames refused, by reason (undecodable, malformed, unknown shard, stale slot, duplicate)
         self.rejected: dict[str, int] = {}
+        #: when each watched peer (a shard, or COORDINATOR) was last heard from
+        self.heard: dict[int, float] = {}
+
+    def watch(self, peer: int) -> None:
+        """From now on, ``peer`` must be heard from (a frame or a heartbeat) every SILENCE seconds."""
+        self.heard[peer] = time.monotonic()
+
+    def _sender(self, sub: str, body: Any) -> int | None:
+        if sub in ("go", "alive", "abort"):
+            return COORDINATOR
+        if sub == "done" or sub.startswith("data/"):
+            return int(body[1])
+        return int(body[0]) if sub in ("hello", "final", "error", "beat") else None
 
     def _reject(self, why: str) -> None:
         """Count a refused frame."""
@@ -136,7 +159,7 @@ class _Inbox:
         if why is None:
             origin = body[1] if sub == "done" or sub.startswith("data/") else body[0]
             timed = sub in ("done", "go") or sub.startswith("data/")
-            if sub not in ("go", "abort") and not 0 <= origin < self.shards:
+            if sub not in ("go", "abort", "alive") and not 0 <= origin < self.shards:
                 why = "unknown shard"
             elif timed and body[0] < self.slot:
                 why = "stale slot"
@@ -152,11 +175,13 @@ class _Inbox:
         """``count`` distinct messages of topic ``name`` (for ``slot``), decoded.
 
         Raises:
-            SlotnetError: a shard reported an error, exited, or nothing came for SILENCE seconds.
+            SlotnetError: a shard reported an error or exited, a watched peer was silent for
+                SILENCE seconds, nothing at all came for START_SILENCE seconds, or the broker
+                connection was lost.
         """
         got: list[Any] = []
         pool = self.pools.setdefault(name, [])
-        deadline = time.monotonic() + SILENCE
+        last = time.monotonic()
         while True:
             keep: list[Any] = []
             for item in pool:
@@ -164,29 +189,48 @@ class _Inbox:
             pool[:] = keep
             if len(got) >= count:
                 return got
-            with trio.move_on_after(1.0):
+            with trio.move_on_after(HEARTBEAT):
                 topic, payload = await self.client.receive()
-                deadline = time.monotonic() + SILENCE
+                last = time.monotonic()
                 sub = topic.removeprefix(self.prefix)
-                if not payload:
-                    continue  # a cleared retained message
-                body = self._admit(sub, payload)
-                if body is None:
-                    continue
-                if sub == "error":
-                    raise SlotnetError(f"shard {body[0]} failed: {body[2]}")
-                if sub == "abort":
-                    raise SlotnetError(f"the coordinator stopped the run: {body[2]}")
-                self.pools.setdefault(sub, []).append(body)
-                continue
-            for i, p in enumerate(self.procs):
-                if p.poll() is not None:
-                    err = p.stderr.read().decode(errors="replace").strip().splitlines() if p.stderr else []
-                    raise SlotnetError(f"shard {i} exited with status {p.returncode} while the run waited for {what}"
-                                       + (f": {err[-1]}" if err else ""))
-            if time.monotonic() > deadline:
-                raise SlotnetError(f"nothing came for {SILENCE:g} s while the run waited for {what}: "
-                                   "a shard or the broker stopped answering")
+                body = self._admit(sub, payload) if payload else None  # b"": a cleared retained message
+                if body is not None:
+                    sender = self._sender(sub, body)
+                    if sender in self.heard:
+                        self.heard[sender] = last
+                    if sub == "error":
+                        raise SlotnetError(f"shard {body[0]} failed: {body[2]}")
+                    if sub == "abort":
+                        raise SlotnetError(f"the coordinator stopped the run: {body[2]}")
+                    if sub not in ("beat", "alive"):
+                        self.pools.setdefault(sub, []).append(body)
+            self._check(last, what)
+
+    def _check(self, last: float, what: str) -> None:
+        """Raise if a spawned shard exited, a watched peer fell silent, or everything did."""
+        for i, p in enumerate(self.procs):
+            if p.poll() is not None:
+                err = p.stderr.read().decode(errors="replace").strip().splitlines() if p.stderr else []
+                raise SlotnetError(f"shard {i} exited with status {p.returncode} while the run waited for {what}"
+                                   + (f": {err[-1]}" if err else ""))
+        now = time.monotonic()
+        for peer, heard in sorted(self.heard.items()):
+            if now - heard > SILENCE:
+                who = "the coordinator" if peer == COORDINATOR else f"shard {peer}"
+                raise SlotnetError(f"{who} sent nothing for {SILENCE:g} s (no frame, no heartbeat) while the run "
+                                   f"waited for {what}: it hangs, or lost the broker")
+        if now - last > START_SILENCE:
+            raise SlotnetError(f"nothing came for {START_SILENCE:g} s while the run waited for {what}: "
+                               "a shard or the broker stopped answering")
+
+
+async def _heartbeat(client: MqttClient, topic: str, sender: int) -> None:
+    """Publish ``(sender, n)`` on ``topic`` every HEARTBEAT seconds, from this Trio loop."""
+    n = 0
+    while True:
+        client.publish(topic, encode((sender, n)))
+        n += 1
+        await trio.sleep(HEARTBEAT)
 
 
 async def run_sharded(prep: Prepared, *, progress: Progress | None = None,
@@ -206,12 +250,12 @@ async def run_sharded(prep: Prepared, *, progress: Progress | None = None,
     tracer = Tracer(spec.trace, reporter.events) if spec.trace else None
     monitor = StabilityMonitor(prep.topology.n_nodes, spec.warmup, spec.slots, prep.max_backlog_per_node)
     one_shot = prep.scheme.until == "quiescent"
-    with ExitStack() as stack:
+    async with AsyncExitStack() as stack:
         broker = parse_broker(spec.broker) if spec.broker else stack.enter_context(private_broker(run_id))
         client = MqttClient(broker, f"slotnet-{run_id}-coordinator")
         await client.connect()
         stack.callback(client.close)
-        client.subscribe(f"{root}/hello", f"{root}/done", f"{root}/final", f"{root}/error")
+        client.subscribe(f"{root}/hello", f"{root}/done", f"{root}/final", f"{root}/error", f"{root}/beat")
         client.publish(f"{root}/spec", spec_to_wire(spec), retain=True)
         procs: list[subprocess.Popen[bytes]] = []
         if spawn:
@@ -231,7 +275,10 @@ async def run_sharded(prep: Prepared, *, progress: Progress | None = None,
 
         stack.push(abort)
         await inbox.take("hello", k, None, "the shards to start")
+        for i in range(k):
+            inbox.watch(i)  # from now on each shard beats
         client.publish(f"{root}/go", encode((-1, 0, True)))  # every shard has subscribed: begin
+        beats = await stack.enter_async_context(_beating(client, f"{root}/alive", COORDINATOR))
         t0 = time.perf_counter()
         slots_run, complete, last_active = 0, False, 0
         for slot in range(spec.slots):
@@ -257,6 +304,7 @@ async def run_sharded(prep: Prepared, *, progress: Progress | None = None,
                 break
         finals = await inbox.take("final", k, None, "the shards' final state")
         wall = time.perf_counter() - t0
+        beats.cancel()
         client.publish(f"{root}/spec", b"", retain=True)  # clear the retained spec
     if tracer is not None:
         tracer.close()
@@ -266,11 +314,25 @@ async def run_sharded(prep: Prepared, *, progress: Progress | None = None,
                   last_active, inbox.rejected)
 
 
+@asynccontextmanager
+async def _beating(client: MqttClient, topic: str, sender: int) -> AsyncIterator[trio.CancelScope]:
+    """Heartbeats on ``topic`` while the body runs (yields the scope that stops them)."""
+    from ._driver import _single
+
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_heartbeat, client, topic, sender)
+            yield nursery.cancel_scope
+            nursery.cancel_scope.cancel()
+    except BaseExceptionGroup as group:  # the body's own error, not a group around it
+        raise _single(group) from None
+
+
 def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
     """Wait for the shards to exit (they do once they sent their final state); kill stragglers."""
     for p in procs:
         try:
-            p.wait(timeout=10)
+            p.wait(timeout=5)
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
@@ -323,9 +385,10 @@ async def run_shard(broker_url: str, run_id: str, shard: int, shards: int) -> No
     client = MqttClient(parse_broker(broker_url), f"slotnet-{run_id}-shard-{shard}")
     await client.connect()
     try:
-        client.subscribe(f"{root}/spec", f"{root}/data/{shard}", f"{root}/go", f"{root}/abort")
+        client.subscribe(f"{root}/spec", f"{root}/data/{shard}", f"{root}/go", f"{root}/abort", f"{root}/alive")
         try:
-            await _shard_body(client, root, shard, shards)
+            async with _beating(client, f"{root}/beat", shard):
+                await _shard_body(client, root, shard, shards)
         except SlotnetError as exc:
             client.publish(f"{root}/error", encode((shard, 0, str(exc))), wait=2.0)
             raise
@@ -359,6 +422,7 @@ async def _shard_body(client: MqttClient, root: str, shard: int, shards: int) ->
     transport = holder[0]
     client.publish(f"{root}/hello", encode((shard, 0)))  # after its subscriptions: the broker keeps the order
     await inbox.take("go", 1, -1, "the coordinator's start")
+    inbox.watch(COORDINATOR)  # from now on the coordinator beats
     async with trio.open_nursery() as nursery:
         await net.start(nursery)
         with quiet_gc():  # as in one process: the cyclic GC stays off the long-lived network
