@@ -354,6 +354,7 @@ class InProcessTransport:
         touched = self._touched
         if not touched:
             return []
+        touched.sort()  # receivers in id order: they are woken, and run, in the order their state was built
         pending = self._pending
         out = []
         faulty = bool(self.down_links) or bool(self._stages) or self._n_dead > 0 or bool(self.stalled)
