@@ -76,7 +76,7 @@ def test_dims_is_refused_by_papers_that_do_not_take_it(capsys, paper):
 
 
 def test_slot_plan_follows_its_rule():
-    """W = max(50, ceil 6T), M = max(ceil(1e6/(N a)), 30 ceil T), cost = S (SLOT_S + hop(d) N a T) + NODE_S N."""
+    """W = max(50, ceil 6T), M = max(ceil(1e6/(N a)), 30 ceil T), cost = S (SLOT_S + HOP_S N a T) + NODE_S N."""
     for d in range(1, 17):
         m = theory.steady_state_metrics(d, 1.0)
         t, per_slot = float(m["mean_delay"]), float(m["throughput_per_node"]) * 2**d  # type: ignore[arg-type]
@@ -84,8 +84,7 @@ def test_slot_plan_follows_its_rule():
         assert p.model_delay == t and p.warmup == max(50, math.ceil(6 * t))
         assert p.measured == max(math.ceil(1e6 / per_slot), 30 * math.ceil(t))
         assert p.measured * per_slot >= 1e6 and p.measured >= 30 * t  # 10^6 delivered, batches of 3 delays
-        hop = gh.HOP_S * (1.2 ** (d - 13) if d > 13 else 1.0)
-        assert p.est_seconds == pytest.approx((p.warmup + p.measured) * (gh.SLOT_S + hop * per_slot * t)
+        assert p.est_seconds == pytest.approx((p.warmup + p.measured) * (gh.SLOT_S + gh.HOP_S * per_slot * t)
                                               + gh.NODE_S * 2**d)
         q = gh.slot_plan(d, quick=True)
         assert q.warmup == max(20, math.ceil(3 * t)) and q.measured == max(math.ceil(2e4 / per_slot), 20 * math.ceil(t))
@@ -109,13 +108,10 @@ def test_makespan_matches_a_brute_force_schedule():
 
 
 def test_full_column_is_projected_under_an_hour_on_two_jobs():
-    """d = 2..16 run largest first on 2 jobs is planned inside the issue's hour, d = 16 the longest point.
-
-    The cost model is calibrated on the measured column (2,723 s on 2026-11-22), so the
-    plan is the measurement's estimate, not a margin under it."""
+    """d = 2..16 run largest first on 2 jobs is planned inside the issue's hour, d = 16 the longest point."""
     plans = sorted((gh.slot_plan(d) for d in range(2, 17)), key=lambda p: -p.est_seconds)
     assert plans[0].d == 16
-    assert gh.makespan([p.est_seconds for p in plans], 2) < 3600
+    assert gh.makespan([p.est_seconds for p in plans], 2) < 3600 * 0.75
 
 
 def test_paper_delay_agreement_is_read_off_tables_ii_and_iii():

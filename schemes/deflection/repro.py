@@ -13,8 +13,7 @@ from .._base import Experiment, Row, Runner, SchemeError
 from . import theory
 from .paper import TABLE_I, TABLE_II, TABLE_II_III_COLUMNS, TABLE_III
 
-__all__ = ["DELAY_VS_D", "EXPERIMENTS", "PAPER_DELAY_AGREEMENT", "PointPlan", "greenberg_hajek", "hop_seconds", "makespan", "parse_dims",
-           "slot_plan"]
+__all__ = ["DELAY_VS_D", "EXPERIMENTS", "PAPER_DELAY_AGREEMENT", "PointPlan", "greenberg_hajek", "makespan", "parse_dims", "slot_plan"]
 
 #: The experiment name of the ``--dims`` rows (and of their plan, with ": plan").
 DELAY_VS_D = "Delay vs d, v = 1 (§III model T(m̄, d, v))"
@@ -33,13 +32,6 @@ OFFERED = 1.0
 #: arithmetic does not slow down), up to 10.9 µs when the machine is busy besides, and 4.8 µs in
 #: ``benchmarks/deflection_throughput.py`` (100 slots).
 HOP_S = 8e-6
-#: Growth of the hop cost per dimension above :data:`HOP_FLAT_UNTIL`: past 8,192 nodes the
-#: network no longer fits the caches. Fitted to the full d = 2..16 column of 2026-11-22
-#: (2 jobs; hops estimated from N·a·v·T): about 5.7, 7.5, 8.8, 11.6 and 13.6 µs at
-#: d = 12..16, i.e. the 8 µs of :data:`HOP_S` times 1.1, 1.45 and 1.7 at d = 14, 15, 16.
-HOP_GROWTH = 1.2
-#: The largest d at which :data:`HOP_S` holds as it is.
-HOP_FLAT_UNTIL = 13
 #: Seconds per slot whatever the traffic: the slot barrier, the reporter (~100 µs at d = 2).
 SLOT_S = 1e-4
 #: Seconds per node to build the network and tear it down (0.26 s for 1,024 nodes at d = 10).
@@ -169,11 +161,10 @@ def slot_plan(d: int, *, quick: bool = False) -> PointPlan:
     until it arrives, so its delay is its number of hops; by Little's law the network
     carries ``H(d) = N·a·v·T`` packet-hops per slot (N = 2^d nodes, a the acceptance
     probability, T the mean delay, both from the §III fixed point (3.17)). A point of S
-    slots costs about ``S·(SLOT_S + hop_seconds(d)·H(d)) + NODE_S·N`` seconds, with
-    ``HOP_S`` = 8 µs per packet-hop (two runs side by side) up to d = 13, growing 1.2-fold
-    per dimension beyond (:func:`hop_seconds`: the caches), ``SLOT_S`` = 0.1 ms per slot
-    and ``NODE_S`` = 0.3 ms per node to build and tear down: 8.4 s per slot at d = 16
-    (65,536 nodes, H ≈ 604,000).
+    slots costs about ``S·(SLOT_S + HOP_S·H(d)) + NODE_S·N`` seconds, with ``HOP_S`` =
+    8 µs per packet-hop (two runs side by side), ``SLOT_S`` = 0.1 ms per slot and
+    ``NODE_S`` = 0.3 ms per node to build and tear down: 4.8 s per slot at d = 16
+    (65,536 nodes, H ≈ 604,000), about half that for each smaller d.
 
     * Warm-up ``W = max(50, ⌈6·T⌉)``: the network starts empty and its link utilisation
       settles within about 3 mean delays (d = 10: 20 slots), so six mean delays are
@@ -189,15 +180,18 @@ def slot_plan(d: int, *, quick: bool = False) -> PointPlan:
       already deliver 2·10^6 (d = 13) to 2·10^7 (d = 16) packets, and the window is as
       short as the batch means allow, because slots are what cost (d = 16: 56 + 300).
 
-    Projection for d = 2..16 (:func:`makespan`, 2 jobs, largest first): d = 16 ≈ 3,000 s
-    on one job, d = 2..15 on the other. Measured (2026-11-22, `slotnet repro
-    greenberg-hajek --dims 2-16`, 2 jobs, before HOP_GROWTH existed and so projected at
-    1,751 s): 2,723 s = 45 minutes for the column, d = 16 being all of it on its job
-    (d = 15: 1,002 s, d = 14: 353 s, d = 13: 130 s, d = 2..12: 18-47 s each). The hop
-    cost varies with what else the machine runs: at d = 10 (1,041-1,091 slots), 5.5 µs
-    alone, 8.0 µs beside another d = 10 run, 10.9 µs beside d = 9 on a busy machine.
-    ``quick``: 2·10^4 delivered packets, 20 mean delays measured, ``W = max(20, ⌈3·T⌉)``
-    (a smoke test).
+    Projection for d = 2..16 (:func:`makespan`, 2 jobs, largest first): d = 16 ≈ 1,740 s
+    on one job; d = 2..15 ≈ 1,750 s on the other (d = 15 ≈ 750 s, d = 14 ≈ 350 s,
+    d = 13 ≈ 150 s, the rest ≈ 500 s); the column ≈ 1,750 s = 29 minutes. Measured on
+    2026-11-22 (2 jobs): 2,723 s = 45 minutes, all of it d = 16 (d = 15: 1,002 s, d = 14:
+    353 s): past d = 13 the hop cost grows (about 1.2-fold per dimension, the caches), which
+    this flat model leaves out, so it underestimates d >= 14. The hop cost
+    varies with what else the machine runs: measured at d = 10 (1,041-1,091 slots),
+    5.5 µs alone, 8.0 µs beside another d = 10 run, 10.9 µs beside d = 9 on a busy
+    machine; at 11 µs the column takes ≈ 2,390 s = 40 minutes, still inside the issue's
+    hour. Not measured here for d >= 12 (alone, 5.35 µs at d = 11: no growth with N
+    yet). ``quick``: 2·10^4 delivered packets, 20 mean delays measured,
+    ``W = max(20, ⌈3·T⌉)`` (a smoke test).
 
     Args:
         d: cube dimension (>= 1).
@@ -213,18 +207,8 @@ def slot_plan(d: int, *, quick: bool = False) -> PointPlan:
     warmup = max(20, math.ceil(3 * delay)) if quick else max(50, math.ceil(6 * delay))
     measured = max(math.ceil(target / delivered_per_slot), delays_measured * math.ceil(delay))
     hops = delivered_per_slot * delay
-    est = (warmup + measured) * (SLOT_S + hop_seconds(d) * hops) + NODE_S * 2**d
+    est = (warmup + measured) * (SLOT_S + HOP_S * hops) + NODE_S * 2**d
     return PointPlan(d, warmup, measured, delay, hops, est)
-
-
-def hop_seconds(d: int) -> float:
-    """Seconds per packet-hop on the d-cube in :func:`slot_plan`'s cost model.
-
-    Example:
-        >>> hop_seconds(10) == HOP_S, round(hop_seconds(16) / HOP_S, 3)
-        (True, 1.728)
-    """
-    return HOP_S * HOP_GROWTH ** max(0, d - HOP_FLAT_UNTIL)
 
 
 def makespan(seconds: Sequence[float], jobs: int) -> float:
