@@ -65,6 +65,8 @@ START_SILENCE = float(os.environ.get("SLOTNET_SHARD_START_TIMEOUT") or _TIMEOUT 
 HEARTBEAT = 1.0
 #: Who a heartbeat or frame came from, besides the shards 0..K-1.
 COORDINATOR = -1
+#: The topics only the coordinator publishes on.
+_FROM_COORDINATOR = ("go", "alive", "abort")
 
 
 def spec_to_wire(spec: RunSpec) -> bytes:
@@ -130,12 +132,15 @@ class _Inbox:
         """From now on, ``peer`` must be heard from (a frame or a heartbeat) every SILENCE seconds."""
         self.heard[peer] = time.monotonic()
 
-    def _sender(self, sub: str, body: Any) -> int | None:
-        if sub in ("go", "alive", "abort"):
+    @staticmethod
+    def _sender(sub: str, body: Any) -> int | None:
+        """Who sent a (well-formed) frame: COORDINATOR, a shard's index as the frame says, or
+        None for the spec (the coordinator's, retained)."""
+        if sub == "spec":
+            return None
+        if sub in _FROM_COORDINATOR:
             return COORDINATOR
-        if sub == "done" or sub.startswith("data/"):
-            return int(body[1])
-        return int(body[0]) if sub in ("hello", "final", "error", "beat") else None
+        return int(body[1] if sub == "done" or sub.startswith("data/") else body[0])
 
     def _reject(self, why: str) -> None:
         """Count a refused frame."""
@@ -157,9 +162,9 @@ class _Inbox:
                               or not all(isinstance(x, int) and not isinstance(x, bool) for x in body[:2])):
             why = "malformed"
         if why is None:
-            origin = body[1] if sub == "done" or sub.startswith("data/") else body[0]
+            origin = self._sender(sub, body)
             timed = sub in ("done", "go") or sub.startswith("data/")
-            if sub not in ("go", "abort", "alive") and not 0 <= origin < self.shards:
+            if sub not in _FROM_COORDINATOR and not (origin is not None and 0 <= origin < self.shards):
                 why = "unknown shard"
             elif timed and body[0] < self.slot:
                 why = "stale slot"
