@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._base import Setup
-from ..kit import BaseReporter, BatchMeans, WindowBatches
+from ..kit import BaseReporter, BatchMeans, WindowBatches, split_dup
 from .node import StepEvent
 
 __all__ = ["DeflectionReporter"]
@@ -203,8 +203,7 @@ class DeflectionReporter(BaseReporter):
     def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         """created = delivered + dropped + in flight + held - dup copies (copies a dup fault
         made are delivered, or in flight, beside their originals)."""
-        dropped = {cause: n for cause, n in lost.items() if cause != "dup"}
-        copies = -lost["dup"] if "dup" in lost else 0
+        dropped, copies = split_dup(lost)
         held_total = sum(held)
         balance = self.created - (self.absorbed_total + sum(dropped.values()) + len(in_flight) + held_total - copies)
         out = {

@@ -18,7 +18,7 @@ from ._broadcast_node import BroadcastNode, Forwarding
 from ._broadcast_reporter import STEP_FIELDS, BroadcastReporter, StepEvent
 from ._labels import StreamLabels, first_label, next_label
 from ._queues import ClassQueues, LabelQueues, PortQueues, port_indices
-from ._reporter import BaseReporter
+from ._reporter import BaseReporter, split_dup
 from ._stats import T_975, BatchMeans, RunningMean, WindowBatches, ratio_ci95, t_half_width
 from ._unicast_reporter import UNICAST_EVENTS, UnicastReporter
 
@@ -45,5 +45,6 @@ __all__ = [
     "next_label",
     "port_indices",
     "ratio_ci95",
+    "split_dup",
     "t_half_width",
 ]

@@ -7,7 +7,19 @@ from typing import Any
 
 from .._base import Setup
 
-__all__ = ["BaseReporter"]
+__all__ = ["BaseReporter", "split_dup"]
+
+
+def split_dup(lost: Mapping[str, int]) -> tuple[dict[str, int], int]:
+    """The fault ledger a reporter's ``invariants`` gets, split: messages lost by cause, and
+    the copies ``dup`` faults added (the ledger counts those as ``"dup"``, negative, so that
+    its sum is the net number of messages gone).
+
+    Example:
+        >>> split_dup({"loss": 3, "dup": -2})
+        ({'loss': 3}, 2)
+    """
+    return {cause: n for cause, n in lost.items() if cause != "dup"}, (-lost["dup"] if "dup" in lost else 0)
 
 
 class BaseReporter:

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._base import Setup
-from ._reporter import BaseReporter
+from ._reporter import BaseReporter, split_dup
 from ._stats import BatchMeans
 
 __all__ = ["UNICAST_EVENTS", "UnicastReporter"]
@@ -103,8 +103,7 @@ class UnicastReporter(BaseReporter):
 
     def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         """Every packet born is delivered, in flight, held, or lost by a recorded cause."""
-        dropped = {cause: n for cause, n in lost.items() if cause != "dup"}
-        copies = -lost["dup"] if "dup" in lost else 0  # copies a dup fault made: delivered or in flight too
+        dropped, copies = split_dup(lost)  # copies a dup fault made: delivered or in flight too
         accounted = self.delivered_total + len(in_flight) + sum(held) + sum(dropped.values()) - copies
         out: dict[str, Any] = {"ok": accounted == self.born_total, "born": self.born_total,
                                "delivered": self.delivered_total, "in_flight": len(in_flight), "held": sum(held),
