@@ -1,14 +1,48 @@
-"""Package discovery for the design card's layout (see pyproject.toml).
+"""Package discovery for the design card's layout (see pyproject.toml), and the compiled
+hot path.
 
 The top-level folders are installed under one namespace (``fabric/`` as
 ``slotnet.fabric``, ...); every sub-package below them is found here, so a new scheme
 package needs no edit to any list.
+
+The modules named in ``slotnet/_build.py`` (``COMPILED_MODULES``) are also compiled by Cython from
+their unchanged ``.py`` source (see ``slotnet/_build.py``). Compilation is optional: where
+Cython or a C compiler is missing, or ``SLOTNET_PURE_PYTHON=1`` is set at install time,
+slotnet installs as pure Python and gives the same results, only more slowly.
 """
 
-from setuptools import find_packages, setup
+import ast
+import os
+
+from setuptools import Extension, find_packages, setup
 
 ROOTS = ("fabric", "nodes", "schemes", "orchestrator")
 
 packages = ["slotnet"] + [f"slotnet.{root}" for root in ROOTS]
 packages += [f"slotnet.{root}.{sub}" for root in ROOTS for sub in find_packages(root)]
-setup(packages=packages)
+
+
+def _compiled_sources() -> list[tuple[str, str]]:
+    """(module, source path) of slotnet/_build.py's COMPILED_MODULES, read without importing slotnet."""
+    with open(os.path.join("slotnet", "_build.py"), encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    names = next(ast.literal_eval(node.value) for node in tree.body
+                 if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "COMPILED_MODULES" for t in node.targets))
+    return [(name, name.removeprefix("slotnet.").replace(".", "/") + ".py") for name in names]
+
+
+def _extensions() -> list[Extension]:
+    if os.environ.get("SLOTNET_PURE_PYTHON") == "1":
+        return []
+    try:
+        from Cython.Build import cythonize
+    except ImportError:  # building without the declared build requirements (e.g. --no-build-isolation)
+        return []
+    modules = [Extension(name, [path], optional=True) for name, path in _compiled_sources()]
+    # annotation_typing off: annotations stay hints, never C types, so the compiled code
+    # keeps Python's semantics (arbitrary-precision ints, duck typing) exactly.
+    return cythonize(modules, build_dir="build/cython", quiet=True,
+                     compiler_directives={"language_level": 3, "annotation_typing": False})
+
+
+setup(packages=packages, ext_modules=_extensions())

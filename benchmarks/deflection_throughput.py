@@ -11,12 +11,19 @@ packet-hop is reported as a multiple of that floor.
     python benchmarks/deflection_throughput.py                     # d = 6 8 10 12 13, 200 slots
     python benchmarks/deflection_throughput.py --dims 13 --slots 1100   # the paper's d=13 point
     python benchmarks/deflection_throughput.py --idle               # idle nodes cost nothing
+    python benchmarks/deflection_throughput.py --dims 12 --build both   # compiled hot path against pure Python
+
+The ``build`` column says which build of the hot path ran (``slotnet/_build.py``):
+``compiled`` (the Cython extensions setup.py builds from the same sources) or ``pure``
+(``SLOTNET_PURE_PYTHON=1``). ``--build both`` runs each d in both, alternately, and
+checks that they gave the same run.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import subprocess
@@ -67,11 +74,15 @@ def one(d: int, v: float, slots: int, seed: int) -> dict:
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "us_per_hop": per_hop * 1e6, "floor_us": floor * 1e6, "ratio_to_floor": per_hop / floor,
         "invariants_ok": result.invariants["ok"], "link_utilization": result.metrics["link_utilization"],
+        "mean_delay": result.metrics["mean_delay"], "build": result.performance["build"],
     }
 
 
-def _child(args: list[str]) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--child", *args], capture_output=True, text=True, check=True)
+def _child(args: list[str], pure: bool = False) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "SLOTNET_PURE_PYTHON"}
+    if pure:
+        env["SLOTNET_PURE_PYTHON"] = "1"
+    out = subprocess.run([sys.executable, __file__, "--child", *args], capture_output=True, text=True, check=True, env=env)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -82,6 +93,9 @@ def main() -> None:
     ap.add_argument("--slots", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--idle", action="store_true", help="light load on d=10 and d=14 with equal total traffic")
+    ap.add_argument("--build", choices=("installed", "pure", "both"), default="installed",
+                    help="installed: the hot path as installed (compiled where it could be); pure: SLOTNET_PURE_PYTHON=1; "
+                         "both: each d in both builds, alternately")
     ap.add_argument("--child", nargs=4, metavar=("D", "V", "SLOTS", "SEED"), help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
@@ -96,14 +110,20 @@ def main() -> None:
                   f"{r['wall_per_slot_ms']:>8.2f} {r['us_per_hop']:>7.2f} {r['setup_s']:>8.2f} {r['teardown_s']:>10.2f}")
         return
     print(f"deflection, v = {a.v}, {a.slots} slots, seed {a.seed} (python {sys.version.split()[0]})")
-    print(f"{'d':>3} {'nodes':>6} {'hops/s':>9} {'node-slots/s':>12} {'ms/slot':>8} {'peak MiB':>9} "
+    print(f"{'d':>3} {'nodes':>6} {'build':>8} {'hops/s':>9} {'node-slots/s':>12} {'ms/slot':>8} {'peak MiB':>9} "
           f"{'us/hop':>7} {'floor us':>8} {'x floor':>7} {'setup s':>7} {'loop s':>7} ok")
+    builds = {"installed": (False,), "pure": (True,), "both": (False, True)}[a.build]
     for d in a.dims:
-        r = _child([str(d), str(a.v), str(a.slots), str(a.seed)])
-        print(f"{r['d']:>3} {r['nodes']:>6} {r['hops_per_s']:>9.0f} {r['node_slots_per_s']:>12.0f} "
-              f"{r['wall_per_slot_ms']:>8.2f} {r['peak_rss_mib']:>9.0f} {r['us_per_hop']:>7.2f} "
-              f"{r['floor_us']:>8.3f} {r['ratio_to_floor']:>7.1f} {r['setup_s']:>7.2f} {r['loop_s']:>7.1f} "
-              f"{r['invariants_ok']}", flush=True)
+        rows = [_child([str(d), str(a.v), str(a.slots), str(a.seed)], pure) for pure in builds]
+        for r in rows:
+            print(f"{r['d']:>3} {r['nodes']:>6} {r['build']:>8} {r['hops_per_s']:>9.0f} {r['node_slots_per_s']:>12.0f} "
+                  f"{r['wall_per_slot_ms']:>8.2f} {r['peak_rss_mib']:>9.0f} {r['us_per_hop']:>7.2f} "
+                  f"{r['floor_us']:>8.3f} {r['ratio_to_floor']:>7.1f} {r['setup_s']:>7.2f} {r['loop_s']:>7.1f} "
+                  f"{r['invariants_ok']}", flush=True)
+        if len(rows) == 2:
+            same = all(rows[0][k] == rows[1][k] for k in ("hops", "link_utilization", "mean_delay", "invariants_ok"))
+            print(f"    compiled/pure time per hop {rows[0]['us_per_hop'] / rows[1]['us_per_hop']:.2f}; "
+                  f"same run (hops, utilization, delay): {same}", flush=True)
 
 
 if __name__ == "__main__":

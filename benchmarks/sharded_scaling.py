@@ -59,7 +59,7 @@ def one(d: int, v: float, slots: int, seed: int, k: int) -> dict:
         "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "peak_child_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
         "cross": result.transport.get("cross_shard_fraction", 0.0), "digest": digest,
-        "mean_delay": result.metrics["mean_delay"], "ok": result.invariants["ok"],
+        "mean_delay": result.metrics["mean_delay"], "ok": result.invariants["ok"], "build": result.performance["build"],
     }
 
 
@@ -68,6 +68,13 @@ def _child(args: list[str]) -> dict:
     if out.returncode:
         raise SystemExit(f"run {' '.join(args)} failed: {out.stderr.strip().splitlines()[-1:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _child_build() -> str:
+    """The build of the hot path a child process runs (compiled or pure; see slotnet/_build.py)."""
+    out = subprocess.run([sys.executable, "-c", "from slotnet._build import build; print(build())"],
+                         capture_output=True, text=True, check=True)
+    return out.stdout.strip()
 
 
 def main() -> None:
@@ -85,7 +92,7 @@ def main() -> None:
         return
     ks = [int(x) for x in a.shards.split(",")]
     print(f"deflection, v = {a.offered}, {a.slots} slots, seed {a.seed}, {os.cpu_count()} cores "
-          f"(python {sys.version.split()[0]})")
+          f"(python {sys.version.split()[0]}; hot path: {_child_build()})")
     print(f"{'d':>3} {'K':>2} {'loop s':>8} {'setup s':>7} {'us/hop':>7} {'node-slots/s':>12} {'peak MiB':>13} "
           f"{'cross':>6} {'delay':>7} same")
     for d in a.dims:

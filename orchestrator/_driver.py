@@ -21,6 +21,7 @@ from typing import Any
 
 import trio
 
+from slotnet._build import build
 from slotnet.errors import NodeFailure, SlotnetError
 from slotnet.fabric import FaultLedger, FaultSchedule, InProcessTransport, SlotClock, Transport
 
@@ -170,7 +171,8 @@ def collect(prep: Prepared, reporter: Any, monitor: StabilityMonitor, slots_run:
         fault_impact=None if spec.faults.empty else fault_impact(spec.faults, ledger, invariants, metrics),
         wall_seconds=wall,
         performance={"messages": hops, "node_wakeups": wakeups,
-                     "messages_per_second": hops / wall if wall else None},
+                     "messages_per_second": hops / wall if wall else None,
+                     "build": build()},  # this process's hot path: compiled or pure Python
     )
 
 

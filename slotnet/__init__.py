@@ -11,6 +11,8 @@ Example:
     True
 """
 
+# First: with SLOTNET_PURE_PYTHON=1 it must act before any hot-path module is imported.
+from slotnet import _build  # noqa: F401  (installs the pure-Python finder when asked)
 from slotnet.errors import NodeFailure, SchemeError, SlotnetError, SpecError
 from slotnet.fabric import FaultSchedule, parse_topology
 from slotnet.orchestrator import Result, RunSpec, TraceSpec, run, run_async

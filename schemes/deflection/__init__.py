@@ -1,7 +1,7 @@
 """One-pass deflection routing on hypercubes (Greenberg & Hajek, IEEE Trans. Commun. 1992).
 
 * :mod:`.node` — the node rule (§II-A, §II-B, §IV);
-* :mod:`._rule` — the one-pass assignment as a pure function;
+* :mod:`._rule` — the one-pass assignment, and a slot's absorb and transmit steps, as pure functions;
 * :mod:`.theory` — the approximate analysis (§III, eqs. 3.1–3.29, 4.1, 5.16);
 * :mod:`.metrics` — what the observer measures;
 * :mod:`.repro` — ``slotnet repro greenberg-hajek``.

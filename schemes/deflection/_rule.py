@@ -14,13 +14,17 @@ Under faults (not in the paper) a node may know some of its links dead: the rule
 treats them as taken, so a packet whose preferred links are all dead is deflected onto a
 live one -- deflection routes around a dead link. A node has no buffer, so if more
 packets must leave than it has live links, the rest leave on links it believes dead.
+
+:func:`absorb` and :func:`transmit` are steps 1 and 4 of the node's slot (see
+:mod:`.node`), here so that the per-packet loops sit in one module that is tested
+without Trio and compiled (``slotnet/_build.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
-__all__ = ["one_pass", "pick_bit"]
+__all__ = ["absorb", "one_pass", "pick_bit", "transmit"]
 
 
 def pick_bit(mask: int, u: float) -> int:
@@ -103,3 +107,55 @@ def one_pass(
         out[k] = (bit.bit_length() - 1, deflected)
         free &= ~bit
     return out
+
+
+def absorb(node: int, inbox: Iterable[tuple[int, Sequence[int]]], queueing: bool
+           ) -> tuple[list[Sequence[int]], list[int], list[int]]:
+    """Step 1 of §II-A: split what arrived into packets that continue and stamps of those home.
+
+    Returns:
+        ``(continuing, entered, arrived)``: the packets not yet home, in inbox order; the
+        ``entered_slot`` of each packet absorbed; and (input queueing only) its
+        ``arrived_slot``.
+    """
+    continuing: list[Sequence[int]] = []
+    entered: list[int] = []
+    arrived: list[int] = []
+    for _, pkt in inbox:
+        if pkt[0] == node:
+            entered.append(pkt[1])
+            if queueing:
+                arrived.append(pkt[3])
+        else:
+            continuing.append(pkt)
+    return continuing, entered, arrived
+
+
+def transmit(node: int, pkts: Sequence[Sequence[int]], d: int, rand: Callable[[], float],
+             send: Callable[[int, Sequence[int]], None], first: int = 0, live: int | None = None
+             ) -> tuple[int, int, int, list[int]]:
+    """Step 4 of §II-A: assign ports by :func:`one_pass` and send every packet.
+
+    Args:
+        pkts: the packets to transmit (destination first), continuing ones first.
+        send: ``send(port, packet)``, the node's outlet.
+        node, d, rand, first, live: as for :func:`one_pass`.
+
+    Returns:
+        ``(deflected, dist_after, n_after, deflect_dists)``: how many packets were
+        deflected; the sum of the distances still to go after this hop and how many
+        packets still have some; and each deflected packet's distance at deflection.
+    """
+    assigned = one_pass(node, [pkt[0] for pkt in pkts], d, rand, first, live)
+    deflected = dist_after = n_after = 0
+    ddists: list[int] = []
+    for (port, defl), pkt in zip(assigned, pkts):
+        send(port, pkt)
+        after = (node ^ (1 << port) ^ pkt[0]).bit_count()
+        if after:
+            dist_after += after
+            n_after += 1
+        if defl:
+            deflected += 1
+            ddists.append(after - 1)
+    return deflected, dist_after, n_after, ddists

@@ -2,13 +2,14 @@
 
 Per slot, at each node (§II-A):
 
-1. packets that reached this node and are destined to it are absorbed;
+1. packets that reached this node and are destined to it are absorbed (:func:`~._rule.absorb`);
 2. the U continuing packets (U <= d, one per in-link) are never blocked;
 3. new packets: in the blocking model (§II-B) V ~ B(d, v/d) are offered and
    ``min(V, d - U)`` are accepted, the rest blocked and cleared; in the input-queueing
    model (§IV) A ~ Poisson(λ) arrive, join the node's FIFO input queue, and
    ``min(Q + A, d - U)`` enter the network;
-4. all packets to transmit are assigned ports by the one-pass rule (:mod:`._rule`).
+4. all packets to transmit are assigned ports by the one-pass rule and sent
+   (:func:`~._rule.transmit`).
 
 Under faults the node uses only the ports its context shows alive (``ctx.live_ports``):
 new packets are accepted only up to the live ports left after the continuing ones, and
@@ -27,10 +28,10 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, NamedTuple
 
-from slotnet.nodes import Node, NodeContext
+from slotnet.nodes import Inbox, Node, NodeContext
 
 from ._arrivals import ArrivalProcess, binomial_pmf, poisson_pmf
-from ._rule import one_pass
+from ._rule import absorb, transmit
 
 __all__ = ["STEP_FIELDS", "DeflectionNode", "StepEvent"]
 
@@ -80,28 +81,17 @@ class DeflectionNode(Node):
         queue = self.queue
         arrivals = self._arrivals()
         nxt = arrivals.next_after(ctx.slot - 1)  # a restarted node begins now
-        inbox: object = ()
+        inbox: Inbox = ()
         while True:
             slot = ctx.slot
-            dests: list[int] = []
-            pkts: list[tuple[int, ...]] = []
-            absorbed_e: list[int] = []
-            absorbed_a: list[int] = []
-            for _, pkt in inbox:  # type: ignore[attr-defined]
-                if pkt[0] == me:
-                    absorbed_e.append(pkt[1])
-                    if queueing:
-                        absorbed_a.append(pkt[3])
-                else:
-                    dests.append(pkt[0])
-                    pkts.append(pkt)
+            pkts, absorbed_e, absorbed_a = absorb(me, inbox, queueing)
             offered = 0
             if nxt is not None and nxt[0] < slot:  # woken late (a stall): those epochs are gone
                 nxt = arrivals.next_after(slot - 1)
             if nxt is not None and nxt[0] == slot:
                 offered = nxt[1]
                 nxt = arrivals.next_after(slot)
-            n_cont = len(dests)
+            n_cont = len(pkts)
             live = ctx.live_ports
             live_mask = None
             if len(live) < d:
@@ -113,29 +103,19 @@ class DeflectionNode(Node):
                 for _ in range(accepted):
                     dest = int(rand() * (n - 1))
                     dest += dest >= me
-                    dests.append(dest)
                     pkts.append((dest, slot, me, queue.popleft()))
             else:
                 accepted = min(free, offered)
                 for _ in range(accepted):
                     dest = int(rand() * (n - 1))
                     dest += dest >= me
-                    dests.append(dest)
                     pkts.append((dest, slot, me))
             deflected = dist_after = n_after = 0
             ddists: list[int] = []
-            if dests:
-                assigned = one_pass(me, dests, d, rand, n_cont if continuing_first else 0, live_mask)
-                for (port, defl), pkt in zip(assigned, pkts):
-                    send(port, pkt)
-                    after = (me ^ (1 << port) ^ pkt[0]).bit_count()
-                    if after:
-                        dist_after += after
-                        n_after += 1
-                    if defl:
-                        deflected += 1
-                        ddists.append(after - 1)
-            record("step", offered, accepted, len(dests), deflected, dist_after, n_after,
+            if pkts:
+                deflected, dist_after, n_after, ddists = transmit(
+                    me, pkts, d, rand, send, n_cont if continuing_first else 0, live_mask)
+            record("step", offered, accepted, len(pkts), deflected, dist_after, n_after,
                    ddists, absorbed_e, absorbed_a, len(queue))
             if queue:
                 inbox = await ctx.next_slot()

@@ -1,0 +1,210 @@
+"""The compiled hot path against its pure-Python source: the same results, bit for bit.
+
+``slotnet/_build.py`` names the modules setup.py compiles with Cython from their own
+``.py`` files. These tests prove the two builds identical, function by function on
+random inputs and run by run on whole JSON results and traces, for every scheme family
+(one process and sharded). Where the modules are not compiled (no C compiler) there is
+nothing to compare and the comparisons skip; CI sets ``SLOTNET_REQUIRE_COMPILED=1``, so
+there a missing build fails instead of skipping.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.machinery
+import importlib.util
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from slotnet import _build
+
+COMPILED = _build.build() == "compiled"
+needs_compiled = pytest.mark.skipif(not COMPILED, reason="the hot path is not compiled here (no C compiler at install)")
+
+
+def _pure(name: str) -> ModuleType:
+    """A fresh, pure-Python copy of module ``name``, loaded from its .py source."""
+    module = importlib.import_module(name)
+    source = Path(module.__file__).with_name(name.rpartition(".")[2] + ".py")
+    spec = importlib.util.spec_from_file_location(f"_pure_{name.replace('.', '_')}", source)
+    assert spec is not None and spec.loader is not None
+    pure = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pure)
+    return pure
+
+
+def test_every_compiled_module_has_its_python_source():
+    for name in _build.COMPILED_MODULES:
+        module = importlib.import_module(name)
+        assert Path(module.__file__).with_name(name.rpartition(".")[2] + ".py").is_file(), name
+
+
+def test_ci_runs_the_compiled_build():
+    if os.environ.get("SLOTNET_REQUIRE_COMPILED") != "1":
+        pytest.skip("only CI requires the compiled build (SLOTNET_REQUIRE_COMPILED=1)")
+    loaders = {m: type(importlib.import_module(m).__loader__).__name__ for m in _build.COMPILED_MODULES}
+    assert _build.build() == "compiled", loaders
+
+
+def test_an_extension_older_than_its_source_is_never_loaded(tmp_path, monkeypatch):
+    """An edited file runs as edited until the next install compiles it; SLOTNET_PURE_PYTHON=1 always runs sources."""
+    source = tmp_path / "mod.py"
+    source.write_text("X = 1\n")
+    ext = tmp_path / ("mod" + importlib.machinery.EXTENSION_SUFFIXES[0])
+    ext.write_bytes(b"")
+    monkeypatch.setattr(_build, "COMPILED_MODULES", ("pkg.mod",))
+    monkeypatch.delenv(_build.PURE_ENV, raising=False)
+    finder = _build._SourceFirst()
+    assert finder.find_spec("pkg.other", [str(tmp_path)]) is None  # not a compiled module: not its business
+    os.utime(ext, (1_000_000, 1_000_000))
+    os.utime(source, (1_000_000, 1_000_001))  # written by the same install
+    assert finder.find_spec("pkg.mod", [str(tmp_path)]) is None  # the ordinary finder loads the extension
+    os.utime(source, (1_000_000, 1_000_100))  # edited since
+    spec = finder.find_spec("pkg.mod", [str(tmp_path)])
+    assert spec is not None and spec.origin == str(source)
+    os.utime(source, (1_000_000, 1_000_000))
+    monkeypatch.setenv(_build.PURE_ENV, "1")
+    spec = finder.find_spec("pkg.mod", [str(tmp_path)])
+    assert spec is not None and spec.origin == str(source)
+
+
+@needs_compiled
+def test_the_modules_really_are_compiled_and_the_copies_are_not():
+    for name in _build.COMPILED_MODULES:
+        assert isinstance(importlib.import_module(name).__loader__, importlib.machinery.ExtensionFileLoader), name
+    assert isinstance(_pure("slotnet.schemes.deflection._rule").__loader__, importlib.machinery.SourceFileLoader)
+
+
+def _outcome(fn, *args):
+    """What a call gives: its value, or its exception's type and message."""
+    try:
+        return ("value", fn(*args))
+    except Exception as exc:  # the two builds must fail alike too
+        return ("raises", type(exc).__name__, str(exc))
+
+
+def _sender(log: list):
+    return lambda port, message: log.append((port, message))
+
+
+@needs_compiled
+@pytest.mark.parametrize("d", [1, 2, 5, 12, 24])
+def test_one_pass_transmit_absorb_equal_the_source(d):
+    """Ports, deflections, hop statistics, sends, and the random draws consumed."""
+    fast = importlib.import_module("slotnet.schemes.deflection._rule")
+    slow = _pure("slotnet.schemes.deflection._rule")
+    gen = random.Random(d)
+    for _ in range(1500):
+        node = gen.randrange(1 << d)
+        n = gen.randrange(0, d + 2)  # one more than d ports: the error path
+        dests = [node ^ gen.randrange(0 if gen.random() < 0.02 else 1, 1 << d) for _ in range(n)]  # some for node itself
+        first = gen.choice([0, 0, gen.randrange(0, n + 1)])
+        live = gen.choice([None, None, gen.randrange(1 << d)])
+        seed = gen.random()
+        a, b = random.Random(seed), random.Random(seed)
+        assert _outcome(fast.one_pass, node, dests, d, a.random, first, live) == \
+            _outcome(slow.one_pass, node, dests, d, b.random, first, live)
+        assert a.random() == b.random()
+        pkts = [(dest, gen.randrange(100), gen.randrange(1 << d)) for dest in dests]
+        sent_a: list = []
+        sent_b: list = []
+        assert _outcome(fast.transmit, node, pkts, d, a.random, _sender(sent_a), first, live) == \
+            _outcome(slow.transmit, node, pkts, d, b.random, _sender(sent_b), first, live)
+        assert sent_a == sent_b and a.random() == b.random()
+        inbox = [(p, (dest, 1, 2, 3)) for p, dest in enumerate(dests)]
+        queueing = gen.random() < 0.5
+        assert fast.absorb(node, inbox, queueing) == slow.absorb(node, inbox, queueing)
+
+
+@needs_compiled
+def test_arrivals_equal_the_source():
+    fast = importlib.import_module("slotnet.schemes.deflection._arrivals")
+    slow = _pure("slotnet.schemes.deflection._arrivals")
+    for seed, segments in enumerate([[(0, fast.binomial_pmf(12, 1 / 12))], [(0, fast.poisson_pmf(1.5))],
+                                     [(0, fast.binomial_pmf(6, 0.5)), (40, [1.0]), (90, fast.binomial_pmf(6, 0.1))]]):
+        a = fast.ArrivalProcess(random.Random(seed), segments)
+        b = slow.ArrivalProcess(random.Random(seed), segments)
+        slot = -1
+        for _ in range(3000):
+            got = a.next_after(slot)
+            assert got == b.next_after(slot)
+            if got is None:
+                break
+            slot = got[0] + seed % 2
+
+
+# -- whole runs: the CLI in a subprocess, once per build ---------------------------------
+
+#: Every scheme family, with faults and variants that take the less travelled paths.
+RUNS = {
+    "deflection-blocking": "deflection -t hypercube:6 --offered 1 --slots 300 --warmup 50 --seed 1",
+    "deflection-queue": "deflection -t hypercube:5 --lam 1.2 --slots 300 --warmup 50 --seed 2 --param order=continuing-first",
+    "deflection-faults": ("deflection -t hypercube:6 --offered 1 --slots 250 --warmup 50 --seed 4 --fault link-down@60:3:2 "
+                          "--fault link-up@120:3:2 --fault crash@100:17 --fault recover@160:17 --fault loss=0.02 "
+                          "--fault dup=0.01 --fault stall@80:90:5 --fault corrupt=0.01"),
+    "deflection-transient": "deflection -t hypercube:6 --param schedule=6:1,0 --slots 20 --seed 1",
+    "bcast-dtree": "bcast-dtree -t hypercube:5 --rho 0.4 --slots 400 --warmup 50 --seed 5 --fault loss=0.02",
+    "bcast-indirect": "bcast-indirect -t hypercube:5 --rho 0.4 --slots 400 --warmup 50 --seed 5",
+    "bcast-periodic": "bcast-periodic -t hypercube:4 --rho 0.3 --slots 300 --warmup 50 --seed 5 --fault delay=0.02:3",
+    "star": "star -t torus:4x4 --rho 0.6 --slots 300 --warmup 50 --seed 2 --fault crash@100:5",
+    "m2o-rec": "m2o-rec -t mesh:4x4 --seed 3",
+    "m2o-greedy": "m2o-greedy -t mesh:4x4 --seed 3 --fault loss=0.05",
+    "m2o-bfs": "m2o-bfs -t mesh:4x4 --seed 3",
+    "pmnb": "pmnb -t torus:4x4 --seed 3",
+    "array-broadcast": "array-broadcast -t torus:8 --seed 3",
+    "partial-exchange": "partial-exchange -t torus:4x4 --seed 3",
+    "prefix-scan": "prefix-scan -t mesh:4x4 --seed 3",
+    "dynamic-broadcast": "dynamic-broadcast -t torus:4x4 --rho 0.3 --slots 300 --warmup 50 --seed 3",
+}
+
+
+def _run(argv: str, tmp: Path, pure: bool, extra: tuple[str, ...] = ()) -> tuple[dict, bytes]:
+    env = dict(os.environ)
+    env.pop(_build.PURE_ENV, None)
+    if pure:
+        env[_build.PURE_ENV] = "1"
+    trace = tmp / f"trace-{'pure' if pure else 'compiled'}.jsonl"
+    cmd = [sys.executable, "-m", "slotnet", "run", *argv.split(), "--json", "--per-node", "--series",
+           "--trace", str(trace), *extra]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(proc.stdout)
+    assert result["timing"]["performance"]["build"] == ("pure" if pure else "compiled")
+    del result["timing"]
+    result["transport"].pop("broker", None)  # a private broker's port and run id differ from run to run
+    return result, trace.read_bytes()
+
+
+def _assert_same(argv: str, tmp: Path, extra: tuple[str, ...] = ()) -> None:
+    fast, fast_trace = _run(argv, tmp, pure=False, extra=extra)
+    slow, slow_trace = _run(argv, tmp, pure=True, extra=extra)
+    assert fast == slow
+    assert fast_trace == slow_trace and fast_trace
+
+
+@needs_compiled
+@pytest.mark.parametrize("name", ["deflection-blocking", "deflection-faults"])
+def test_whole_deflection_runs_are_identical(name, tmp_path):
+    _assert_same(RUNS[name], tmp_path)
+
+
+@needs_compiled
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(set(RUNS) - {"deflection-blocking", "deflection-faults"}))
+def test_whole_runs_of_every_family_are_identical(name, tmp_path):
+    _assert_same(RUNS[name], tmp_path)
+
+
+@needs_compiled
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["deflection-faults", "bcast-dtree"])
+def test_sharded_runs_are_identical(name, tmp_path):
+    """Two shards through a private broker: shards and coordinator all compiled, or all pure."""
+    _assert_same(RUNS[name], tmp_path, extra=("--shards", "2"))
