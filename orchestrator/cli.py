@@ -74,6 +74,18 @@ def _version() -> str:
         return str(getattr(slotnet, "__version__", "unknown"))
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: the version, and whether the hot path runs compiled (slotnet/_build.py),
+    worked out only when asked."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> NoReturn:
+        from slotnet._build import build
+
+        print(f"slotnet {_version()} (hot path: {build()})")
+        parser.exit()
+
+
 def _slot_window(text: str, flag: str) -> tuple[int, int]:
     """``A:B`` (either side may be left out) as ``[A, B)``."""
     a, sep, b = text.partition(":")
@@ -116,7 +128,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser (also used to render ``--help``)."""
     parser = _Parser(prog="slotnet", description="Slotted, message-passing emulator of interconnection networks.")
-    parser.add_argument("--version", action="version", version=f"slotnet {_version()}")
+    parser.add_argument("--version", action=_VersionAction, nargs=0, help="show the version and which build of the hot path runs")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
 
     r = sub.add_parser("run", help="run a scheme on the emulated network", description="Run a scheme; every node is its own Trio task.")

@@ -43,9 +43,12 @@ def test_quick_start_table_fits_100_columns_and_explains_plus_minus(capsys):
 
 
 def test_version(capsys):
-    """slotnet --version prints the distribution's version."""
+    """slotnet --version prints the distribution's version and which build of the hot path runs."""
+    from slotnet._build import build
+
     code, out, _ = _main(capsys, "--version")
-    assert code == 0 and re.fullmatch(r"slotnet \d+\.\d+\.\d+\S*\n", out)
+    assert code == 0 and re.fullmatch(r"slotnet \d+\.\d+\.\d+\S* \(hot path: (compiled|pure|mixed)\)\n", out)
+    assert out.endswith(f"(hot path: {build()})\n")
 
 
 def test_per_node_and_series_work_in_the_table(capsys):
