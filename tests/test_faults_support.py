@@ -183,3 +183,21 @@ def test_refused_scheme_runs_unchanged_without_faults():
     assert r.invariants["ok"]
     assert json.dumps(r.metrics, sort_keys=True) == json.dumps(run(RunSpec("pmnb", "torus:4x4", slots=400, seed=1)).metrics,
                                                                sort_keys=True)
+
+
+#: Known gap (left open, see the closing note of stop 15): slot-0 crashes are applied before
+#: any node object is built, so a node crashed before its first step books nothing in the
+#: fault ledger, and the schemes whose input is placed at time 0 (a source's packet, an
+#: origin's broadcasts) take the run for fault-free and call the packet missing.
+CRASH_BEFORE_START_GAP = ("array-broadcast", "m2o-greedy")
+
+
+@pytest.mark.parametrize("name", sorted(n for n in CONFIGS if get_scheme(n).refuses_fault("crash") is None))
+def test_a_node_crashed_before_its_first_step(name, request):
+    """crash@0 of a node holding input (node 0 is a source or origin in every config): invariants still close."""
+    if name in CRASH_BEFORE_START_GAP:
+        request.applymarker(pytest.mark.xfail(strict=True, reason="slot-0 crash books nothing (known gap)"))
+    topo, load, slots = CONFIGS[name]
+    params = {"placement": "corner"} if name == "array-broadcast" else {}
+    result = run(RunSpec(name, topo, load=load, slots=slots, seed=1, params=params, faults=["crash@0:0"]))
+    assert result.invariants["ok"], {k: v for k, v in result.invariants.items() if isinstance(v, dict) and not v.get("ok", True)}
