@@ -10,6 +10,8 @@ v in a fresh process (so peak memory is that run's own) and prints:
 * ``peak MiB`` -- the largest resident size of the run's processes: for K = 1 the one
   process; for K > 1 the coordinator and the largest shard (``coord/shard``);
 * ``cross`` -- the share of messages that crossed shards;
+* ``build`` -- the hot path the run's processes ran: ``compiled`` or ``pure``
+  (``SLOTNET_PURE_PYTHON=1``; see ``slotnet/_build.py``);
 * ``same`` -- whether metrics, invariants and per-node figures equal the K = 1 run's.
 
     python benchmarks/sharded_scaling.py                                  # d = 10, 200 slots, K = 1 2
@@ -70,13 +72,6 @@ def _child(args: list[str]) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _child_build() -> str:
-    """The build of the hot path a child process runs (compiled or pure; see slotnet/_build.py)."""
-    out = subprocess.run([sys.executable, "-c", "from slotnet._build import build; print(build())"],
-                         capture_output=True, text=True, check=True)
-    return out.stdout.strip()
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dims", type=int, nargs="+", default=[10])
@@ -92,9 +87,9 @@ def main() -> None:
         return
     ks = [int(x) for x in a.shards.split(",")]
     print(f"deflection, v = {a.offered}, {a.slots} slots, seed {a.seed}, {os.cpu_count()} cores "
-          f"(python {sys.version.split()[0]}; hot path: {_child_build()})")
+          f"(python {sys.version.split()[0]})")
     print(f"{'d':>3} {'K':>2} {'loop s':>8} {'setup s':>7} {'us/hop':>7} {'node-slots/s':>12} {'peak MiB':>13} "
-          f"{'cross':>6} {'delay':>7} same")
+          f"{'cross':>6} {'delay':>7} {'build':>8} same")
     for d in a.dims:
         ref = None
         for k in ks:
@@ -103,7 +98,7 @@ def main() -> None:
             peak = f"{r['peak_mib']:.0f}" if k == 1 else f"{r['peak_mib']:.0f}/{r['peak_child_mib']:.0f}"
             same = "-" if r["digest"] == ref and k == ks[0] else ("yes" if r["digest"] == ref else "NO")
             print(f"{d:>3} {k:>2} {r['loop_s']:>8.1f} {r['setup_s']:>7.1f} {r['us_per_hop']:>7.2f} "
-                  f"{r['node_slots_per_s']:>12.0f} {peak:>13} {r['cross']:>6.1%} {r['mean_delay']:>7.3f} {same}",
+                  f"{r['node_slots_per_s']:>12.0f} {peak:>13} {r['cross']:>6.1%} {r['mean_delay']:>7.3f} {r['build']:>8} {same}",
                   flush=True)
 
 
