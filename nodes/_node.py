@@ -30,7 +30,12 @@ class Node:
         raise NotImplementedError
 
     def held(self) -> int:
-        """Packets this node holds in its own queues right now (for conservation)."""
+        """Packets this node holds in its own queues right now (for conservation).
+
+        It is asked before :meth:`run` too: every node is built before slot 0's faults,
+        and a crash there books what it holds. A node whose input exists at time 0 (a
+        source's packet, an origin's broadcasts) therefore sets it up in ``__init__``.
+        """
         return 0
 
     def held_packets(self) -> Iterable[Any]:

@@ -147,7 +147,8 @@ class Network:
             self.transport.lose_unread(node, message, cause)
 
     # -- node tasks -----------------------------------------------------------------------
-    async def node_main(self, v: int, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+    def _build(self, v: int) -> Node:
+        """The scheme's node object for ``v``'s current context (its state before its first step)."""
         ctx = self.contexts[v]
         assert ctx is not None
         try:
@@ -157,6 +158,14 @@ class Network:
         except Exception as exc:
             raise NodeFailure(v, self.clock.slot, exc) from exc
         self.nodes[v] = node
+        return node
+
+    async def node_main(self, v: int, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        ctx = self.contexts[v]
+        assert ctx is not None
+        node = self.nodes[v]
+        if node is None:  # restarted after a crash: a new node for the new incarnation
+            node = self._build(v)
         ctx._task = trio.lowlevel.current_task()
         self.runtime.running += 1
         with trio.CancelScope() as scope:
@@ -171,7 +180,14 @@ class Network:
             self.runtime.step_done()  # returned: its last step is over
 
     async def start(self, nursery: trio.Nursery) -> None:
-        """Slot 0: its control faults, then every live local node's first step."""
+        """Slot 0: every local node is built, then its control faults, then every live local node's first step.
+
+        A node exists, with its input, before any fault: a crash in slot 0 destroys what
+        the node was built holding (booked as ``crash`` from :meth:`Node.held`), even
+        though it never took a step.
+        """
+        for v in self.local:
+            self._build(v)
         for ev in self.prep.spec.faults.by_slot.get(0, ()):
             if not FAULT_KINDS[ev.kind].after_delivery:
                 self.apply(ev)

@@ -185,19 +185,26 @@ def test_refused_scheme_runs_unchanged_without_faults():
                                                                sort_keys=True)
 
 
-#: Known gap (left open, see the closing note of stop 15): slot-0 crashes are applied before
-#: any node object is built, so a node crashed before its first step books nothing in the
-#: fault ledger, and the schemes whose input is placed at time 0 (a source's packet, an
-#: origin's broadcasts) take the run for fault-free and call the packet missing.
-CRASH_BEFORE_START_GAP = ("array-broadcast", "m2o-greedy")
-
-
 @pytest.mark.parametrize("name", sorted(n for n in CONFIGS if get_scheme(n).refuses_fault("crash") is None))
-def test_a_node_crashed_before_its_first_step(name, request):
-    """crash@0 of a node holding input (node 0 is a source or origin in every config): invariants still close."""
-    if name in CRASH_BEFORE_START_GAP:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="slot-0 crash books nothing (known gap)"))
+def test_a_node_crashed_before_its_first_step(name):
+    """crash@0 of a node holding input (node 0 is a source or origin in every config): invariants still close.
+
+    Every node is built with its input before slot 0's faults, so the crash books what it held.
+    """
     topo, load, slots = CONFIGS[name]
     params = {"placement": "corner"} if name == "array-broadcast" else {}
     result = run(RunSpec(name, topo, load=load, slots=slots, seed=1, params=params, faults=["crash@0:0"]))
     assert result.invariants["ok"], {k: v for k, v in result.invariants.items() if isinstance(v, dict) and not v.get("ok", True)}
+
+
+def test_a_node_stalled_until_the_run_ends_holds_its_input():
+    """A node whose stall ends with the run never steps, yet it was built holding its input: that input
+    is held at the end, not vanished (the one-shot checks still say the run ended before delivery)."""
+    r = run(RunSpec("m2o-greedy", "mesh:4x4", slots=400, seed=1, faults=["stall@0:399:0"]))
+    cons, once = r.invariants["conservation"], r.invariants["every_packet_delivered_once"]
+    assert cons["ok"] and cons["held"] == 1 and cons["delivered"] == 15 and cons["unaccounted"] == 0
+    assert not once["ok"] and once["missing"] == 1
+    r = run(RunSpec("array-broadcast", "torus:8", slots=200, seed=1, params={"placement": "corner"},
+                    faults=["stall@0:199:0"]))
+    every = r.invariants["every_packet_everywhere_once"]
+    assert every["in_progress"] == 8 and every["receptions"]["in_progress"] == 56 and every["receptions"]["unexplained"] == 0

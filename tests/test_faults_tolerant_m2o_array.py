@@ -85,12 +85,14 @@ def test_greedy_crash_charges_the_queued_packets_to_crash(recover):
     assert cons["second_deliveries"] == 0 and cons["ok"]  # a restarted source creating its packet again would break both
 
 
-def test_greedy_source_crashed_before_its_first_step_never_creates_its_packet():
-    """A source crashed at slot 0 never created its packet: lost to crash, left out of the created count."""
+def test_greedy_source_crashed_before_its_first_step_loses_its_packet_to_the_crash():
+    """A source crashed at slot 0 was built holding its packet: the crash books it, as for any queued packet."""
     out = _greedy(["crash@0:9"])
-    once, cons = out["once"], out["cons"]
-    assert out["r"].invariants["ok"]
-    assert cons["never_created"] == 1 and cons["created"] == 63 and [9, "crash"] in once["first_lost"]
+    r, once, cons = out["r"], out["once"], out["cons"]
+    assert r.invariants["ok"]
+    assert r.fault_impact["messages"]["lost"]["crash"] == 1 and once["lost_by_cause"]["crash"] == 1
+    assert cons["delivered"] + once["lost_to_faults"] == cons["created"] == 64 and [9, "crash"] in once["first_lost"]
+    assert "never_created" not in cons
 
 
 def test_greedy_fault_free_output_keeps_its_checks():

@@ -29,7 +29,7 @@ import heapq
 from collections import deque
 from typing import Any
 
-from slotnet.nodes import Node
+from slotnet.nodes import Node, NodeContext
 
 from ._engine import DST, FIRST, LAST, SRC, packet
 
@@ -47,8 +47,9 @@ def next_port(sides: tuple[int, ...], here: tuple[int, ...], dest: tuple[int, ..
 class GreedyNode(Node):
     """Dimension-order routing with per-port FIFO or farthest-first queues."""
 
-    async def run(self) -> None:
-        ctx = self.ctx
+    def __init__(self, ctx: NodeContext) -> None:
+        """The node as §2's time 0 has it: its own packet queued (or waiting to be consumed here)."""
+        super().__init__(ctx)
         self.me = ctx.node
         self.sides = tuple(int(s) for s in ctx.geometry.sides)
         self.coords = tuple(ctx.coords)
@@ -56,13 +57,21 @@ class GreedyNode(Node):
         self.queues: dict[int, Any] = {}
         self.seq = 0
         self.occ = self.load = self.max_load = self.max_occ = 0
+        self.at_home = False  # its own packet is for itself: consumed at its first step
         dest = ctx.params["dest"][self.me]
         if dest >= 0 and not ctx.incarnation:  # restarted after a crash: its packet is gone
-            pkt = packet(0, self.me, dest, 0 if dest == self.me else -1)
             if dest == self.me:
-                ctx.record("delivered", self.me, 0, 0)
+                self.at_home = True
+                self.occ += 1
             else:
-                self._enqueue(pkt)
+                self._enqueue(packet(0, self.me, dest, -1))
+
+    async def run(self) -> None:
+        ctx = self.ctx
+        if self.at_home:
+            self.at_home = False
+            self.occ -= 1
+            ctx.record("delivered", self.me, 0, 0)
         self._peak()
         while True:
             for port in sorted(self.queues):
@@ -108,7 +117,7 @@ class GreedyNode(Node):
 
     def held_packets(self) -> list[int]:
         """The sources of the packets queued here (a packet is named by its source, §2)."""
-        out: list[int] = []
-        for q in getattr(self, "queues", {}).values():
+        out: list[int] = [self.me] if self.at_home else []
+        for q in self.queues.values():
             out.extend(item[2][SRC] if self.farthest else item[SRC] for item in q)
         return sorted(out)

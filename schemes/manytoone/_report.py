@@ -40,16 +40,16 @@ a packet is named by its source (§2: at most one packet per source), so each pa
 ends in exactly one book: delivered; in progress (a copy still on a wire or in a
 node's queue, from the in-flight list and the nodes' :meth:`held_packets`); lost to a
 fault, by the cause that destroyed it; or -- the losses the fabric books by count
-only, or not at all -- lost to a ``crash``: destroyed in the queue of a node that
-crashed (the packets no other book names, at most the ledger's ``crash`` count), or
-never created because its source crashed before its first step (no event from it;
-``never_created``). ``every_packet_delivered_once``
+only -- lost to a ``crash``: destroyed in the queue of a node that crashed (the
+packets no other book names, at most the ledger's ``crash`` count). A source crashed
+before its first step is no exception: every node is built, its own packet queued,
+before slot 0's faults, so that crash books the packet too. ``every_packet_delivered_once``
 then holds when no packet is left unexplained, none reached a wrong node, and every
 second delivery is of a packet a ``dup`` fault copied (``duplicates_from_dup_faults``,
 no scheme bug); ``no_message_lost`` holds when every lost message has a fault's cause;
 ``conservation`` is the ledger's closure over messages, ``created + dup copies ==
-delivered + second deliveries + in flight + held + lost`` (``created``: the packets whose
-source took a step). Without faults the checks
+delivered + second deliveries + in flight + held + lost`` (``created``: every packet of
+the instance, each queued at its source at time 0). Without faults the checks
 are exactly the fault-free ones above (a one-shot run cut short by ``--slots`` still
 fails them: its packets are not delivered).
 """
@@ -122,7 +122,6 @@ class M2OReporter(BaseReporter):
         self.lost_src: dict[int, str] = {}  # packet (source) -> the cause that first destroyed a copy of it
         self.copied: set[int] = set()  # packets a dup fault copied
         self.held_srcs: list[int] = []
-        self.started: set[int] = set()  # nodes that recorded anything (a source records at its first step)
         self.node_load = [0] * n
         self.node_occ = [0] * n
         self.inv: dict[tuple[int, int, int], list[int]] = {}
@@ -137,7 +136,6 @@ class M2OReporter(BaseReporter):
                 "phase": self._phase, "overrun": self._overrun}
 
     def _delivered(self, node: int, slot: int, src: int, first: int, last: int) -> None:
-        self.started.add(node)
         if not 0 <= src < len(self.dest) or self.dest[src] != node:
             self.wrong += 1
             return
@@ -163,7 +161,6 @@ class M2OReporter(BaseReporter):
         self.held_srcs = [int(s) for items in per_node for s in items]
 
     def _peak(self, node: int, slot: int, load: int, occupancy: int) -> None:
-        self.started.add(node)
         self.node_load[node] = max(self.node_load[node], load)
         self.node_occ[node] = max(self.node_occ[node], occupancy)
 
@@ -251,32 +248,25 @@ class M2OReporter(BaseReporter):
             out["phases_within_windows"] = {"ok": self.overruns == 0, "phases": self.phases, "overruns": self.overruns}
         return out
 
-    def fault_books(self, in_flight: list[tuple[int, int, Any]], held: list[int], crash: int,
-                    faulted: bool = True) -> tuple[dict[str, int], int, int, list[list[Any]], int]:
+    def fault_books(self, in_flight: list[tuple[int, int, Any]], held: list[int],
+                    crash: int) -> tuple[dict[str, int], int, int, list[list[Any]]]:
         """Every undelivered packet in one book: lost by cause, in progress, or unexplained.
 
-        Returns ``(lost_by_cause, in_progress, unexplained, first_lost, never_created)``; a
-        packet with a copy still on its way is in progress whatever happened to its other
-        copies; under faults a packet whose source never took a step (it crashed before
-        its first slot, so the packet never existed and no ledger books it) is lost to
-        ``crash`` and counted in ``never_created``; the packets no book names are charged to
-        ``crash`` up to the ledger's count ``crash`` (together with held packets a node
-        counts but does not name).
+        Returns ``(lost_by_cause, in_progress, unexplained, first_lost)``; a packet with a
+        copy still on its way is in progress whatever happened to its other copies; the
+        packets no book names are charged to ``crash`` up to the ledger's count ``crash``
+        (together with held packets a node counts but does not name).
         """
         moving = {s for _, _, m in in_flight if (s := _packet_src(m)) is not None}
         moving.update(self.held_srcs)
         unnamed_held = max(0, sum(held) - len(self.held_srcs))
         by_cause: Counter[str] = Counter()
         first_lost: list[list[Any]] = []
-        progress = residual = never = 0
+        progress = residual = 0
         for src, _ in self.instance.packets:
             if src in self.first:
                 continue
-            if faulted and src not in self.started:
-                never += 1
-                by_cause["crash"] += 1
-                first_lost.append([src, "crash"])
-            elif src in moving:
+            if src in moving:
                 progress += 1
             elif src in self.lost_src:
                 by_cause[self.lost_src[src]] += 1
@@ -288,7 +278,7 @@ class M2OReporter(BaseReporter):
         if crashed:
             by_cause["crash"] += crashed
         in_held = min(residual - crashed, unnamed_held)
-        return dict(sorted(by_cause.items())), progress + in_held, residual - crashed - in_held, first_lost, never
+        return dict(sorted(by_cause.items())), progress + in_held, residual - crashed - in_held, first_lost
 
     def _delivery_checks(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]],
                          held: list[int]) -> dict[str, Any]:
@@ -296,9 +286,8 @@ class M2OReporter(BaseReporter):
         the fault-aware ones (see the module docstring); the books are reported either way."""
         destroyed = {c: n for c, n in lost.items() if n > 0}
         faulted = any(c != "node_finished" for c in lost) or bool(getattr(lost, "delayed", None))
-        by_cause, progress, unexplained, first_lost, never = self.fault_books(in_flight, held, destroyed.get("crash", 0),
-                                                                              faulted)
-        created = len(self.instance) - never
+        by_cause, progress, unexplained, first_lost = self.fault_books(in_flight, held, destroyed.get("crash", 0))
+        created = len(self.instance)
         scheme_dups = [s for s in self.dup_srcs if s not in self.copied]
         missing = len(self.instance) - len(self.first)
         packets_moving = sum(1 for _, _, m in in_flight if _packet_src(m) is not None)
@@ -325,7 +314,7 @@ class M2OReporter(BaseReporter):
             "every_packet_delivered_once": once,
             "no_message_lost": {"ok": lost_ok, "lost": n_lost_shown, "in_flight": len(in_flight), "by_cause": destroyed},
             "conservation": {"ok": conserved, "delivered": len(self.first), "held": sum(held), "packets": len(self.instance),
-                             "created": created, "never_created": never, "second_deliveries": self.dups + self.wrong,
+                             "created": created, "second_deliveries": self.dups + self.wrong,
                              "in_flight": packets_moving, "lost": destroyed, "dup_copies": copies,
                              "unaccounted": created + copies - accounted},
         }

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from slotnet.nodes import Node
+from slotnet.nodes import Node, NodeContext
 
 from .._base import SchemeError, Setup
 from ._static_array_report import ArrayBroadcastReporter
@@ -80,24 +80,28 @@ def prepare_array_broadcast(topology: Any, params: dict[str, Any], load: dict[st
 class ArrayBroadcastNode(Node):
     """Theorem 2's greedy rule at one node of a line, both directions at once."""
 
-    async def run(self) -> None:
-        ctx = self.ctx
-        prm = ctx.params
-        p, wrap, halves = ctx.geometry.sides[0], ctx.geometry.kind == "torus", prm["halves"]
-        size = 0.5 if halves else 1.0
-        limits = dict(zip((1, -1), hop_limits(p, wrap, halves)))
-        own = prm["counts"][ctx.node]
-        if ctx.incarnation:  # restarted after a crash: its own packets died with its queues
-            own = 0
-            ctx.record("restart")
-        ports: dict[int, int] = {}
+    def __init__(self, ctx: NodeContext) -> None:
+        """The node at time 0: per direction it sends in, a queue of its own packets' pieces."""
+        super().__init__(ctx)
+        p, wrap = ctx.geometry.sides[0], ctx.geometry.kind == "torus"
+        self.limits = dict(zip((1, -1), hop_limits(p, wrap, ctx.params["halves"])))
+        # restarted after a crash (incarnation > 0): its own packets died with its queues
+        own = 0 if ctx.incarnation else ctx.params["counts"][ctx.node]
+        self.ports: dict[int, int] = {}
         self.queue: dict[int, list[int]] = {}
-        queue = self.queue
         for direction in (1, -1):
             port = ctx.port(0, direction)
-            if port is not None and limits[direction] != 0:
-                ports[direction] = port
-                queue[direction] = list(range(own))
+            if port is not None and self.limits[direction] != 0:
+                self.ports[direction] = port
+                self.queue[direction] = list(range(own))
+
+    async def run(self) -> None:
+        ctx = self.ctx
+        halves = ctx.params["halves"]
+        size = 0.5 if halves else 1.0
+        limits, ports, queue = self.limits, self.ports, self.queue
+        if ctx.incarnation:
+            ctx.record("restart")
         parts: dict[tuple[int, int], int] = {}  # packet -> directions its pieces came from (bit 1: +1, bit 2: -1)
         need = 2 if halves else 1
         inbox: Any = ()
@@ -128,11 +132,11 @@ class ArrayBroadcastNode(Node):
 
     def held(self) -> int:
         """Own pieces still queued (one per packet and direction)."""
-        return sum(len(q) for q in getattr(self, "queue", {}).values())
+        return sum(len(q) for q in self.queue.values())
 
     def held_packets(self) -> list[tuple[int, int, int]]:
         """The queued pieces as ``(origin, index, direction)``."""
-        return [(self.ctx.node, j, d) for d, q in sorted(getattr(self, "queue", {}).items()) for j in q]
+        return [(self.ctx.node, j, d) for d, q in sorted(self.queue.items()) for j in q]
 
 
 def theory_array_broadcast(setup: Setup) -> dict[str, Any]:
