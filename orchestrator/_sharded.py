@@ -268,7 +268,8 @@ async def run_sharded(prep: Prepared, *, progress: Progress | None = None,
             if broker.password:
                 env[PASSWORD_ENV] = broker.password
             for i in range(k):
-                cmd = [sys.executable, "-m", "slotnet", "shard", "--broker", broker.url, "--run", run_id,
+                # -P: not the working directory first on sys.path, where a clone's slotnet/ would shadow the install
+                cmd = [sys.executable, "-P", "-m", "slotnet", "shard", "--broker", broker.url, "--run", run_id,
                        "--shard", f"{i}/{k}"]
                 procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
             stack.callback(_stop, procs)

@@ -27,6 +27,17 @@ def _compare(spec: RunSpec, shards: tuple[int, ...]) -> None:
             assert one.get(key) == many.get(key), f"{spec.scheme} with {k} shards: {key} differs"
 
 
+def test_shards_import_the_installed_slotnet_from_a_source_checkout(tmp_path, monkeypatch):
+    """Run from a directory holding a ``slotnet/`` folder (a clone of this repository), the
+    shards it starts still import the installed package, not the folder."""
+    decoy = tmp_path / "slotnet"
+    decoy.mkdir()
+    (decoy / "__init__.py").write_text("raise ImportError('the source folder, not the installed slotnet')\n")
+    monkeypatch.chdir(tmp_path)
+    spec = RunSpec("deflection", "hypercube:3", load={"offered": 1.0}, slots=20, seed=1)
+    assert run(RunSpec(**{**spec.__dict__, "shards": 2})).metrics == run(spec).metrics
+
+
 FAULTS = ["crash@40:5", "recover@70:5", "link-down@20:2:1", "link-up@50:2:1", "loss=0.02@10-90"]
 
 
