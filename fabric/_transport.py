@@ -348,7 +348,7 @@ class InProcessTransport:
         """
         if self._later and slot in self._later:
             for r, p, data in self._later.pop(slot):
-                self.park(r, p, data)
+                InProcessTransport.park(self, r, p, data)  # not self.park: a shard counted it when it was sent
         if self._held:
             self._touch_held(slot)
         touched = self._touched

@@ -27,6 +27,30 @@ def _compare(spec: RunSpec, shards: tuple[int, ...]) -> None:
             assert one.get(key) == many.get(key), f"{spec.scheme} with {k} shards: {key} differs"
 
 
+def test_a_shard_counts_each_message_once_whatever_its_duration():
+    """sent_local + sent_cross == messages sent, also for messages that hold a link for several
+    ticks (quantum 2) and are handed over later: the fraction of cross-shard traffic rests on it."""
+    from slotnet.fabric import SlotClock, ShardTransport, parse_topology
+
+    topo = parse_topology("torus:4")  # a ring: node 1 is local to shard 0, node 3 is on shard 1
+    clock = SlotClock()
+    shard = ShardTransport(topo, clock, ShardMap(4, 2), 0, quantum=2)
+    out = shard.outlet(0)
+    to_local = next(p.index for p in topo.ports(0) if p.neighbour == 1)
+    to_cross = next(p.index for p in topo.ports(0) if p.neighbour == 3)
+    out.send(to_local, "one tick", 0.5)
+    out.send(to_cross, "one tick", 0.5)
+    clock.slot = 1
+    out.send(to_local, "two ticks", 1.0)
+    out.send(to_cross, "two ticks", 1.0)
+    for slot in range(2, 5):
+        clock.slot = slot
+        shard.deliver(slot)
+    assert (shard.sent_local, shard.sent_cross) == (2, 2)
+    assert shard.delivered == 2  # both local messages; the cross ones left in frames
+    assert len(shard.frames()[1]) > 1
+
+
 def test_shards_import_the_installed_slotnet_from_a_source_checkout(tmp_path, monkeypatch):
     """Run from a directory holding a ``slotnet/`` folder (a clone of this repository), the
     shards it starts still import the installed package, not the folder."""
