@@ -250,7 +250,7 @@ class PeriodicNode(CubeNode):
             if inbox:
                 start = (slot - 1) // p * p  # the copies were sent in slot - 1
                 offset = slot - 1 - start
-                first = self._received.append  # what self.received() does, per copy
+                first = self.received
                 for in_port, msg in inbox:
                     origin, seq, j = msg
                     if seq == 0:  # a null packet (nulls=send)
@@ -264,7 +264,7 @@ class PeriodicNode(CubeNode):
                     if sends and not self.free(sends, start):
                         record("late", origin, seq)  # a late copy realigned on a period already planned
                         continue
-                    first((origin, seq))
+                    first(origin, seq)
                     if sends:  # not a leaf of this tree
                         self.schedule(msg, sends, start)
             for seq, tau in self.births(slot):
