@@ -1,0 +1,80 @@
+"""Machine instructions per packet-hop of deflection routing: a cost figure the host's speed does not move.
+
+Wall-clock timings on a shared host move by 10 to 40 % from one minute to the next
+(see the README's performance section), more than most changes to the hot path are
+worth. This script counts instructions instead: it runs one deflection job under
+valgrind's callgrind at two lengths, ``--slots`` and twice that, and divides the extra
+instructions by the extra packet-hops. Set-up, imports and tear-down cancel out; what is
+left is the cost of one hop in the slot loop, the same on every run of the same build
+to about 1 % (the garbage collector's timing moves a little: 22,888 and 23,107 for two
+runs of the compiled build at d = 9).
+
+Use it to judge a change to the hot path: run it before and after, with the same
+``--dims`` and ``--slots``. Instructions are not time (cache misses are not counted,
+and the run takes about 50 times as long as without valgrind), so report both.
+
+    python benchmarks/instructions_per_hop.py                     # d = 9, installed build
+    python benchmarks/instructions_per_hop.py --build both        # compiled against pure Python
+    python benchmarks/instructions_per_hop.py --dims 8 10 --slots 20
+
+Needs valgrind (``apt-get install valgrind``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+#: one run, in a child process: prints "hops build" for the main process to read
+_CHILD = """
+import sys, slotnet
+spec = slotnet.RunSpec("deflection", f"hypercube:{sys.argv[1]}", load={"offered": float(sys.argv[3])},
+                       slots=int(sys.argv[2]), warmup=0, seed=int(sys.argv[4]))
+r = slotnet.run(spec)
+print(r.performance["messages"], r.performance["build"])
+"""
+
+
+def count(d: int, slots: int, v: float, seed: int, pure: bool) -> tuple[int, int, str]:
+    """(instructions, packet-hops, build) of one run under callgrind."""
+    env = dict(os.environ)
+    env.pop("SLOTNET_PURE_PYTHON", None)
+    if pure:
+        env["SLOTNET_PURE_PYTHON"] = "1"
+    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+           sys.executable, "-c", _CHILD, str(d), str(slots), str(v), str(seed)]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    collected = re.search(r"Collected\s*:\s*(\d+)", done.stderr)
+    if done.returncode != 0 or collected is None:
+        raise SystemExit(f"instructions_per_hop: the run under valgrind failed:\n{done.stderr[-2000:]}")
+    hops, build = done.stdout.split()[-2:]
+    return int(collected.group(1)), int(hops), build
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dims", type=int, nargs="+", default=[9])
+    ap.add_argument("--slots", type=int, default=30, help="the shorter run's slots (the longer has twice as many)")
+    ap.add_argument("--v", type=float, default=1.0)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--build", choices=("installed", "pure", "both"), default="installed",
+                    help="installed: whatever `pip install` built; pure: SLOTNET_PURE_PYTHON=1; both: one then the other")
+    args = ap.parse_args()
+    if shutil.which("valgrind") is None:
+        print("instructions_per_hop: valgrind is not installed (apt-get install valgrind)", file=sys.stderr)
+        sys.exit(2)
+    builds = {"installed": [False], "pure": [True], "both": [False, True]}[args.build]
+    print(f"{'d':>3} {'build':>9} {'extra hops':>11} {'instructions/hop':>17}")
+    for d in args.dims:
+        for pure in builds:
+            i1, h1, build = count(d, args.slots, args.v, args.seed, pure)
+            i2, h2, _ = count(d, 2 * args.slots, args.v, args.seed, pure)
+            print(f"{d:>3} {build:>9} {h2 - h1:>11} {(i2 - i1) / (h2 - h1):>17,.0f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
