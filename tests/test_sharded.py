@@ -10,7 +10,7 @@ import time
 import pytest
 
 from slotnet import FaultSchedule, RunSpec, SpecError, run
-from slotnet.fabric import ShardMap
+from slotnet.fabric import ShardMap, ShardTransport, SlotClock, parse_topology
 from slotnet.orchestrator import _broker
 from slotnet.orchestrator.cli import main
 
@@ -30,8 +30,6 @@ def _compare(spec: RunSpec, shards: tuple[int, ...]) -> None:
 def test_a_shard_counts_each_message_once_whatever_its_duration():
     """sent_local + sent_cross == messages sent, also for messages that hold a link for several
     ticks (quantum 2) and are handed over later: the fraction of cross-shard traffic rests on it."""
-    from slotnet.fabric import SlotClock, ShardTransport, parse_topology
-
     topo = parse_topology("torus:4")  # a ring: node 1 is local to shard 0, node 3 is on shard 1
     clock = SlotClock()
     shard = ShardTransport(topo, clock, ShardMap(4, 2), 0, quantum=2)
