@@ -48,8 +48,9 @@ def table(rows: list[list[str]], header: list[str]) -> list[str]:
     return out
 
 
-def format_result(r: Result, columns: Sequence[Column] = ()) -> str:
-    """The whole human report of a run (``columns``: the scheme's per-slot series columns)."""
+def format_result(r: Result, columns: Sequence[Column] = (), theory_label: str = "theory") -> str:
+    """The whole human report of a run (``columns``: the scheme's per-slot series columns;
+    ``theory_label``: what the scheme's theory values are, see ``Scheme.theory_label``)."""
     load = " ".join(f"{k}={v:g}" for k, v in r.load.items())
     params = " ".join(f"{k}={v}" for k, v in r.params.items())
     lines = [
@@ -83,8 +84,8 @@ def format_result(r: Result, columns: Sequence[Column] = ()) -> str:
         sim_s = format_value(sim) + (f" ± {ci:.4f}" if isinstance(ci, float) else "")
         label = name + (" *" if name in biased else "")
         rows.append([label, sim_s, format_value(th) if name in theory else "", _rel(sim, th)])
-    header = "theory (fault-free)" if impact is not None else "theory"
-    lines += [""] + table(rows, ["metric", "simulation", header, "sim vs theory"])
+    header = f"{theory_label} (fault-free)" if impact is not None else theory_label
+    lines += [""] + table(rows, ["metric", "simulation", header, f"sim vs {theory_label}"])
     if has_ci:
         lines.append(CI_LEGEND)
     if biased:

@@ -304,8 +304,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(_jsonable(result.to_dict(per_node=args.per_node, series=args.series))))
     else:
-        columns = get_scheme(args.scheme).columns
-        out = [format_result(result, columns)]
+        scheme = get_scheme(args.scheme)
+        columns = scheme.columns
+        out = [format_result(result, columns, scheme.theory_label)]
         if args.series and not ("series" in (result.theory or {}) and columns):  # else already beside the prediction
             out.append(format_series(result))
         if args.per_node:

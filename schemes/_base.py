@@ -286,6 +286,10 @@ class Scheme:
     max_backlog: Callable[[Any, Mapping[str, Any]], float] | None = None
     #: per-slot series columns for the human report (simulation beside theory's "series")
     columns: tuple[Column, ...] = ()
+    #: the heading of the run report's column of values beside the simulation: "theory"
+    #: (the paper's formulas and bounds), or e.g. "reference run" where those values come
+    #: from executing the paper's algorithm centrally, not from a formula
+    theory_label: str = "theory"
     #: node params -> fabric ticks per paper time unit (durations of t_p or 1/d); None: 1
     quantum: Callable[[Mapping[str, Any]], int] | None = None
     #: "slots": run the given slots; "quiescent": stop when nothing is left to do

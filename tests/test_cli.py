@@ -41,6 +41,18 @@ def test_run_human_output_puts_theory_beside_simulation(capsys):
     assert "invariants: ok" in out
 
 
+@pytest.mark.parametrize(("argv", "heading"), [
+    (("m2o-rec", "-t", "mesh:4x4"), "reference run"),
+    (("m2o-offline", "-t", "mesh:4x4"), "plan"),
+    (("m2o-bfs", "-t", "mesh:4x4"), "theory"),
+])
+def test_run_report_names_where_the_values_beside_the_simulation_come_from(capsys, argv, heading):
+    """m2o-rec's column holds its centrally executed reference run, not a formula: the heading says so."""
+    code, out, _ = _run(capsys, "run", *argv, "--seed", "1")
+    head = next(line for line in out.splitlines() if line.startswith("metric "))
+    assert code == 0 and head.split()[:2] == ["metric", "simulation"] and head.rstrip().endswith(f"sim vs {heading}")
+
+
 def test_theory_prints_the_same_metric_names(capsys):
     """slotnet theory deflection reports the model under the run's metric names."""
     code, out, _ = _run(capsys, "theory", "deflection", "-t", "hypercube:6", "--offered", "1", "--json")

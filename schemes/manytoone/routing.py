@@ -105,6 +105,9 @@ REC = Scheme(
     reporter=M2OReporter,
     prepare=lambda t, p, ld: prepare_instance(t, p, "m2o-rec", power_of_two=True),
     theory=_theory_rec,
+    # the delays, queues and times beside the run come from rec_route executed centrally
+    # (reference_run), not from a formula: the paper gives only their orders (Theorems 1.1-1.3)
+    theory_label="reference run",
     params=_COMMON,
     topologies=_MESH,
     until="quiescent",
@@ -153,6 +156,7 @@ OFFLINE = Scheme(
     reporter=M2OReporter,
     prepare=_prepare_offline,
     theory=_theory_offline,
+    theory_label="plan",  # completion_time beside the run is the §3 schedule's own length
     params=_COMMON,
     topologies=_MESH,
     until="quiescent",
