@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import resource
 import subprocess
@@ -32,6 +31,8 @@ import time
 
 import msgpack
 import trio
+
+from slotnet._build import child_env
 
 
 def _floor(n_nodes: int, slots: int, samples: int = 300_000) -> float:
@@ -79,10 +80,8 @@ def one(d: int, v: float, slots: int, seed: int) -> dict:
 
 
 def _child(args: list[str], pure: bool = False) -> dict:
-    env = {k: v for k, v in os.environ.items() if k != "SLOTNET_PURE_PYTHON"}
-    if pure:
-        env["SLOTNET_PURE_PYTHON"] = "1"
-    out = subprocess.run([sys.executable, __file__, "--child", *args], capture_output=True, text=True, check=True, env=env)
+    out = subprocess.run([sys.executable, __file__, "--child", *args], capture_output=True, text=True, check=True,
+                         env=child_env(pure))
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

@@ -23,11 +23,12 @@ Needs valgrind (``apt-get install valgrind``).
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shutil
 import subprocess
 import sys
+
+from slotnet._build import child_env
 
 #: one run, in a child process: prints "hops build" for the main process to read
 _CHILD = """
@@ -41,13 +42,9 @@ print(r.performance["messages"], r.performance["build"])
 
 def count(d: int, slots: int, v: float, seed: int, pure: bool) -> tuple[int, int, str]:
     """(instructions, packet-hops, build) of one run under callgrind."""
-    env = dict(os.environ)
-    env.pop("SLOTNET_PURE_PYTHON", None)
-    if pure:
-        env["SLOTNET_PURE_PYTHON"] = "1"
     cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
            sys.executable, "-c", _CHILD, str(d), str(slots), str(v), str(seed)]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run(cmd, env=child_env(pure), capture_output=True, text=True, check=False)
     collected = re.search(r"Collected\s*:\s*(\d+)", done.stderr)
     if done.returncode != 0 or collected is None:
         raise SystemExit(f"instructions_per_hop: the run under valgrind failed:\n{done.stderr[-2000:]}")

@@ -24,7 +24,7 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-__all__ = ["COMPILED_MODULES", "PURE_ENV", "build"]
+__all__ = ["COMPILED_MODULES", "PURE_ENV", "build", "child_env"]
 
 #: The modules setup.py compiles, by import name (their sources sit under the package
 #: directories of pyproject.toml's ``package-dir``): the fabric's per-message path (send,
@@ -84,6 +84,15 @@ def build() -> str:
     compiled = [isinstance(importlib.import_module(m).__loader__, importlib.machinery.ExtensionFileLoader)
                 for m in COMPILED_MODULES]
     return "compiled" if all(compiled) else "pure" if not any(compiled) else "mixed"
+
+
+def child_env(pure: bool) -> dict[str, str]:
+    """This process's environment for a child that runs the pure-Python build (``pure``) or
+    whatever is installed (the benchmarks' and tests' side-by-side runs)."""
+    env = {k: v for k, v in os.environ.items() if k != PURE_ENV}
+    if pure:
+        env[PURE_ENV] = "1"
+    return env
 
 
 _install()  # slotnet/__init__.py imports this module before anything else

@@ -166,10 +166,7 @@ RUNS = {
 
 
 def _run(argv: str, tmp: Path, pure: bool, extra: tuple[str, ...] = ()) -> tuple[dict, bytes]:
-    env = dict(os.environ)
-    env.pop(_build.PURE_ENV, None)
-    if pure:
-        env[_build.PURE_ENV] = "1"
+    env = _build.child_env(pure)
     trace = tmp / f"trace-{'pure' if pure else 'compiled'}.jsonl"
     cmd = [sys.executable, "-m", "slotnet", "run", *argv.split(), "--json", "--per-node", "--series",
            "--trace", str(trace), *extra]
