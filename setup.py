@@ -6,13 +6,15 @@ The top-level folders are installed under one namespace (``fabric/`` as
 package needs no edit to any list.
 
 The modules named in ``slotnet/_build.py`` (``COMPILED_MODULES``) are also compiled by Cython from
-their unchanged ``.py`` source (see ``slotnet/_build.py``). Compilation is optional: where
+their unchanged ``.py`` source, with the C types of a ``.pxd`` beside it where there is one
+(see ``slotnet/_build.py``). Compilation is optional: where
 Cython or a C compiler is missing, or ``SLOTNET_PURE_PYTHON=1`` is set at install time,
 slotnet installs as pure Python and gives the same results, only more slowly.
 """
 
 import ast
 import os
+import shutil
 
 from setuptools import Extension, find_packages, setup
 
@@ -31,6 +33,22 @@ def _compiled_sources() -> list[tuple[str, str]]:
     return [(name, name.removeprefix("slotnet.").replace(".", "/") + ".py") for name in names]
 
 
+def _declarations(sources: list[tuple[str, str]]) -> str:
+    """A folder holding each compiled module's ``.pxd`` (C types for its locals, beside its
+    ``.py``) under the module's dotted name, where Cython looks for it: the installed name
+    (``slotnet.fabric...``) is not the source tree's (``fabric/...``)."""
+    folder = os.path.join("build", "cython", "declarations")
+    os.makedirs(folder, exist_ok=True)
+    for name, path in sources:
+        pxd = path[:-3] + ".pxd"
+        target = os.path.join(folder, name + ".pxd")
+        if os.path.isfile(pxd):
+            shutil.copy2(pxd, target)
+        elif os.path.isfile(target):
+            os.remove(target)
+    return folder
+
+
 def _extensions() -> list[Extension]:
     if os.environ.get("SLOTNET_PURE_PYTHON") == "1":
         return []
@@ -38,10 +56,12 @@ def _extensions() -> list[Extension]:
         from Cython.Build import cythonize
     except ImportError:  # building without the declared build requirements (e.g. --no-build-isolation)
         return []
-    modules = [Extension(name, [path], optional=True) for name, path in _compiled_sources()]
+    sources = _compiled_sources()
+    modules = [Extension(name, [path], optional=True) for name, path in sources]
     # annotation_typing off: annotations stay hints, never C types, so the compiled code
-    # keeps Python's semantics (arbitrary-precision ints, duck typing) exactly.
-    return cythonize(modules, build_dir="build/cython", quiet=True,
+    # keeps Python's semantics (arbitrary-precision ints, duck typing) exactly; C types
+    # come only from a module's .pxd, for values whose bounds it states.
+    return cythonize(modules, build_dir="build/cython", quiet=True, include_path=[_declarations(sources)],
                      compiler_directives={"language_level": 3, "annotation_typing": False})
 
 

@@ -2,10 +2,15 @@
 
 The modules on the per-packet path (:data:`COMPILED_MODULES`) are also compiled to C
 extensions by Cython when slotnet is installed (``setup.py``; skipped without a C
-compiler). They are compiled from their ``.py`` files as they stand -- no ``.pyx``, no
-type declarations, ``annotation_typing`` off -- so the compiled module runs the same
-Python semantics, only without the interpreter's dispatch; the ``.py`` file stays the
-one source a reader and a reviewer see.
+compiler). They are compiled from their ``.py`` files as they stand -- no ``.pyx``,
+``annotation_typing`` off -- so the compiled module runs the same Python semantics, only
+without the interpreter's dispatch; the ``.py`` file stays the one source a reader and a
+reviewer see. Where a module has a ``.pxd`` beside it (an "augmenting" declaration file:
+no code, only types), the compiled module gives the locals and fields it names C types:
+the outlet's fields (``fabric/_transport.pxd``), the one-pass rule's bit masks and
+counters (``schemes/deflection/_rule.pxd``) and the deflection observer's sums
+(``schemes/deflection/metrics.pxd``). Only values with a proven bound are typed (node
+ids and masks below 2**24, sums below 2**63), so the results stay exactly the source's.
 
 ``SLOTNET_PURE_PYTHON=1`` in the environment makes every process of a run import the
 ``.py`` files even where the compiled ones exist (the finder below), so the two builds
