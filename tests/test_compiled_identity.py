@@ -33,7 +33,9 @@ def _pure(name: str) -> ModuleType:
     """A fresh, pure-Python copy of module ``name``, loaded from its .py source."""
     module = importlib.import_module(name)
     source = Path(module.__file__).with_name(name.rpartition(".")[2] + ".py")
-    spec = importlib.util.spec_from_file_location(f"_pure_{name.replace('.', '_')}", source)
+    package, _, leaf = name.rpartition(".")
+    # a name inside the module's package, so that its relative imports resolve (to the installed siblings)
+    spec = importlib.util.spec_from_file_location(f"{package}._pure_{leaf}", source)
     assert spec is not None and spec.loader is not None
     pure = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(pure)
@@ -138,6 +140,78 @@ def test_arrivals_equal_the_source():
             if got is None:
                 break
             slot = got[0] + seed % 2
+
+
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: set for classes a class statement made, clear for C types
+
+#: Classes a ``.pxd`` beside their module declares C types (cdef classes) when compiled.
+_DECLARED = [("slotnet.fabric._transport", "Outlet"), ("slotnet.fabric._transport", "TimedOutlet"),
+             ("slotnet.schemes.deflection.metrics", "StepSums")]
+
+
+@needs_compiled
+@pytest.mark.parametrize(("module", "name"), _DECLARED)
+def test_the_declarations_took_effect(module, name):
+    """The compiled class is a C type (setup.py found its .pxd); its source is an ordinary class."""
+    assert not getattr(importlib.import_module(module), name).__flags__ & _HEAPTYPE
+    assert getattr(_pure(module), name).__flags__ & _HEAPTYPE
+
+
+_SUMS = ("created", "offered_total", "absorbed_total", "backlog", "offered", "accepted", "sent", "deflected",
+         "absorbed", "delay_sum", "delay_sq", "qdelay_sum", "qdelay_sq", "slot_delay", "slot_absorbed", "hist",
+         "series", "node_accepted", "node_absorbed", "node_sent", "node_deflected", "queue")
+
+
+@needs_compiled
+@pytest.mark.parametrize("queueing", [False, True])
+def test_step_sums_equal_the_source(queueing):
+    """The deflection observer's sums (C integers when compiled) after random step events."""
+    fast = importlib.import_module("slotnet.schemes.deflection.metrics").StepSums
+    slow = _pure("slotnet.schemes.deflection.metrics").StepSums
+    gen = random.Random(queueing)
+    n, d, slots = 16, 4, 60
+    a, b = fast(n, d, 10, queueing, slots), slow(n, d, 10, queueing, slots)
+    for slot in range(slots):
+        for node in gen.sample(range(n), 8):
+            k = gen.randrange(d + 1)
+            entered = [slot - gen.randrange(1, 12) for _ in range(k)]
+            event = (node, slot, gen.randrange(4), gen.randrange(3), gen.randrange(d + 1), gen.randrange(3),
+                     gen.randrange(20), gen.randrange(5), [gen.randrange(d + 1) for _ in range(gen.randrange(3))],
+                     entered, [e - gen.randrange(5) for e in entered] if queueing else [], gen.randrange(9))
+            a.step(*event)
+            b.step(*event)
+        for name in _SUMS:
+            assert getattr(a, name) == getattr(b, name), (slot, name)
+
+
+@needs_compiled
+@pytest.mark.parametrize("quantum", [1, 4])
+def test_outlet_sends_equal_the_source(quantum):
+    """What a typed outlet parks, and how it refuses a bad port, size or a full link."""
+    from slotnet.fabric import SlotClock, parse_topology
+
+    fast = importlib.import_module("slotnet.fabric._transport").InProcessTransport
+    slow = _pure("slotnet.fabric._transport").InProcessTransport
+    gen = random.Random(quantum)
+    topo = parse_topology("mesh:3x3")
+    calls = [(gen.choice([0, 1, 2, 3, -1, 7, "x", None, 1.0]), [gen.randrange(99)],
+              gen.choice([1.0, 1.0, 0.5, 0.25, 0.0, 1.5, 2.0, 0.75])) for _ in range(400)]
+    got = []
+    for transport in (fast, slow):
+        clock = SlotClock()
+        net = transport(topo, clock, quantum=quantum)
+        outlets = [net.outlet(v) for v in range(topo.n_nodes)]
+        log = []
+        for i, (port, message, size) in enumerate(calls):
+            clock.slot = i // 40
+            v = i % topo.n_nodes
+            log.append(_outcome(outlets[v].send, port, message, size))
+            log.append(_outcome(outlets[v].capacity_left, port))
+            if i % 40 == 39:
+                log.append(net.deliver(clock.slot + 1))
+        got.append(log)
+    assert got[0] == got[1]
+    assert any(x[0] == "raises" for x in got[0] if isinstance(x, tuple)) and any(x == ("value", None) for x in got[0])
 
 
 # -- whole runs: the CLI in a subprocess, once per build ---------------------------------

@@ -25,62 +25,50 @@ from .node import StepEvent
 __all__ = ["DeflectionReporter"]
 
 
-class DeflectionReporter(BaseReporter):
-    """Consumes ``step`` events; every sum is an integer, so order never matters."""
+class StepSums:
+    """What the ``step`` events of a run add up to: the observer's per-event work.
 
-    events: Mapping[str, tuple[str, ...]] = {"step": StepEvent._fields}
+    Every figure is an integer sum, so the order of a slot's events never matters. The
+    reporter reads these sums at the end of each slot and at the end of the run. Kept
+    apart from :class:`DeflectionReporter` so that, compiled, the sums are C integers
+    (``metrics.pxd``): 64 bits hold any run that fits in memory (the largest sum,
+    ``delay_sq``, grows by at most d^2 per delivered packet; d <= 24).
+    """
 
-    def __init__(self, setup: Setup) -> None:
-        super().__init__(setup)
-        topo = setup.topology
-        n = topo.n_nodes
-        self.d = topo.d
-        self.n_nodes = n
-        self.n_links = topo.n_links
-        self.warmup, self.slots = setup.warmup, setup.slots
-        self.queueing = setup.params["mode"] == "queue"
+    def __init__(self, n: int, d: int, warmup: int, queueing: bool, series_slots: int) -> None:
+        self.warmup = warmup
+        self.queueing = queueing
         # whole-run accounting
-        self.created = 0
-        self.offered_total = 0
-        self.absorbed_total = 0
+        self.created = self.offered_total = self.absorbed_total = 0
+        self.backlog = 0
         # measured window
         self.offered = self.accepted = self.sent = self.deflected = 0
         self.absorbed = 0
         self.delay_sum = self.delay_sq = 0
         self.qdelay_sum = self.qdelay_sq = 0
-        self.hist = [0] * (self.d + 1)
-        self.delay_batches = BatchMeans(self.warmup, self.slots)
-        self.util_batches = WindowBatches(self.warmup, self.slots)  # sent / links
-        self.defl_batches = WindowBatches(self.warmup, self.slots)  # deflected / sent
-        self.accept_batches = WindowBatches(self.warmup, self.slots)  # accepted / offered
-        self.last_slot = -1
-        # the measured sums at the end of the previous slot, and this slot's delay sums
-        self._sent_before = self._deflected_before = self._offered_before = self._accepted_before = 0
-        self._slot_delay = self._slot_absorbed = 0
+        self.hist = [0] * (d + 1)
+        # this slot's delay sums, reset by the reporter at the end of each slot
+        self.slot_delay = self.slot_absorbed = 0
         # per slot, only for the transient experiment of Table I or when asked for
-        keep = setup.series or len(setup.params.get("schedule", ())) > 1
-        self._series: list[list[int]] | None = [[0, 0, 0, 0, 0, 0] for _ in range(setup.slots)] if keep else None
+        self.series: list[list[int]] | None = [[0] * 6 for _ in range(series_slots)] if series_slots else None
         # per node
         self.node_accepted = [0] * n
         self.node_absorbed = [0] * n
         self.node_sent = [0] * n
         self.node_deflected = [0] * n
         self.queue = [0] * n
-        self._backlog = 0
-
-    def handlers(self) -> Mapping[str, Any]:
-        return {"step": self.step}
 
     def step(self, node: int, slot: int, offered: int, accepted: int, sent: int, deflected: int,
              dist_after: int, n_after: int, ddists: Any, absorbed_e: Any, absorbed_a: Any, queue: int) -> None:
+        """One ``step`` event (see :class:`~.node.StepEvent`)."""
         self.created += offered if self.queueing else accepted
         self.offered_total += offered
         n_abs = len(absorbed_e)
         self.absorbed_total += n_abs
-        self._backlog += queue - self.queue[node]
+        self.backlog += queue - self.queue[node]
         self.queue[node] = queue
-        if self._series is not None:
-            row = self._series[slot]
+        if self.series is not None:
+            row = self.series[slot]
             row[0] += offered
             row[1] += accepted
             row[2] += sent
@@ -116,56 +104,87 @@ class DeflectionReporter(BaseReporter):
                 total_q = total + q_total
             else:
                 total_q = total
-            self._slot_delay += total_q
-            self._slot_absorbed += n_abs
+            self.slot_delay += total_q
+            self.slot_absorbed += n_abs
             self.delay_sum += total
+
+
+class DeflectionReporter(BaseReporter):
+    """Consumes ``step`` events (summed by :class:`StepSums`) and derives the paper's metrics."""
+
+    events: Mapping[str, tuple[str, ...]] = {"step": StepEvent._fields}
+
+    def __init__(self, setup: Setup) -> None:
+        super().__init__(setup)
+        topo = setup.topology
+        self.d = topo.d
+        self.n_nodes = topo.n_nodes
+        self.n_links = topo.n_links
+        self.warmup, self.slots = setup.warmup, setup.slots
+        self.queueing = setup.params["mode"] == "queue"
+        keep = setup.series or len(setup.params.get("schedule", ())) > 1
+        self.sums = StepSums(self.n_nodes, self.d, self.warmup, self.queueing, setup.slots if keep else 0)
+        #: the ``step`` handler: ``step(node, slot, *StepEvent)``
+        self.step = self.sums.step
+        self.delay_batches = BatchMeans(self.warmup, self.slots)
+        self.util_batches = WindowBatches(self.warmup, self.slots)  # sent / links
+        self.defl_batches = WindowBatches(self.warmup, self.slots)  # deflected / sent
+        self.accept_batches = WindowBatches(self.warmup, self.slots)  # accepted / offered
+        self.last_slot = -1
+        # the measured sums at the end of the previous slot
+        self._sent_before = self._deflected_before = self._offered_before = self._accepted_before = 0
+
+    def handlers(self) -> Mapping[str, Any]:
+        return {"step": self.sums.step}
 
     def on_lost(self, slot: int, sender: int, port: int, receiver: int, message: Any, cause: str) -> None:
         """Losses are counted by the fabric; nothing scheme-specific to do."""
 
     def end_slot(self, slot: int) -> None:
         self.last_slot = slot
+        s = self.sums
         if slot >= self.warmup:
             # the slot's integer sums go to the batches once (exactly what adding each
             # node's figures would give: batch sums of integers are exact)
-            sent = self.sent - self._sent_before
-            offered, accepted = self.offered - self._offered_before, self.accepted - self._accepted_before
-            self.defl_batches.add(slot, self.deflected - self._deflected_before, sent)
+            sent = s.sent - self._sent_before
+            offered, accepted = s.offered - self._offered_before, s.accepted - self._accepted_before
+            self.defl_batches.add(slot, s.deflected - self._deflected_before, sent)
             self.accept_batches.add(slot, accepted, offered)
             self.util_batches.add(slot, sent, self.n_links)
-            if self._slot_absorbed:
-                self.delay_batches.add(slot, self._slot_delay, self._slot_absorbed)
-        self._sent_before, self._deflected_before = self.sent, self.deflected
-        self._offered_before, self._accepted_before = self.offered, self.accepted
-        self._slot_delay = self._slot_absorbed = 0
+            if s.slot_absorbed:
+                self.delay_batches.add(slot, s.slot_delay, s.slot_absorbed)
+        self._sent_before, self._deflected_before = s.sent, s.deflected
+        self._offered_before, self._accepted_before = s.offered, s.accepted
+        s.slot_delay = s.slot_absorbed = 0
 
     def backlog(self) -> int:
-        return self._backlog
+        return self.sums.backlog
 
     def metrics(self) -> dict[str, Any]:
         measured = self.last_slot + 1 - self.warmup  # the slots run after the warm-up
         if measured <= 0:
             return self._nothing_measured()
+        s = self.sums
         m: dict[str, Any] = {
-            "link_utilization": self.sent / (self.n_links * measured),
-            "mean_delay": self.delay_sum / self.absorbed if self.absorbed else None,
+            "link_utilization": s.sent / (self.n_links * measured),
+            "mean_delay": s.delay_sum / s.absorbed if s.absorbed else None,
             "mean_delay_ci95": self.delay_batches.half_width(),
-            "deflection_fraction": self.deflected / self.sent if self.sent else 0.0,
-            "deflection_distance_hist": [h / self.deflected for h in self.hist[1:]] if self.deflected else [0.0] * self.d,
-            "throughput_per_node": self.absorbed / (self.n_nodes * measured),
-            "delivered": self.absorbed,
+            "deflection_fraction": s.deflected / s.sent if s.sent else 0.0,
+            "deflection_distance_hist": [h / s.deflected for h in s.hist[1:]] if s.deflected else [0.0] * self.d,
+            "throughput_per_node": s.absorbed / (self.n_nodes * measured),
+            "delivered": s.absorbed,
         }
         m["link_utilization_ci95"] = self.util_batches.half_width()
         m["deflection_fraction_ci95"] = self.defl_batches.half_width()
         if self.queueing:
-            transit = self.delay_sum / self.absorbed if self.absorbed else None
-            queued = self.qdelay_sum / self.absorbed if self.absorbed else None
+            transit = s.delay_sum / s.absorbed if s.absorbed else None
+            queued = s.qdelay_sum / s.absorbed if s.absorbed else None
             m["mean_transit_delay"] = transit
             m["mean_queueing_delay"] = queued
             m["mean_delay"] = None if transit is None or queued is None else transit + queued
-            m["mean_queue_per_node"] = self._backlog / self.n_nodes
+            m["mean_queue_per_node"] = s.backlog / self.n_nodes
         else:
-            m["accept_fraction"] = self.accepted / self.offered if self.offered else None
+            m["accept_fraction"] = s.accepted / s.offered if s.offered else None
             m["accept_fraction_ci95"] = self.accept_batches.half_width()
         return m
 
@@ -178,19 +197,20 @@ class DeflectionReporter(BaseReporter):
         return {**dict.fromkeys(names), "delivered": 0}
 
     def per_node(self) -> dict[str, list[Any]]:
+        s = self.sums
         return {
-            "accepted": self.node_accepted,
-            "delivered": self.node_absorbed,
-            "sent": self.node_sent,
-            "deflected": self.node_deflected,
-            "queue": self.queue,
+            "accepted": s.node_accepted,
+            "delivered": s.node_absorbed,
+            "sent": s.node_sent,
+            "deflected": s.node_deflected,
+            "queue": s.queue,
         }
 
     def series(self) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
-        if self._series is None:
+        if self.sums.series is None:
             return out
-        for slot, (off, acc, sent, defl, dist, n_after) in enumerate(self._series[:self.last_slot + 1]):
+        for slot, (off, acc, sent, defl, dist, n_after) in enumerate(self.sums.series[:self.last_slot + 1]):
             out.append({
                 "slot": slot,
                 "link_utilization": sent / self.n_links,
@@ -205,12 +225,13 @@ class DeflectionReporter(BaseReporter):
         made are delivered, or in flight, beside their originals)."""
         dropped, copies = split_dup(lost)
         held_total = sum(held)
-        balance = self.created - (self.absorbed_total + sum(dropped.values()) + len(in_flight) + held_total - copies)
+        s = self.sums
+        balance = s.created - (s.absorbed_total + sum(dropped.values()) + len(in_flight) + held_total - copies)
         out = {
             "ok": balance == 0,
-            "created": self.created,
-            "blocked": 0 if self.queueing else self.offered_total - self.created,
-            "delivered": self.absorbed_total,
+            "created": s.created,
+            "blocked": 0 if self.queueing else s.offered_total - s.created,
+            "delivered": s.absorbed_total,
             "dropped": dropped,
             "in_flight": len(in_flight),
             "held": held_total,
