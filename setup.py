@@ -34,15 +34,15 @@ def _compiled_sources() -> list[tuple[str, str]]:
 
 
 def _declarations(sources: list[tuple[str, str]]) -> str:
-    """A folder holding each compiled module's ``.pxd`` (C types for its locals, beside its
-    ``.py``) under the module's dotted name, where Cython looks for it: the installed name
-    (``slotnet.fabric...``) is not the source tree's (``fabric/...``)."""
+    """A folder holding each compiled module's ``.pxd`` (C types, beside its ``.py``) at the
+    path of the module's installed name, where Cython looks for it: the installed name
+    (``slotnet/fabric/...``) is not the source tree's (``fabric/...``)."""
     folder = os.path.join("build", "cython", "declarations")
-    os.makedirs(folder, exist_ok=True)
     for name, path in sources:
         pxd = path[:-3] + ".pxd"
-        target = os.path.join(folder, name + ".pxd")
+        target = os.path.join(folder, *name.split(".")) + ".pxd"
         if os.path.isfile(pxd):
+            os.makedirs(os.path.dirname(target), exist_ok=True)
             shutil.copy2(pxd, target)
         elif os.path.isfile(target):
             os.remove(target)
