@@ -31,6 +31,8 @@ def _sweep(topo: str, ms: list[int], seeds: tuple[int, ...] = (0,)) -> int:
     d, p, n = len(sides), sides[0], math.prod(sides)
     runs = 0
     for split, placement, m, seed in itertools.product((True, False), ("random", "corner", "spread"), ms, seeds):
+        if placement != "random" and seed != seeds[0]:
+            continue  # placement_seed draws only random placements: another seed would repeat the run
         r = run(RunSpec("pmnb", topo, params={"active": m, "placement": placement, "split": split,
                                               "placement_seed": seed}, slots=100_000))
         where = (topo, split, placement, m, seed)
