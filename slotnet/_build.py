@@ -8,9 +8,10 @@ without the interpreter's dispatch; the ``.py`` file stays the one source a read
 reviewer see. Where a module has a ``.pxd`` beside it (an "augmenting" declaration file:
 no code, only types), the compiled module gives the locals and fields it names C types:
 the outlet's fields (``fabric/_transport.pxd``), the one-pass rule's bit masks and
-counters (``schemes/deflection/_rule.pxd``) and the deflection observer's sums
-(``schemes/deflection/metrics.pxd``). Only values with a proven bound are typed (node
-ids and masks below 2**24, sums below 2**63), so the results stay exactly the source's.
+counters (``schemes/deflection/_rule.pxd``) and the deflection observer's counts
+(``schemes/deflection/metrics.pxd``). Only values with a stated bound are typed (node
+ids and masks below 2**24, counts of events below 2**63), so the results stay exactly the
+source's.
 
 ``SLOTNET_PURE_PYTHON=1`` in the environment makes every process of a run import the
 ``.py`` files even where the compiled ones exist (the finder below), so the two builds

@@ -185,6 +185,17 @@ def test_step_sums_equal_the_source(queueing):
 
 
 @needs_compiled
+def test_step_sums_hold_delays_past_64_bits():
+    """A delay's square can pass 2**63 in a long enough run: the compiled sums must not wrap."""
+    sums = [importlib.import_module("slotnet.schemes.deflection.metrics").StepSums(1, 1, 0, True, 0),
+            _pure("slotnet.schemes.deflection.metrics").StepSums(1, 1, 0, True, 0)]
+    for s in sums:
+        s.step(0, 9_000_000_000, 1, 1, 0, 0, 0, 0, [], [4_000_000_000] * 2, [0] * 2, 0)
+        assert s.delay_sq == 2 * 5_000_000_000 ** 2 > 2**63 and s.qdelay_sq == 2 * 4_000_000_000 ** 2
+        assert s.delay_sum == 10_000_000_000 and s.slot_delay == 18_000_000_000
+
+
+@needs_compiled
 @pytest.mark.parametrize("quantum", [1, 4])
 def test_outlet_sends_equal_the_source(quantum):
     """What a typed outlet parks, and how it refuses a bad port, size or a full link."""

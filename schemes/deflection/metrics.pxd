@@ -1,19 +1,18 @@
 # C types for StepSums, used when setup.py compiles metrics.py (an "augmenting .pxd":
-# the .py stays the one source). Every sum is a 64-bit integer; see StepSums' docstring.
+# the .py stays the one source). The counts are 64-bit C integers; the delay sums stay
+# Python ints. See StepSums' docstring for why.
 import cython
 
 cdef class StepSums:
     cdef public long long warmup
     cdef public bint queueing
     cdef public long long created, offered_total, absorbed_total, backlog
-    cdef public long long offered, accepted, sent, deflected, absorbed
-    cdef public long long delay_sum, delay_sq, qdelay_sum, qdelay_sq
-    cdef public long long slot_delay, slot_absorbed
+    cdef public long long offered, accepted, sent, deflected, absorbed, slot_absorbed
+    cdef public object delay_sum, delay_sq, qdelay_sum, qdelay_sq, slot_delay
     cdef public list hist, series
     cdef public list node_accepted, node_absorbed, node_sent, node_deflected, queue
 
-    @cython.locals(n_abs=Py_ssize_t, i=Py_ssize_t, total=cython.longlong, t=cython.longlong, e=cython.longlong,
-                   a=cython.longlong, q=cython.longlong, q_total=cython.longlong, total_q=cython.longlong, row=list)
+    @cython.locals(n_abs=Py_ssize_t, i=Py_ssize_t, row=list)
     cpdef step(self, Py_ssize_t node, long long slot, long long offered, long long accepted, long long sent,
                long long deflected, long long dist_after, long long n_after, object ddists, object absorbed_e,
                object absorbed_a, long long queue)
