@@ -65,26 +65,36 @@ class Param:
     def parse(self, value: Any) -> Any:
         """Convert and check a value given on the CLI (a string) or through the API.
 
+        Whatever the converter raises for a value it cannot take (a ``TypeError``, an
+        ``AttributeError`` for a tuple where text was expected, ...) becomes one
+        :class:`SchemeError` naming the parameter, never an exception from inside it.
+
         Raises:
             SchemeError: naming the parameter and the bad value.
         """
-        if isinstance(value, str):
-            try:
-                parsed = self.kind(value)
-            except (TypeError, ValueError) as exc:
-                raise SchemeError(f"--param {self.name}={value!r}: {exc}") from None
+        if isinstance(value, str) or (self.choices is None and self.kind is not str):
+            parsed = self._convert(value)
+        elif self.choices is None:
+            raise SchemeError(f"{self._label(value)}: expected a string")
         else:
             parsed = value
-            if self.choices is None and self.kind is str:
-                raise SchemeError(f"--param {self.name}={value!r}: expected a string")
-            if self.choices is None:
-                try:
-                    parsed = self.kind(value)
-                except (TypeError, ValueError) as exc:
-                    raise SchemeError(f"--param {self.name}={value!r}: {exc}") from None
         if self.choices is not None and not any(parsed == c and type(parsed) is type(c) for c in self.choices):
-            raise SchemeError(f"--param {self.name}={value!r}: expected one of {', '.join(map(str, self.choices))}")
+            raise SchemeError(f"{self._label(value)}: expected one of {', '.join(map(str, self.choices))}")
         return parsed
+
+    def _label(self, value: Any) -> str:
+        return f"--param {self.name}={value!r}"
+
+    def _convert(self, value: Any) -> Any:
+        try:
+            return self.kind(value)
+        except Exception as exc:  # any failure of the converter is a bad value
+            why = str(exc) or type(exc).__name__
+            if not isinstance(value, str) and isinstance(exc, (AttributeError, TypeError)):
+                why = f"expected the text form (as on the command line), not a {type(value).__name__}: {why}"
+            label = self._label(value)
+            # a converter that names the parameter itself is not prefixed twice
+            raise SchemeError(why if why.startswith(f"--param {self.name}=") else f"{label}: {why}") from None
 
 
 @dataclass(frozen=True)
