@@ -14,7 +14,7 @@ sibling paper's private modules.
 """
 
 from ._births import BirthProcess, available_slot
-from ._broadcast_node import BroadcastNode, Forwarding
+from ._broadcast_node import INCARNATION_SHIFT, BroadcastNode, Forwarding, first_seq
 from ._broadcast_reporter import STEP_FIELDS, BroadcastReporter, StepEvent
 from ._labels import StreamLabels, first_label, next_label
 from ._queues import ClassQueues, LabelQueues, PortQueues, port_indices
@@ -23,6 +23,7 @@ from ._stats import T_975, BatchMeans, RunningMean, WindowBatches, ratio_ci95, t
 from ._unicast_reporter import UNICAST_EVENTS, UnicastReporter
 
 __all__ = [
+    "INCARNATION_SHIFT",
     "STEP_FIELDS",
     "T_975",
     "UNICAST_EVENTS",
@@ -42,6 +43,7 @@ __all__ = [
     "WindowBatches",
     "available_slot",
     "first_label",
+    "first_seq",
     "next_label",
     "port_indices",
     "ratio_ci95",

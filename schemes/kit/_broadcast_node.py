@@ -13,7 +13,18 @@ from slotnet.nodes import Inbox, Node, NodeContext
 
 from ._births import BirthProcess
 
-__all__ = ["BroadcastNode", "Forwarding"]
+__all__ = ["INCARNATION_SHIFT", "BroadcastNode", "Forwarding", "first_seq"]
+
+#: A restarted node numbers its packets from ``incarnation << INCARNATION_SHIFT`` on, so a
+#: packet's name ``(origin, seq)`` stays unique across crashes and recoveries: a new
+#: incarnation keeps none of its predecessor's state, but it knows which incarnation it is
+#: (``ctx.incarnation``, as a real node knows its boot count).
+INCARNATION_SHIFT = 32
+
+
+def first_seq(ctx: NodeContext) -> int:
+    """The sequence number before this incarnation's first packet (0 for a node never restarted)."""
+    return ctx.incarnation << INCARNATION_SHIFT
 
 
 class Forwarding(Protocol):
@@ -38,7 +49,7 @@ class BroadcastNode(Node):
         self.n_ports = len(ctx.ports)
         self.lam = ctx.params["lam"]
         self.births_proc = BirthProcess(ctx.rng, self.lam, start=float(ctx.slot))
-        self.seq = 0
+        self.seq = first_seq(ctx)
         self._new_births: list[tuple[int, float]] = []
         self._received: list[tuple[int, int]] = []
 

@@ -92,6 +92,9 @@ class BroadcastReporter(BaseReporter):
         self._done: list[tuple[tuple[int, int], float, int, int]] = []  # this slot's completions
         self.lost_copies = 0
         self.copied: set[tuple[Any, Any]] = set()  # packets a dup fault copied
+        #: per origin, the last sequence number born there: names must grow, across restarts too
+        self.last_seq: list[int] = [-1] * n
+        self.reused: list[tuple[int, int, int]] = []  # (slot, origin, seq) born under a name already used
 
     def handlers(self) -> Mapping[str, Any]:
         return {"step": self.step}
@@ -99,8 +102,12 @@ class BroadcastReporter(BaseReporter):
     def step(self, node: int, slot: int, births: Any, received: Any, q_start: int, q_after: int) -> None:
         live = self.live
         for seq, tau in births:
+            if seq <= self.last_seq[node]:
+                self.reused.append((slot, node, seq))
+                continue  # the packet that holds the name keeps its books
+            self.last_seq[node] = seq
             live[(node, seq)] = [tau, 0, 0, 0, 1 << node]
-        self.born_total += len(births)
+        self.born_total += len(births)  # reused names included: they cannot close
         self.node_births[node] += len(births)
         bit = 1 << node
         for key in received:
@@ -205,7 +212,7 @@ class BroadcastReporter(BaseReporter):
         dups = [x for x in self.duplicates if (x[2], x[3]) not in copied]
         unknown = [x for x in self.unknown if (x[2], x[3]) not in copied]
         out: dict[str, Any] = {
-            "ok": not dups and not unknown and (faults or not misses),
+            "ok": not dups and not unknown and not self.reused and (faults or not misses),
             "broadcasts": self.born_total,
             "completed": self.completed_total,
             "in_progress": len(self.live) - len(misses),
@@ -216,6 +223,9 @@ class BroadcastReporter(BaseReporter):
             "misses": misses[:20],
             "copies_lost_to_faults": destroyed,
         }
+        if self.reused:  # a packet born under a name its origin had used: the books cannot tell them apart
+            out["reused_names"] = len(self.reused)
+            out["first_reused"] = [{"slot": s, "origin": o, "seq": q} for s, o, q in self.reused[:5]]
         if faults or copied:
             out["lost_to_faults"] = len(misses) if faults else 0
             out["nodes_missed"] = sum(m["n_missing"] for m in misses)
