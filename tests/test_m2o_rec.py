@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from slotnet.schemes.manytoone import _rec as rec
+from slotnet.schemes.manytoone import _rec_route as rec
 from slotnet.schemes.manytoone.instances import Instance, all_to_one, make_instance, mesh_coords, mesh_node
 from slotnet.schemes.manytoone.theory import lower_bound
 

@@ -34,14 +34,14 @@ from __future__ import annotations
 from typing import Any
 
 from .._base import Param, Scheme, Setup
-from ._bfs_node import BfsNode
-from ._greedy_node import GreedyNode
-from ._offline_node import OfflineNode, node_plans
-from ._rec import Hierarchy, occupancy_bound, reference_run
-from ._rec_node import RecNode
-from ._report import M2OReporter, theory_m2o
-from ._setup import INSTANCE, SEED, WORKLOAD, instance_of, prepare_instance
+from ._inputs import INSTANCE, SEED, WORKLOAD, instance_of, prepare_instance
+from ._rec_route import Hierarchy, occupancy_bound, reference_run
+from .bfs import BfsNode
+from .greedy import GreedyNode
 from .instances import Instance
+from .offline import OfflineNode, node_plans
+from .rec import RecNode
+from .reporter import M2OReporter, theory_m2o
 
 __all__ = ["SCHEMES", "SOURCE"]
 

@@ -64,7 +64,7 @@ from typing import Any
 from .._base import Setup
 from ..kit import BaseReporter
 from ._engine import SRC
-from ._setup import instance_of
+from ._inputs import instance_of
 from .instances import Instance
 from .theory import (
     congestion,

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._engine import ABSORB, DST, SRC, TAG, EngineNode, Gen, Program, Sub, packet
-from ._rec import (
+from ._rec_route import (
     Hierarchy,
     LevelPlan,
     approx_direction,

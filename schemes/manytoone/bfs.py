@@ -24,10 +24,10 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from ._bfs import block_offsets, class_count, distance_class_of, flow_window, prestep_time, start_level, target_of
+from ._bfs_route import block_offsets, class_count, distance_class_of, flow_window, prestep_time, start_level, target_of
 from ._engine import ABSORB, DST, TAG, EngineNode, Gen, Program, Sub, packet
-from ._rec import Hierarchy
-from ._rec_node import R_ADDR, _key, cross_to_mirror, hier_coords
+from ._rec_route import Hierarchy
+from .rec import R_ADDR, _key, cross_to_mirror, hier_coords
 
 __all__ = ["BfsNode", "BfsProgram"]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._engine import ABSORB, SRC, EngineNode, Gen, Program, packet
-from ._offline import offline_schedule
+from ._offline_schedule import offline_schedule
 from .instances import Instance
 
 __all__ = ["OfflineNode", "node_plans"]
