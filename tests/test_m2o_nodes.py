@@ -11,9 +11,9 @@ import pytest
 
 from slotnet import RunSpec, SpecError, run
 from slotnet.schemes import SCHEMES, Setup
-from slotnet.schemes.manytoone import _rec_route as rec
 from slotnet.schemes.manytoone._bfs_route import class_count
 from slotnet.schemes.manytoone._inputs import instance_of
+from slotnet.schemes.manytoone._rec_reference import reference_run
 from slotnet.schemes.manytoone.instances import Instance, instance_to_json, make_instance, mesh_coords, mesh_node
 from slotnet.schemes.manytoone.offline import node_plans
 from slotnet.schemes.manytoone.reporter import M2OReporter
@@ -76,7 +76,7 @@ def test_rec_on_the_fabric_equals_the_reference_step_for_step(monkeypatch, tmp_p
         r = run(RunSpec(name, _topo(sides), params={"instance": _file(tmp_path, inst)}, slots=100_000))
         assert r.invariants["ok"], r.invariants
         inst = instance_of(kept[0].setup.topology, kept[0].setup.params)
-        ref = rec.reference_run(inst)
+        ref = reference_run(inst)
         srcs = [s for s, _ in inst.packets]
         assert tuple(r.per_node["delivery_time"][s] for s in srcs) == ref.first_arrival
         assert tuple(r.per_node["final_arrival"][s] for s in srcs) == ref.delivery
@@ -92,7 +92,7 @@ def test_rec_all_to_centre_matches_the_reference_on_16x16_and_8x8x8():
     """The acceptance instances at small scale: T, buffers and Lemma 4.3 from the nodes' own events."""
     for topo, sides in (("mesh:16x16", (16, 16)), ("mesh:8x8x8", (8, 8, 8))):
         r = run(RunSpec("m2o-rec", topo, params={"workload": "all-to-one"}, slots=100_000))
-        ref = rec.reference_run(make_instance("all-to-one", sides, random.Random(0)), check_links=False)
+        ref = reference_run(make_instance("all-to-one", sides, random.Random(0)), check_links=False)
         assert r.invariants["ok"] and r.invariants["lemma_4_3"]["invocations"] == len(ref.invocations)
         assert (r.metrics["completion_time"], r.metrics["max_queue"]) == (ref.paper_time, ref.max_load)
         assert r.metrics["lemma_4_3_max"] <= 2
