@@ -9,7 +9,7 @@ import pytest
 from slotnet import RunSpec, run
 from slotnet.fabric import parse_topology
 from slotnet.schemes import Setup
-from slotnet.schemes.manytoone._report import M2OReporter
+from slotnet.schemes.manytoone.reporter import M2OReporter
 from slotnet.schemes.pmnb._static_array_report import ArrayBroadcastReporter, LineGeometry
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import itertools
 import random
 
-from slotnet.schemes.manytoone import _bfs as bfs
-from slotnet.schemes.manytoone._rec import Hierarchy
+from slotnet.schemes.manytoone import _bfs_route as bfs
+from slotnet.schemes.manytoone._rec_route import Hierarchy
 
 
 def test_class_count_and_classes():

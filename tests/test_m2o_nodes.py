@@ -11,12 +11,12 @@ import pytest
 
 from slotnet import RunSpec, SpecError, run
 from slotnet.schemes import SCHEMES, Setup
-from slotnet.schemes.manytoone import _rec as rec
-from slotnet.schemes.manytoone._bfs import class_count
-from slotnet.schemes.manytoone._offline_node import node_plans
-from slotnet.schemes.manytoone._report import M2OReporter
-from slotnet.schemes.manytoone._setup import instance_of
+from slotnet.schemes.manytoone._bfs_route import class_count
+from slotnet.schemes.manytoone._inputs import instance_of
+from slotnet.schemes.manytoone._rec_reference import reference_run
 from slotnet.schemes.manytoone.instances import Instance, instance_to_json, make_instance, mesh_coords, mesh_node
+from slotnet.schemes.manytoone.offline import node_plans
+from slotnet.schemes.manytoone.reporter import M2OReporter
 
 FAMILIES = ["all-to-one", "hotspots:k=3", "uniform", "region:lo=0,0;hi=1,2", "bounded:r=2", "uniform:fraction=0.5"]
 FAMILIES_3D = ["all-to-one", "hotspots:k=3", "uniform", "region:lo=1,0,0;hi=2,1,3", "bounded:r=2",
@@ -76,7 +76,7 @@ def test_rec_on_the_fabric_equals_the_reference_step_for_step(monkeypatch, tmp_p
         r = run(RunSpec(name, _topo(sides), params={"instance": _file(tmp_path, inst)}, slots=100_000))
         assert r.invariants["ok"], r.invariants
         inst = instance_of(kept[0].setup.topology, kept[0].setup.params)
-        ref = rec.reference_run(inst)
+        ref = reference_run(inst)
         srcs = [s for s, _ in inst.packets]
         assert tuple(r.per_node["delivery_time"][s] for s in srcs) == ref.first_arrival
         assert tuple(r.per_node["final_arrival"][s] for s in srcs) == ref.delivery
@@ -92,7 +92,7 @@ def test_rec_all_to_centre_matches_the_reference_on_16x16_and_8x8x8():
     """The acceptance instances at small scale: T, buffers and Lemma 4.3 from the nodes' own events."""
     for topo, sides in (("mesh:16x16", (16, 16)), ("mesh:8x8x8", (8, 8, 8))):
         r = run(RunSpec("m2o-rec", topo, params={"workload": "all-to-one"}, slots=100_000))
-        ref = rec.reference_run(make_instance("all-to-one", sides, random.Random(0)), check_links=False)
+        ref = reference_run(make_instance("all-to-one", sides, random.Random(0)), check_links=False)
         assert r.invariants["ok"] and r.invariants["lemma_4_3"]["invocations"] == len(ref.invocations)
         assert (r.metrics["completion_time"], r.metrics["max_queue"]) == (ref.paper_time, ref.max_load)
         assert r.metrics["lemma_4_3_max"] <= 2
@@ -245,7 +245,7 @@ def test_bfs_short_classes_are_fast_with_the_preliminary_simplification():
 
 def test_offline_replay_is_the_planned_schedule():
     """The nodes carry the §3 schedule exactly: T_loc and every delivery time as planned."""
-    from slotnet.schemes.manytoone._offline import offline_schedule
+    from slotnet.schemes.manytoone._offline_schedule import offline_schedule
 
     for sides, fam in (((8, 8), "all-to-one"), ((6, 5), "hotspots:k=2"), ((4, 4, 4), "uniform")):
         inst = make_instance(fam, sides, random.Random(0))
@@ -323,7 +323,7 @@ def test_a_one_node_wide_family_and_an_empty_instance(tmp_path):
 
 def test_greedy_next_hop_corrects_dimension_zero_first():
     """Greedy's next hop corrects dimension 0 first, then 1; None at the destination."""
-    from slotnet.schemes.manytoone._greedy_node import next_port
+    from slotnet.schemes.manytoone.greedy import next_port
 
     assert next_port((4, 4), (0, 0), (2, 3)) == (0, 1)
     assert next_port((4, 4), (2, 0), (2, 3)) == (1, 1)

@@ -9,7 +9,8 @@ from collections import Counter
 
 import pytest
 
-from slotnet.schemes.manytoone import _rec as rec
+from slotnet.schemes.manytoone import _rec_route as rec
+from slotnet.schemes.manytoone._rec_reference import RecInvariantError, _Run, reference_run
 from slotnet.schemes.manytoone.instances import Instance, all_to_one, make_instance, mesh_coords, mesh_node
 from slotnet.schemes.manytoone.theory import lower_bound
 
@@ -87,7 +88,7 @@ def test_hierarchy_rejects_non_powers_of_two():
     with pytest.raises(ValueError, match=r"power of two.*6x4"):
         rec.Hierarchy((6, 4))
     with pytest.raises(ValueError, match="power of two"):
-        rec.reference_run(Instance((3,), ((0, 2),)))
+        reference_run(Instance((3,), ((0, 2),)))
 
 
 def test_approx_direction_brute_force():
@@ -275,7 +276,7 @@ def _expected_duration(hier: rec.Hierarchy, h: dict, level: int, corner: tuple[i
 def test_reference_delivers_every_packet_exactly_once():
     """Every packet ends at its destination, goes through one invocation per level and one final call."""
     for inst in _instances(66, seed=1):
-        res = rec.reference_run(inst)
+        res = reference_run(inst)
         hier = rec.Hierarchy(inst.sides)
         per_level = Counter()
         final = Counter()
@@ -293,7 +294,7 @@ def test_reference_delivers_every_packet_exactly_once():
 def test_reference_lemmas_4_2_and_4_3():
     """Lemma 4.3 (at most 2V(H) packets per invocation) and Lemma 4.2's counts per cube differ by <= 1."""
     for inst in _instances(66, seed=2):
-        res = rec.reference_run(inst)
+        res = reference_run(inst)
         assert res.lemma_4_3_violations == ()
         counts: dict[tuple[int, int], list[int]] = {}
         for inv in res.invocations:
@@ -306,7 +307,7 @@ def test_reference_lemmas_4_2_and_4_3():
 def test_reference_fixed_durations_and_buffers():
     """Invocations of a cube all last the same; the return time follows from plans and h; buffers stay within sum C_l + 2."""
     for inst in _instances(44, seed=3):
-        res = rec.reference_run(inst)
+        res = reference_run(inst)
         hier = rec.Hierarchy(inst.sides)
         root = tuple(0 for _ in inst.sides)
         assert res.return_time == _expected_duration(hier, res.h, 0, root) == rec.invocation_duration(hier, res.h, 0, root)
@@ -319,13 +320,13 @@ def test_reference_fixed_durations_and_buffers():
 def test_reference_is_deterministic():
     """The same instance gives the same delivery times, buffers and invocation records."""
     for inst in _instances(12, seed=4):
-        assert rec.reference_run(inst) == rec.reference_run(inst, check_links=False)
+        assert reference_run(inst) == reference_run(inst, check_links=False)
 
 
 def test_reference_all_to_one_structure():
     """All-to-centre on 8x8: h = 4 on the centre's cubes, each invocation holding V(H) packets."""
     inst = all_to_one((8, 8), random.Random(1))
-    res = rec.reference_run(inst)
+    res = reference_run(inst)
     hier = rec.Hierarchy((8, 8))
     for level in range(1, hier.levels + 1):
         cube = hier.cube_id((4, 4), level)
@@ -337,10 +338,10 @@ def test_reference_all_to_one_structure():
 
 def test_round_checker_refuses_two_packets_on_a_link():
     """The lockstep-round checker fails loudly when a node sends twice in a round or a link is reused."""
-    run = rec._Run(Instance((4,), ((0, 3), (1, 3))), check_links=True)
+    run = _Run(Instance((4,), ((0, 3), (1, 3))), check_links=True)
     run._round([(0, 1)], 0, 1, 0)  # packet 0 crosses 0->1 in step 0; both packets now at node 1
-    with pytest.raises(rec.RecInvariantError, match="sends two packets"):
+    with pytest.raises(RecInvariantError, match="sends two packets"):
         run._round([(0, 1), (1, 1)], 0, 1, 1)
     run._round([(0, 1)], 0, 1, 1)  # packet 0 crosses 1->2 in step 1
-    with pytest.raises(rec.RecInvariantError, match=r"link 1->2 used twice at step 1"):
+    with pytest.raises(RecInvariantError, match=r"link 1->2 used twice at step 1"):
         run._round([(1, 1)], 0, 1, 1)

@@ -9,9 +9,9 @@ from fractions import Fraction
 
 import pytest
 
-from slotnet.schemes.manytoone import _offline as off
+from slotnet.schemes.manytoone import _offline_schedule as off
 from slotnet.schemes.manytoone import theory as th
-from slotnet.schemes.manytoone._rec import reference_run
+from slotnet.schemes.manytoone._rec_reference import reference_run
 from slotnet.schemes.manytoone.instances import Instance, all_to_one, make_instance, mesh_coords
 
 TINY = [(5,), (7,), (3, 3), (2, 4), (4, 3), (2, 2, 2), (3, 2, 2)]

@@ -1,28 +1,53 @@
 """Many-to-one packet routing on meshes (Mansour & Patt-Shamir).
 
 Source: Y. Mansour and B. Patt-Shamir, "Many-to-one packet routing on grids" (the seed
-paper). Pure, network-free parts:
+paper). All four schemes run on ``mesh:`` topologies of dimension 1 to 3 until
+quiescence, with the instance from ``--param instance=FILE`` or ``--param workload=...
+seed=S``.
+
+Schemes, one module each (record, node rule, prepare, theory beside the run):
+
+* :mod:`.greedy` -- ``m2o-greedy``, the baseline: dimension-order shortest paths, one
+  FIFO (or farthest-first) queue per out-port; runs under every fault kind;
+* :mod:`.rec` -- ``m2o-rec``, rec_route of §4 carried out locally, reproducing the pure
+  reference :func:`._rec_reference.reference_run` step for step;
+* :mod:`.bfs` -- ``m2o-bfs``, §5's bfs_route with load balancing (Theorem 5.1) and time
+  multiplexing over the distance classes;
+* :mod:`.offline` -- ``m2o-offline``, CENTRALISED: the §3 schedule computed in
+  ``prepare`` and replayed by the nodes as a precomputed plan.
+
+Shared by them: :mod:`.reporter` (metrics and invariants, fault books); :mod:`._inputs`
+(params, instance parsing, mesh checks, the fault declarations); :mod:`._engine` (the
+node base: buffer accounting, and the engine that runs local programs written as
+generators, time-multiplexed).
+
+Pure, network-free parts:
 
 * :mod:`.instances` -- the instance record (§2: at most one packet per source), JSON
   instance files, the workload generators and their ``--param workload=`` strings;
 * :mod:`.theory` -- D_I, W_I (exact over all boxes), the lower bound of Theorem 2.1 in
   exact form, the time and space bounds of Theorems 1.1-1.3, Theorem 5.1 and §5's
   average-delay lower bound;
-* :mod:`._rec` -- §4's rec_route: the hierarchical partition, the linearised address of
-  Definition 4.1, h(l), the fixed phase durations, every node's local rules, and a pure
-  step-by-step reference execution that checks Lemma 4.3;
-* :mod:`._bfs` -- §5's bfs_route: distance classes, line balancing (Theorem 5.1) and
-  the phase windows;
-* :mod:`._offline` -- centralised: the offline schedule of §3 (paths from a max-flow,
-  Theorem 3.1), timed greedily and verified.
+* :mod:`._rec_route` -- §4's rec_route: the hierarchical partition, the linearised
+  address of Definition 4.1, h(l), the fixed phase durations and every node's local rules;
+* :mod:`._rec_reference` -- a pure step-by-step reference execution of rec_route that
+  checks Lemma 4.3;
+* :mod:`._bfs_route` -- §5's bfs_route: distance classes, line balancing (Theorem 5.1)
+  and the phase windows;
+* :mod:`._offline_schedule` -- centralised: the offline schedule of §3 (paths from a
+  max-flow, Theorem 3.1), timed greedily and verified.
 
-Schemes (node rules): :mod:`.routing` (``m2o-greedy``, ``m2o-rec``, ``m2o-bfs``,
-``m2o-offline``); ``slotnet repro mansour`` is :mod:`.repro`.
+``slotnet repro mansour`` is :mod:`.repro`.
 """
 
 from __future__ import annotations
 
+from .bfs import SCHEME as BFS
+from .greedy import SCHEME as GREEDY
+from .offline import SCHEME as OFFLINE
+from .rec import SCHEME as REC
 from .repro import EXPERIMENTS
-from .routing import SCHEMES
 
 __all__ = ["EXPERIMENTS", "SCHEMES"]
+
+SCHEMES = (GREEDY, REC, BFS, OFFLINE)

@@ -1,8 +1,10 @@
-"""A node that runs local routing programs written as generators, with buffer accounting.
+"""The shared node base of the many-to-one schemes: buffer accounting, and an engine for local programs.
 
-The node rules of ``m2o-rec`` and ``m2o-bfs`` are written as plain generators over
-their own clock (see :class:`Program`); :class:`EngineNode` runs them on the slotted
-fabric. It does three things a program should not have to repeat:
+:class:`BufferedNode` counts the packets a node stores (§2's load and the occupancy)
+and records every new peak; every node of the family is one (``m2o-greedy``'s directly).
+The node rules of ``m2o-rec``, ``m2o-bfs`` and ``m2o-offline`` are written as plain
+generators over their own clock (see :class:`Program`); :class:`EngineNode` runs them
+on the slotted fabric. It does three things a program should not have to repeat:
 
 * **Time multiplexing** (§5). With ``K`` versions, version c owns the global slots
   ``t = K tau + c``; its program sees only its own clock tau. A message it sends at tau
@@ -28,15 +30,23 @@ encodes a message when it is sent).
 
 Events recorded: ``delivered(src, first, last)`` once per packet, at its destination;
 ``peak(load, occupancy)`` whenever the node's largest load or occupancy grows.
+
+Shared by rec_route and bfs_route (§4's Step 1, which §5 reuses): packets carry
+Definition 4.1's address of their destination in field :data:`R_ADDR` and are ordered
+by :func:`packet_key`; :func:`cross_to_mirror` is one stage of Step 1.
 """
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from collections.abc import Callable, Generator
 from typing import Any
 
 from slotnet.nodes import Node, NodeContext
+
+from ._rec_route import Hierarchy, approx_direction
+from .instances import mesh_coords
 
 __all__ = [
     "ABSORB",
@@ -44,16 +54,23 @@ __all__ = [
     "FIRST",
     "HOPS",
     "LAST",
+    "R_ADDR",
     "SRC",
     "TAG",
+    "BufferedNode",
     "EngineNode",
     "Gen",
     "Program",
     "Sub",
+    "cross_to_mirror",
+    "hier_coords",
     "packet",
+    "packet_key",
 ]
 
 HOPS, SRC, DST, FIRST, LAST, ABSORB, TAG = 2, 3, 4, 5, 6, 7, 8
+#: The field of rec_route's and bfs_route's packets holding R(dest), Definition 4.1's address.
+R_ADDR = 9
 
 #: A program body: yields the next version time it must run at (None: only when a
 #: message comes), receives ``(tau, [(in_port, message), ...])``.
@@ -163,13 +180,30 @@ def _boot(prog: Program) -> Gen:
     yield from prog.body()
 
 
-class EngineNode(Node):
-    """Runs ``K`` programs, one per version, on the fabric (see the module docstring)."""
+class BufferedNode(Node):
+    """A node that counts the packets it stores: ``occ`` all of them, ``load`` those bound
+    elsewhere (§2's L_v(t)), and records ``peak(load, occupancy)`` whenever either maximum grows."""
 
     def __init__(self, ctx: NodeContext) -> None:
         super().__init__(ctx)
         self.me = ctx.node
         self.occ = self.load = self.max_load = self.max_occ = 0
+
+    def _peak(self) -> None:
+        if self.load > self.max_load or self.occ > self.max_occ:
+            self.max_load = max(self.max_load, self.load)
+            self.max_occ = max(self.max_occ, self.occ)
+            self.ctx.record("peak", self.max_load, self.max_occ)
+
+    def held(self) -> int:
+        return self.occ
+
+
+class EngineNode(BufferedNode):
+    """Runs ``K`` programs, one per version, on the fabric (see the module docstring)."""
+
+    def __init__(self, ctx: NodeContext) -> None:
+        super().__init__(ctx)
         self.delivered_here = 0
 
     def programs(self) -> list[Program]:
@@ -204,15 +238,6 @@ class EngineNode(Node):
         self.occ -= 1
         self.delivered_here += 1
         self.ctx.record("delivered", msg[SRC], msg[FIRST], msg[LAST])
-
-    def _peak(self) -> None:
-        if self.load > self.max_load or self.occ > self.max_occ:
-            self.max_load = max(self.max_load, self.load)
-            self.max_occ = max(self.max_occ, self.occ)
-            self.ctx.record("peak", self.max_load, self.max_occ)
-
-    def held(self) -> int:
-        return self.occ
 
     # -- the loop -----------------------------------------------------------------------
     async def run(self) -> None:
@@ -293,3 +318,41 @@ class EngineNode(Node):
             else:
                 finals.append((port, msg))
         return finals
+
+
+# -- shared by rec_route and bfs_route ------------------------------------------------------
+def packet_key(pkt: list[Any]) -> tuple[int, int]:
+    """The order of packets at a node: ``(R(dest), source)`` (Definition 4.1's address, ties by source)."""
+    return (pkt[R_ADDR], pkt[SRC])
+
+
+@functools.lru_cache(maxsize=4096)
+def hier_coords(sides: tuple[int, ...], node: int) -> tuple[int, ...]:
+    """Coordinates of a node id (dimension 0 fastest: :func:`.instances.mesh_coords`), cached."""
+    return mesh_coords(sides, node)
+
+
+def cross_to_mirror(prog: Program, hier: Hierarchy, level: int, dim: int, t: int, rounds: int, mine: list[list[Any]],
+                    absorb: int, fallback: int, where: str) -> Sub:
+    """One stage of Step 1 (§4, and §5's versions): the packets of ``mine`` that must change
+    half along ``dim`` cross to the mirror node, one per round of ``d = side/2`` steps, in
+    address order. Both rec_route and bfs_route run it.
+
+    Raises:
+        RuntimeError: more movers than rounds (the schedule's bound broken), naming ``where``.
+    """
+    d = hier.level_sides(level)[dim] // 2
+    movers = []
+    for pkt in sorted(mine, key=packet_key):
+        sign = approx_direction(hier, level, dim, prog.coords, hier_coords(prog.sides, pkt[DST]))
+        if sign:
+            movers.append((pkt, sign))
+    if len(movers) > rounds:
+        raise RuntimeError(f"node {prog.me}: {len(movers)} movers for {rounds} rounds ({where})")
+    for r, (pkt, sign) in enumerate(movers):
+        ts = t + r * d
+        yield from prog.reach(ts, lambda: True, fallback)
+        mine.remove(pkt)
+        pkt[TAG] = "a"
+        pkt[ABSORB] = absorb
+        prog.send_packet(prog.port(dim, sign), pkt, d, ts)

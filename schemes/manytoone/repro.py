@@ -9,7 +9,7 @@ all-to-centre on ``k x k x k``):
 * ``D``, ``W``, ``lower bound``: D_I, W_I (exact over all boxes) and Theorem 2.1's
   bound (model rows);
 * ``T rec``: rec_route's T_loc, beside the pure reference execution
-  (:func:`._rec.reference_run`, judged with tolerance 0: the nodes must reproduce it);
+  (:func:`._rec_reference.reference_run`, judged with tolerance 0: the nodes must reproduce it);
   ``T rec / (D + W log D)``: stays bounded (Theorem 1.2);
 * ``max_queue rec`` (the space complexity of §2) beside the reference, and
   ``max_queue rec / log2 D``: grows like log D (Theorem 1.2's O(log D));

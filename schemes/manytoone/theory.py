@@ -47,6 +47,10 @@ expression inside the O, without constants, and say so):
 Logarithms are base 2 (the hierarchical partition of §4 halves the side at each level);
 ``log D`` is taken as ``log2(max(D, 2))`` so that ``D + W log D`` keeps its W term on
 instances with ``D_I <= 1``.
+
+Beside a run, every scheme of the package reports :func:`instance_bounds` (its theory
+adapter, in the scheme's own module, adds what is its own: the reference execution for
+``m2o-rec``, the plan's length for ``m2o-offline``).
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -77,6 +82,7 @@ __all__ = [
     "distance_classes",
     "greedy_space_bound",
     "imbalance",
+    "instance_bounds",
     "log_d",
     "lower_bound",
     "mean_delay_lower_bound",
@@ -540,4 +546,18 @@ def theory_metrics(instance: Instance, completion_time: float | None = None) -> 
         out["ratio_dw"] = math.inf if dw == 0 else completion_time / dw
         out["ratio_dw_log"] = math.inf if dwl == 0 else completion_time / dwl
         out["ratio_lower_bound"] = math.inf if lb == 0 else completion_time / lb
+    return out
+
+
+def instance_bounds(instance: Instance) -> dict[str, Any]:
+    """What every many-to-one scheme reports beside its run: :func:`theory_metrics`, greedy's
+    buffer bound (:func:`greedy_space_bound`, ours) and the mean-delay lower bound overall and
+    per distance class (``class_mean_delay_lower_bound[k]``, None for an empty class)."""
+    out: dict[str, Any] = dict(theory_metrics(instance))
+    out["greedy_space_bound"] = greedy_space_bound(instance)
+    out["mean_delay_lower_bound"] = mean_delay_lower_bound(instance)
+    classes = distance_classes(instance)
+    top = max(classes, default=-1)
+    out["class_mean_delay_lower_bound"] = [mean_delay_lower_bound(instance, classes[k]) if k in classes else None
+                                           for k in range(top + 1)]
     return out

@@ -1,4 +1,4 @@
-"""The ``m2o-greedy`` node rule: dimension-order shortest paths, one queue per out-port.
+"""``m2o-greedy``: dimension-order shortest paths, one FIFO (or farthest-first) queue per out-port.
 
 The baseline the paper's local algorithms are measured against (§1 discusses why
 greedy routing needs large buffers on many-to-one instances). A packet corrects
@@ -7,10 +7,10 @@ out-port and sends the head of each non-empty queue every step. ``order=fifo``: 
 come, first served (packets arriving in one step in increasing in-port order, after
 the node's own packet at step 0); ``order=farthest-first``: the packet with the most
 hops still to go first, ties first come. A packet is delivered (consumed) on arriving
-at its destination. Buffers are counted by the engine's rules (:mod:`._engine`): a
-packet counts at a node from its arrival until it leaves.
+at its destination. Buffers are counted by the family's rules (:class:`._engine.BufferedNode`):
+a packet counts at a node from its arrival until it leaves.
 
-Faults (issue #11): every kind is tolerated, none is repaired. The rule has no schedule,
+Faults: every kind is tolerated, none is repaired. The rule has no schedule,
 so a message a fault destroys (``loss``, ``corrupt``, a down link or partition, a stalled
 or crashed receiver) simply never arrives, a copy ``dup`` adds is routed and delivered
 like the original (the reporter tells its second delivery from a scheme bug), and a
@@ -19,8 +19,14 @@ has exactly one next hop, so a packet queued for a dead link is sent into it and
 there, counted by cause. A crashed node loses its queues (the fabric books them as
 ``crash``, from :meth:`GreedyNode.held`); restarted, it is a node whose own packet --
 §2's input at time 0 -- is gone (sent before the crash, or destroyed by it), so it does
-not create it again and only forwards what reaches it. The reporter accounts for every
-packet (:mod:`._report`).
+not create it again and only forwards what reaches it. The shared reporter accounts for
+every packet (:mod:`.reporter`): each delivered, lost to a fault by cause (``crash`` for
+those a crashed node held), or still in progress, and second deliveries of packets a
+``dup`` fault copied told apart from scheme bugs. A lost packet leaves nobody waiting,
+so a faulted run still ends at quiescence.
+
+The instance comes from ``--param instance=FILE`` or ``--param workload=... seed=S``
+(:mod:`._inputs`); the run goes on until quiescence.
 """
 
 from __future__ import annotations
@@ -29,11 +35,15 @@ import heapq
 from collections import deque
 from typing import Any
 
-from slotnet.nodes import Node, NodeContext
+from slotnet.nodes import NodeContext
 
-from ._engine import DST, FIRST, LAST, SRC, packet
+from .._base import Param, Scheme, Setup
+from ._engine import DST, FIRST, LAST, SRC, BufferedNode, packet
+from ._inputs import COMMON_PARAMS, MESH, SOURCE, instance_of, prepare_instance
+from .reporter import M2OReporter
+from .theory import instance_bounds
 
-__all__ = ["GreedyNode", "next_port"]
+__all__ = ["SCHEME", "GreedyNode", "next_port", "prepare", "theory"]
 
 
 def next_port(sides: tuple[int, ...], here: tuple[int, ...], dest: tuple[int, ...]) -> tuple[int, int] | None:
@@ -44,19 +54,17 @@ def next_port(sides: tuple[int, ...], here: tuple[int, ...], dest: tuple[int, ..
     return None
 
 
-class GreedyNode(Node):
+class GreedyNode(BufferedNode):
     """Dimension-order routing with per-port FIFO or farthest-first queues."""
 
     def __init__(self, ctx: NodeContext) -> None:
         """The node as §2's time 0 has it: its own packet queued (or waiting to be consumed here)."""
         super().__init__(ctx)
-        self.me = ctx.node
         self.sides = tuple(int(s) for s in ctx.geometry.sides)
         self.coords = tuple(ctx.coords)
         self.farthest = ctx.params["order"] == "farthest-first"
         self.queues: dict[int, Any] = {}
         self.seq = 0
-        self.occ = self.load = self.max_load = self.max_occ = 0
         self.at_home = False  # its own packet is for itself: consumed at its first step
         dest = ctx.params["dest"][self.me]
         if dest >= 0 and not ctx.incarnation:  # restarted after a crash: its packet is gone
@@ -106,18 +114,34 @@ class GreedyNode(Node):
         else:
             self.queues.setdefault(port, deque()).append(msg)
 
-    def _peak(self) -> None:
-        if self.load > self.max_load or self.occ > self.max_occ:
-            self.max_load = max(self.max_load, self.load)
-            self.max_occ = max(self.max_occ, self.occ)
-            self.ctx.record("peak", self.max_load, self.max_occ)
-
-    def held(self) -> int:
-        return self.occ
-
     def held_packets(self) -> list[int]:
         """The sources of the packets queued here (a packet is named by its source, §2)."""
         out: list[int] = [self.me] if self.at_home else []
         for q in self.queues.values():
             out.extend(item[2][SRC] if self.farthest else item[SRC] for item in q)
         return sorted(out)
+
+
+def prepare(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
+    """The instance as node parameters (any mesh sides)."""
+    return prepare_instance(topology, params, "m2o-greedy", power_of_two=False)
+
+
+def theory(setup: Setup) -> dict[str, Any]:
+    """The instance's bounds (:func:`.theory.instance_bounds`; the paper gives greedy none)."""
+    return instance_bounds(instance_of(setup.topology, setup.params))
+
+
+SCHEME = Scheme(
+    name="m2o-greedy",
+    summary="many-to-one baseline: dimension-order shortest paths, FIFO (or farthest-first) per out-port",
+    source=SOURCE,
+    node=GreedyNode,
+    reporter=M2OReporter,
+    prepare=prepare,
+    theory=theory,
+    params=(*COMMON_PARAMS, Param("order", str, "fifo", "queue discipline per out-port", ("fifo", "farthest-first"))),
+    topologies=MESH,
+    until="quiescent",
+    faults=None,  # every kind: see the module docstring
+)

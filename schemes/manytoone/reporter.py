@@ -1,4 +1,4 @@
-"""Reporter and theory of the many-to-one schemes (observer side; never seen by nodes).
+"""The reporter every many-to-one scheme shares (observer side; never seen by nodes).
 
 Events (every scheme): ``delivered(src, first, last)`` -- recorded by the destination
 when the packet of source ``src`` is consumed there; ``first`` is §2's delivery time
@@ -33,7 +33,7 @@ every invocation (from the nodes' ``inv`` events) and one common return step; fo
 ``m2o-bfs`` every phase within its window. One message per link direction per step is
 the fabric's (a second send is refused).
 
-Under faults (issue #11; only ``m2o-greedy`` runs under them) the same three checks
+Under faults (only ``m2o-greedy`` runs under them) the same three checks
 account for what the faults did instead of calling every missing packet a violation.
 Every message a fault destroyed reaches :meth:`M2OReporter.on_lost` with its cause, and
 a packet is named by its source (§2: at most one packet per source), so each packet
@@ -64,21 +64,11 @@ from typing import Any
 from .._base import Setup
 from ..kit import BaseReporter
 from ._engine import SRC
-from ._setup import instance_of
+from ._inputs import instance_of
 from .instances import Instance
-from .theory import (
-    congestion,
-    dilation,
-    distance_class,
-    distance_classes,
-    greedy_space_bound,
-    log_d,
-    lower_bound,
-    mean_delay_lower_bound,
-    theory_metrics,
-)
+from .theory import congestion, dilation, distance_class, log_d, lower_bound
 
-__all__ = ["EVENTS", "M2OReporter", "theory_m2o"]
+__all__ = ["EVENTS", "M2OReporter"]
 
 EVENTS: Mapping[str, tuple[str, ...]] = {
     "delivered": ("src", "first", "last"),
@@ -319,24 +309,10 @@ class M2OReporter(BaseReporter):
                              "unaccounted": created + copies - accounted},
         }
 
+
 def _packet_src(message: Any) -> int | None:
     """The source of a packet message (``["p", version, hops, src, ...]``), or None for another message."""
     if isinstance(message, (list, tuple)) and len(message) > SRC and message[0] == "p" and isinstance(message[SRC], int):
         return int(message[SRC])
     return None
 
-
-def theory_m2o(setup: Setup, extra: Callable[[Instance], dict[str, Any]] | None = None) -> dict[str, Any]:
-    """D_I, W_I, B_I, Theorem 2.1's bound, the scales of Theorems 1.1-1.3, greedy's buffer
-    bound (ours), the mean-delay lower bound overall and per distance class, plus ``extra``."""
-    inst = instance_of(setup.topology, setup.params)
-    out: dict[str, Any] = dict(theory_metrics(inst))
-    out["greedy_space_bound"] = greedy_space_bound(inst)
-    out["mean_delay_lower_bound"] = mean_delay_lower_bound(inst)
-    classes = distance_classes(inst)
-    top = max(classes, default=-1)
-    out["class_mean_delay_lower_bound"] = [mean_delay_lower_bound(inst, classes[k]) if k in classes else None
-                                           for k in range(top + 1)]
-    if extra is not None:
-        out.update(extra(inst))
-    return out

@@ -1,6 +1,6 @@
-"""The ``m2o-bfs`` node rule: §5's bfs_route, one time-multiplexed version per distance class.
+"""``m2o-bfs``: §5's bfs_route, one time-multiplexed version per distance class.
 
-See :mod:`._bfs` for the algorithm as implemented and where it reads the sketch of §5.
+See :mod:`._bfs_route` for the algorithm as implemented and where it reads the sketch of §5.
 Every node runs K programs (:class:`BfsProgram`, one per version, on slots ``k mod K``
 through :mod:`._engine`); version k carries the node's packet if its distance is in
 ``[2^k, 2^(k+1))``. In a version, the node walks down its own chain of cubes: at each
@@ -17,6 +17,11 @@ level-l cube H that has packets (by H''s corner node: the start of H's phase and
 of H''s balancing, the time its packets spent in phase l), and ``overrun(version,
 level, packets)`` from any node still holding a packet away from its target when a
 balancing window closes (never seen in the tests; an invariant).
+
+The scheme runs on meshes whose sides are powers of two, until quiescence, with the
+instance of :mod:`._inputs`; beside the run it reports the instance's bounds. It
+declares no fault kind supported: §5 time-multiplexes the distance classes in fixed
+phases, which a packet a fault destroys, copies or moves breaks (:mod:`._inputs`).
 """
 
 from __future__ import annotations
@@ -24,14 +29,30 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from ._bfs import block_offsets, class_count, distance_class_of, flow_window, prestep_time, start_level, target_of
-from ._engine import ABSORB, DST, TAG, EngineNode, Gen, Program, Sub, packet
-from ._rec import Hierarchy
-from ._rec_node import R_ADDR, _key, cross_to_mirror, hier_coords
+from .._base import Scheme, Setup
+from ._bfs_route import block_offsets, class_count, distance_class_of, flow_window, prestep_time, start_level, target_of
+from ._engine import (
+    ABSORB,
+    DST,
+    R_ADDR,
+    TAG,
+    EngineNode,
+    Gen,
+    Program,
+    Sub,
+    cross_to_mirror,
+    hier_coords,
+    packet,
+    packet_key,
+)
+from ._inputs import COMMON_PARAMS, MESH, NO_FAULTS, NO_RETRY, SOURCE, instance_of, prepare_instance
+from ._rec_route import Hierarchy
+from .reporter import M2OReporter
+from .theory import instance_bounds
 
-__all__ = ["BfsNode", "BfsProgram"]
+__all__ = ["SCHEME", "BfsNode", "BfsProgram", "prepare", "theory"]
 
-TARGET = 9
+TARGET = 9  # the same field as R_ADDR: once balancing sets a target, packet_key orders the packet by it
 
 
 @functools.lru_cache(maxsize=32)
@@ -110,7 +131,7 @@ class BfsProgram(Program):
             self.take(mine)
             up: list[list[Any]] = []
             down: list[list[Any]] = []
-            for pkt in sorted(mine, key=_key):
+            for pkt in sorted(mine, key=packet_key):
                 off = block_offsets(sides, level, self.coords, hier_coords(sides, pkt[DST]))[dim]
                 if abs(off) > 1:
                     raise RuntimeError(f"node {self.me}: version {self.version} packet {off} cubes away")
@@ -194,7 +215,7 @@ class BfsProgram(Program):
         yield from self.reach(end, lambda: False, end)
         # the flow: each packet to its position in the balanced layout
         stop = end + flow_window(top, m)
-        for i, pkt in enumerate(sorted(mine, key=_key)):
+        for i, pkt in enumerate(sorted(mine, key=packet_key)):
             pkt[TARGET] = target_of(before + i, total, m)
         plus, minus = self.ctx.port(dim, 1), self.ctx.port(dim, -1)
 
@@ -211,7 +232,7 @@ class BfsProgram(Program):
             for port, pick in ((plus, max), (minus, min)):
                 ahead = [p for p in mine if (p[TARGET] > pos if pick is max else p[TARGET] < pos)]
                 if ahead:
-                    pkt = pick(ahead, key=lambda p: (p[TARGET], _key(p)))
+                    pkt = pick(ahead, key=lambda p: (p[TARGET], packet_key(p)))
                     mine.remove(pkt)
                     pkt[TAG] = "b"
                     pkt[ABSORB] = 1
@@ -221,6 +242,7 @@ class BfsProgram(Program):
         yield from self.reach(stop, lambda: bool(mine or self.incoming), stop)
         self.take(mine)
         return stop, sum(1 for p in mine if p[TARGET] != pos)
+
 
 class BfsNode(EngineNode):
     """A node running one :class:`BfsProgram` per distance class."""
@@ -248,3 +270,29 @@ class BfsNode(EngineNode):
 
     def programs(self) -> list[Program]:
         return [BfsProgram(self, c, self.own if c == self.own_class else None) for c in range(self.k)]
+
+
+def prepare(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
+    """The instance as node parameters (every mesh side a power of two: §4's partition)."""
+    return prepare_instance(topology, params, "m2o-bfs", power_of_two=True)
+
+
+def theory(setup: Setup) -> dict[str, Any]:
+    """The instance's bounds (:func:`.theory.instance_bounds`), per distance class included."""
+    return instance_bounds(instance_of(setup.topology, setup.params))
+
+
+SCHEME = Scheme(
+    name="m2o-bfs",
+    summary="bfs_route of §5: load balancing, log D time-multiplexed distance classes (average delivery time)",
+    source=SOURCE,
+    node=BfsNode,
+    reporter=M2OReporter,
+    prepare=prepare,
+    theory=theory,
+    params=COMMON_PARAMS,
+    topologies=MESH,
+    until="quiescent",
+    faults=NO_FAULTS,
+    faults_why=f"§5 time-multiplexes the distance classes in fixed phases (Theorem 5.1); {NO_RETRY}",
+)

@@ -1,12 +1,13 @@
-"""The ``m2o-rec`` node rule: rec_route of §4 carried out by the nodes themselves.
+"""``m2o-rec``: rec_route of §4 carried out by the nodes themselves.
 
-Every node runs the same recursion as :func:`._rec.reference_run`, but only its own
-part of it, from its coordinates, the clock, its own packets and the messages it
-receives; no node reads another's state. The schedule is :mod:`._rec`'s: the fixed
-segments of :func:`._rec.level_plan`, the rules :func:`._rec.approx_direction`,
-:func:`._rec.keeps_low`, :func:`._rec.merge_split`, :func:`._rec.spread_target`,
-:func:`._rec.h_value`, :func:`._rec.batch_index`. Per invocation of the node's
-level-l cube H (all of H's nodes start it at the same step t0):
+Every node runs the same recursion as :func:`._rec_reference.reference_run`, but only
+its own part of it, from its coordinates, the clock, its own packets and the messages
+it receives; no node reads another's state. The schedule is :mod:`._rec_route`'s: the
+fixed segments of :func:`._rec_route.level_plan`, the rules
+:func:`._rec_route.approx_direction`, :func:`._rec_route.keeps_low`,
+:func:`._rec_route.merge_split`, :func:`._rec_route.spread_target`,
+:func:`._rec_route.h_value`, :func:`._rec_route.batch_index`. Per invocation of the
+node's level-l cube H (all of H's nodes start it at the same step t0):
 
 1. Step 1, stage by stage: the node's movers (packets whose destination is in the
    other half, by key ``(R(dest), source)``), one per round, each a move of ``d`` hops
@@ -37,6 +38,12 @@ arrives, when it has something to send, and once at the end of each invocation's
 fixed part. Events: ``inv(level, cube, index, n_here, start)`` at every invocation
 the node takes part in with packets, and always at the cube's corner node (the
 reporter sums them per invocation: Lemma 4.3); the engine's ``delivered`` and ``peak``.
+
+The scheme runs on meshes whose sides are powers of two (§4), until quiescence, with
+the instance of :mod:`._inputs`; beside the run it reports the pure reference execution
+of the same instance (:func:`theory`). It declares no fault kind supported: §4's
+invocations run in windows every node computes from the instance (Lemma 4.3), and a
+packet a fault destroys, copies or moves breaks them (:mod:`._inputs`).
 """
 
 from __future__ import annotations
@@ -46,22 +53,41 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ._engine import ABSORB, DST, SRC, TAG, EngineNode, Gen, Program, Sub, packet
-from ._rec import (
+from .._base import Scheme, Setup
+from ._engine import (
+    ABSORB,
+    DST,
+    R_ADDR,
+    SRC,
+    TAG,
+    EngineNode,
+    Gen,
+    Program,
+    Sub,
+    cross_to_mirror,
+    hier_coords,
+    packet,
+    packet_key,
+)
+from ._inputs import COMMON_PARAMS, MESH, NO_FAULTS, NO_RETRY, SOURCE, instance_of, prepare_instance
+from ._rec_reference import reference_run
+from ._rec_route import (
     Hierarchy,
     LevelPlan,
-    approx_direction,
     batch_index,
     h_value,
     keeps_low,
     level_plan,
     merge_split,
+    occupancy_bound,
     spread_target,
 )
+from .reporter import M2OReporter
+from .theory import instance_bounds
 
-__all__ = ["RecNode", "RecProgram", "Schedule", "schedule"]
+__all__ = ["SCHEME", "RecNode", "RecProgram", "Schedule", "prepare", "schedule", "theory"]
 
-R_ADDR, RANK, CUR = 9, 10, 11
+RANK, CUR = 10, 11  # after R_ADDR (field 9): the packet's rank in its sorted cube, its current virtual slot
 
 
 @dataclass(frozen=True)
@@ -111,36 +137,6 @@ def schedule(sides: tuple[int, ...]) -> Schedule:
         counts.append(count)
         spreads.append(spread)
     return Schedule(hier, plans, tuple(steps), tuple(counts), tuple(spreads))
-
-
-def _key(pkt: list[Any]) -> tuple[int, int]:
-    return (pkt[R_ADDR], pkt[SRC])
-
-
-def cross_to_mirror(prog: Program, hier: Hierarchy, level: int, dim: int, t: int, rounds: int, mine: list[list[Any]],
-                    absorb: int, fallback: int, where: str) -> Sub:
-    """One stage of Step 1 (§4, and §5's versions): the packets of ``mine`` that must change
-    half along ``dim`` cross to the mirror node, one per round of ``d = side/2`` steps, in
-    address order. Both rec_route and bfs_route run it.
-
-    Raises:
-        RuntimeError: more movers than rounds (the schedule's bound broken), naming ``where``.
-    """
-    d = hier.level_sides(level)[dim] // 2
-    movers = []
-    for pkt in sorted(mine, key=_key):
-        sign = approx_direction(hier, level, dim, prog.coords, hier_coords(prog.sides, pkt[DST]))
-        if sign:
-            movers.append((pkt, sign))
-    if len(movers) > rounds:
-        raise RuntimeError(f"node {prog.me}: {len(movers)} movers for {rounds} rounds ({where})")
-    for r, (pkt, sign) in enumerate(movers):
-        ts = t + r * d
-        yield from prog.reach(ts, lambda: True, fallback)
-        mine.remove(pkt)
-        pkt[TAG] = "a"
-        pkt[ABSORB] = absorb
-        prog.send_packet(prog.port(dim, sign), pkt, d, ts)
 
 
 class RecProgram(Program):
@@ -224,7 +220,7 @@ class RecProgram(Program):
         else:
             yield from self.reach(t_calls, lambda: bool(mine or self.incoming), t_calls)
             mine += self.take_incoming()
-            mine.sort(key=_key)
+            mine.sort(key=packet_key)
             for r, pkt in enumerate(mine):
                 pkt[RANK] = r
             n = len(mine)
@@ -265,20 +261,20 @@ class RecProgram(Program):
         c = self.version
         t_sort = t0 + plan.approx_time
         yield from self.reach(t_sort, lambda: bool(mine or self.incoming), t_calls)
-        block = sorted(mine + self.take_incoming(), key=_key)
+        block = sorted(mine + self.take_incoming(), key=packet_key)
         if len(block) > cap:
             raise RuntimeError(f"node {self.me}: {len(block)} packets before sorting, capacity {cap}")
         for k, step in enumerate(self.sched.sort_steps[level]):
             tk = t0 + step.keys_at
             yield from self.reach(tk, self.holding(block), t_calls)
             if self.incoming:
-                block = sorted(block + self.take_incoming(), key=_key)
+                block = sorted(block + self.take_incoming(), key=packet_key)
             b = hier.local_bits(child)[step.bit][1]
             sign = -1 if (coords[step.dim] >> b) & 1 else 1
             port = self.port(step.dim, sign)
             d = step.distance
             if block:
-                flat = [v for pkt in block for v in _key(pkt)]
+                flat = [v for pkt in block for v in packet_key(pkt)]
                 self.send_control(port, ["k", c, d - 1, k, flat], tk)
             td = t0 + step.data_at
             yield from self.reach(td, self.holding(block, incoming=False), t_calls)
@@ -286,10 +282,10 @@ class RecProgram(Program):
             if not block:
                 continue
             other = [(theirs[i], theirs[i + 1]) for i in range(0, len(theirs), 2)]
-            kept, _ = merge_split([_key(p) for p in block], other, cap, keeps_low(x, step.stage, step.bit))
+            kept, _ = merge_split([packet_key(p) for p in block], other, cap, keeps_low(x, step.stage, step.bit))
             keep = set(kept)
-            sends = [p for p in block if _key(p) not in keep]
-            block = [p for p in block if _key(p) in keep]
+            sends = [p for p in block if packet_key(p) not in keep]
+            block = [p for p in block if packet_key(p) in keep]
             for r, pkt in enumerate(sends):
                 ts = td + r * d
                 yield from self.reach(ts, lambda: True, t_calls)
@@ -299,7 +295,7 @@ class RecProgram(Program):
         tc0 = t0 + self.sched.count_at[level]
         yield from self.reach(tc0, lambda: bool(block or self.incoming), t_calls)
         if self.incoming:
-            block = sorted(block + self.take_incoming(), key=_key)
+            block = sorted(block + self.take_incoming(), key=packet_key)
         partial = [len(block)]
         offset = 0
         for bi, (dim, b) in enumerate(bits):
@@ -395,20 +391,6 @@ class RecProgram(Program):
         return ret
 
 
-@functools.lru_cache(maxsize=4096)
-def _coords_cache(sides: tuple[int, ...], node: int) -> tuple[int, ...]:
-    out = []
-    for s in sides:
-        node, c = divmod(node, s)
-        out.append(c)
-    return tuple(out)
-
-
-def hier_coords(sides: tuple[int, ...], node: int) -> tuple[int, ...]:
-    """Coordinates of a node id (dimension 0 fastest), cached."""
-    return _coords_cache(sides, node)
-
-
 class RecNode(EngineNode):
     """A node running :class:`RecProgram` (one version)."""
 
@@ -430,3 +412,46 @@ class RecNode(EngineNode):
 
     def finish(self) -> None:
         self.ctx.record("returned", self.return_time)
+
+
+def prepare(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
+    """The instance as node parameters (every mesh side a power of two, §4)."""
+    return prepare_instance(topology, params, "m2o-rec", power_of_two=True)
+
+
+def theory(setup: Setup) -> dict[str, Any]:
+    """The instance's bounds, and the pure reference execution of rec_route (the same model,
+    computed centrally) under the metric names, beside the run."""
+    inst = instance_of(setup.topology, setup.params)
+    res = reference_run(inst, check_links=False)
+    firsts = res.first_arrival
+    return {
+        **instance_bounds(inst),
+        "completion_time": res.paper_time,
+        "final_arrival_time": res.completion_time,
+        "mean_delay": sum(firsts) / len(firsts) if firsts else None,
+        "max_queue": res.max_load,
+        "max_occupancy": res.max_occupancy,
+        "return_time": res.return_time,
+        "invocations": len(res.invocations),
+        "occupancy_bound": occupancy_bound(Hierarchy(inst.sides)),
+    }
+
+
+SCHEME = Scheme(
+    name="m2o-rec",
+    summary="rec_route of §4: local recursive routing in time O(D + W log D), buffers O(log D)",
+    source=SOURCE,
+    node=RecNode,
+    reporter=M2OReporter,
+    prepare=prepare,
+    theory=theory,
+    # the delays, queues and times beside the run come from rec_route executed centrally
+    # (reference_run), not from a formula: the paper gives only their orders (Theorems 1.1-1.3)
+    theory_label="reference run",
+    params=COMMON_PARAMS,
+    topologies=MESH,
+    until="quiescent",
+    faults=NO_FAULTS,
+    faults_why=f"§4's invocations run in windows every node computes from the instance (Lemma 4.3); {NO_RETRY}",
+)

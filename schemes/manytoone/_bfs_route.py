@@ -5,14 +5,14 @@ to the level-(l+1) subcubes of their destinations; (2) in parallel in every leve
 subcube: (2.1) balance the load over its nodes, (2.2) call bfs_route with all its
 packets. Theorem 1.3 runs ``log D`` independent versions, one per distance class, each
 using the links one step in ``log D``. The paper sketches the pieces; what the node rule
-(:mod:`._bfs_node`) does, exactly:
+(:mod:`.bfs`) does, exactly:
 
 * Classes and multiplexing. A packet at distance d >= 1 from its destination is in
   class ``k = floor(log2 d)`` (the ``P_I(2^k)`` of Theorem 1.3). There are
   ``K = floor(log2 Dmax) + 1`` versions, Dmax the mesh's diameter ``sum (n_i - 1)``
   (known to every node; the instance's D_I is not). Version k owns the slots
   ``t = k mod K`` (:mod:`._engine`); a packet born at its destination is delivered at 0.
-* Hierarchy. The partition of §4 (:class:`._rec.Hierarchy`): power-of-two sides.
+* Hierarchy. The partition of §4 (:class:`._rec_route.Hierarchy`): power-of-two sides.
 * The preliminary simplification of §2, per version. §2 reduces an instance to cubes of
   side D_I "such that all packets destined at a cube are stored in that cube", by a
   local transformation costing a constant factor; Lemma 5.5's proof uses it per class

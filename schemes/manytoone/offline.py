@@ -1,24 +1,33 @@
 """``m2o-offline`` -- CENTRALISED: nodes follow the §3 schedule computed in ``prepare``.
 
-This is not a local algorithm. ``prepare`` runs :func:`._offline.offline_schedule` on the
-whole instance (a max-flow over the extended grid, Theorem 3.1; both stages timed by
-the greedy rule of :mod:`._offline`) and hands every node its own part of the result:
+This is not a local algorithm. ``prepare`` runs :func:`._offline_schedule.offline_schedule`
+on the whole instance (a max-flow over the extended grid, Theorem 3.1; both stages timed
+by the greedy rule of :mod:`._offline_schedule`) and hands every node its own part of the result:
 ``plan[v]``, the list of ``[step, source, port, last]`` sends node v makes (``last``:
 the move ends the packet's trajectory at its destination, where it is consumed). A node
 only replays its list; the run checks that the fabric carries the plan (one message per
 link direction per step, every packet delivered once) and measures it like the local
-schemes, as the reference they are compared with.
+schemes, as the reference they are compared with. Beside the run it reports the
+instance's bounds and the plan's own length (:func:`theory`).
+
+It runs on meshes of any sides, until quiescence, with the instance of :mod:`._inputs`.
+It declares no fault kind supported: each node expects a packet at a planned step, and
+a packet a fault destroys, copies or moves breaks the plan (:mod:`._inputs`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from .._base import Scheme, Setup
 from ._engine import ABSORB, SRC, EngineNode, Gen, Program, packet
-from ._offline import offline_schedule
+from ._inputs import COMMON_PARAMS, MESH, NO_FAULTS, NO_RETRY, SOURCE, instance_of, prepare_instance
+from ._offline_schedule import offline_schedule
 from .instances import Instance
+from .reporter import M2OReporter
+from .theory import instance_bounds
 
-__all__ = ["OfflineNode", "node_plans"]
+__all__ = ["SCHEME", "OfflineNode", "node_plans", "prepare", "theory"]
 
 
 def node_plans(instance: Instance) -> tuple[list[list[list[int]]], int]:
@@ -97,3 +106,39 @@ class OfflineNode(EngineNode):
 
     def programs(self) -> list[Program]:
         return [OfflineProgram(self)]
+
+
+def prepare(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
+    """CENTRALISED: the instance, then the §3 schedule of the whole of it, split into per-node plans."""
+    out = prepare_instance(topology, params, "m2o-offline", power_of_two=False)
+    inst = instance_of(topology, out)
+    plans, length = node_plans(inst)
+    expected = [0] * inst.n_nodes
+    for p in plans:
+        for _, src, _, last in p:
+            if last:
+                expected[out["dest"][src]] += 1
+    return {**out, "plan": plans, "expected": expected, "offline_length": length}
+
+
+def theory(setup: Setup) -> dict[str, Any]:
+    """The instance's bounds, and the planned schedule's own T_loc beside the run."""
+    inst = instance_of(setup.topology, setup.params)
+    return {**instance_bounds(inst), "completion_time": setup.params["offline_length"]}
+
+
+SCHEME = Scheme(
+    name="m2o-offline",
+    summary="CENTRALISED: the offline §3 schedule (max-flow paths, Theorem 3.1) replayed by the nodes",
+    source=SOURCE,
+    node=OfflineNode,
+    reporter=M2OReporter,
+    prepare=prepare,
+    theory=theory,
+    theory_label="plan",  # completion_time beside the run is the §3 schedule's own length
+    params=COMMON_PARAMS,
+    topologies=MESH,
+    until="quiescent",
+    faults=NO_FAULTS,
+    faults_why=f"the nodes replay the §3 schedule (Theorem 3.1), each expecting a packet at a planned step; {NO_RETRY}",
+)

@@ -1,4 +1,4 @@
-"""Parameters and preparation shared by the many-to-one schemes (prepare side, no network).
+"""What the many-to-one schemes share on the prepare side: params, instance parsing, checks, faults.
 
 Every scheme reads its instance once, in ``prepare``: from ``--param instance=FILE``
 (:func:`.instances.load_instance`) or, without a file, from ``--param workload=...``
@@ -8,6 +8,16 @@ RNGs; none of these schemes draws from them). The node parameters hold the insta
 ``dest``: per node id, the destination of the packet it is the source of, or -1. A node
 reads only its own entry ``dest[ctx.node]`` (§2: a node knows its own packet), never
 another node's.
+
+Faults. ``m2o-greedy`` runs under every fault kind (:mod:`.greedy`); the other three
+declare :data:`NO_FAULTS` (a faulted run is a SpecError before its first slot), each
+saying why in its ``faults_why``. §2's model has reliable, synchronous links and every
+packet exists exactly once, unacknowledged: ``m2o-offline`` replays the §3 schedule in
+which each node expects a packet at a planned step, ``m2o-rec`` runs §4's invocations
+in windows every node computes from the instance (Lemma 4.3's common return), and
+``m2o-bfs`` time-multiplexes §5's distance classes in fixed phases; a message a fault
+destroys, copies or delays leaves a node waiting at a step for a packet that is not
+there, or holding one the plan has no place for.
 """
 
 from __future__ import annotations
@@ -21,8 +31,13 @@ from .._base import Param, SchemeError
 from .instances import Instance, load_instance, make_instance, parse_workload
 
 __all__ = [
+    "COMMON_PARAMS",
     "INSTANCE",
+    "MESH",
+    "NO_FAULTS",
+    "NO_RETRY",
     "SEED",
+    "SOURCE",
     "WORKLOAD",
     "check_mesh",
     "instance_of",
@@ -43,6 +58,15 @@ WORKLOAD = Param("workload", workload_text, "all-to-one",
                  "generator: all-to-one[:node=X,Y], hotspots:k=K, uniform, region:lo=..;hi=.., bounded:r=R "
                  "(each with ;fraction=F)")
 SEED = Param("seed", int, 0, "seed of the workload generator (the run's --seed drives node RNGs, unused here)")
+#: The params every scheme of the family takes.
+COMMON_PARAMS = (INSTANCE, WORKLOAD, SEED)
+SOURCE = "Y. Mansour and B. Patt-Shamir, Many-to-one packet routing on grids"
+#: The topologies every scheme of the family runs on.
+MESH = ("mesh",)
+#: The fault kinds m2o-rec, m2o-bfs and m2o-offline declare supported: none (see the module docstring).
+NO_FAULTS: frozenset[str] = frozenset()
+#: The reason the three share, the end of each one's ``faults_why``.
+NO_RETRY = "each packet exists once, with no acknowledgement or retransmission to replace one a fault destroys, copies or moves"
 
 
 def check_mesh(topology: Any, scheme: str, power_of_two: bool) -> tuple[int, ...]:
