@@ -9,7 +9,7 @@ reviewer see. Where a module has a ``.pxd`` beside it (an "augmenting" declarati
 no code, only types), the compiled module gives the locals and fields it names C types:
 the outlet's fields (``fabric/_transport.pxd``), the one-pass rule's bit masks and
 counters (``schemes/deflection/_rule.pxd``) and the deflection observer's counts
-(``schemes/deflection/metrics.pxd``). Only values with a stated bound are typed (node
+(``schemes/deflection/reporter.pxd``). Only values with a stated bound are typed (node
 ids and masks below 2**24, counts of events below 2**63), so the results stay exactly the
 source's.
 
@@ -35,7 +35,7 @@ __all__ = ["COMPILED_MODULES", "PURE_ENV", "build", "child_env"]
 #: The modules setup.py compiles, by import name (their sources sit under the package
 #: directories of pyproject.toml's ``package-dir``): the fabric's per-message path (send,
 #: park, deliver, decode), the node's park and wake-up, the observer's event path, and
-#: deflection routing's node, rule, arrivals and metrics.
+#: deflection routing's node, rule, arrivals and reporter.
 COMPILED_MODULES = (
     "slotnet.fabric._transport",
     "slotnet.nodes._context",
@@ -43,7 +43,7 @@ COMPILED_MODULES = (
     "slotnet.orchestrator._network",
     "slotnet.schemes.deflection._arrivals",
     "slotnet.schemes.deflection._rule",
-    "slotnet.schemes.deflection.metrics",
+    "slotnet.schemes.deflection.reporter",
     "slotnet.schemes.deflection.node",
 )
 

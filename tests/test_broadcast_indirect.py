@@ -2,7 +2,7 @@
 
 Statistical checks use the reporter's 95% batch-means half-widths.  What the paper's
 formulas give and what Rules A-F give slot by slot differ by constants derived in
-``schemes/broadcast/_indirect_model.py``: D is Proposition 5 / Corollary 8 minus
+``schemes/broadcast/_theory_indirect_slots.py``: D is Proposition 5 / Corollary 8 minus
 ``3/2 + (3/2) 2^-d``, and Q's root-bound piece is ``λ (3d + 2 + X)``, not Proposition 6's
 printed ``3 λ R`` (nor ``λ R``).  The tests assert the slot-model values and that the
 printed ones lie outside the interval.
@@ -18,7 +18,7 @@ import pytest
 
 from slotnet import RunSpec, TraceSpec, run
 from slotnet.schemes import SCHEMES, parse_bool
-from slotnet.schemes.broadcast import _indirect_model as model
+from slotnet.schemes.broadcast import _theory_indirect_slots as model
 from slotnet.schemes.broadcast import indirect
 from slotnet.schemes.broadcast import theory as th
 from slotnet.schemes.broadcast import trees as T
@@ -193,7 +193,7 @@ SHARP = STATS[0]  # the setting with a CI narrow enough to tell the paper's cons
 @pytest.mark.slow
 @pytest.mark.parametrize("d,rho,slots", STATS)
 def test_rule_d_delay_is_proposition_5_less_the_last_server(d, rho, slots):
-    """Rule D: D is within its CI of Prop. 5 - 3/2 - (3/2)2^-d (module _indirect_model)."""
+    """Rule D: D is within its CI of Prop. 5 - 3/2 - (3/2)2^-d (module _theory_indirect_slots)."""
     m = _long(d, rho, "D", slots).metrics
     assert _within(m, "mean_broadcast_delay", model.slot_delay(d, rho, "D")), m
 

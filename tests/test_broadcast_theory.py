@@ -13,6 +13,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from slotnet.fabric import parse_topology
+from slotnet.schemes import Setup
+from slotnet.schemes.broadcast import balanced, dtree, indirect, periodic, simple
 from slotnet.schemes.broadcast import theory as th
 from slotnet.schemes.broadcast.paper import TABLE_1, TABLE_1_PRINTED_SLIPS
 
@@ -249,48 +252,63 @@ def test_lower_bounds_below_delays() -> None:
     assert th.delay_lower_bound_universal(8, 1.0) == math.inf
 
 
-def test_theory_metrics_keys() -> None:
-    """theory_metrics returns only what the paper gives, under the shared metric names."""
+def test_scheme_metrics_keys() -> None:
+    """Each scheme's *_metrics returns only what the paper gives, under the shared metric names."""
     d, rho = 8, 0.2
-    assert set(th.theory_metrics("bcast-simple", d, rho)) == {
+    assert set(th.simple_metrics(d, rho)) == {
         "stability_limit",
         "stable",
         "delay_lower_bound",
     }
-    dtree = th.theory_metrics("bcast-dtree", d, rho)
+    dtree = th.dtree_metrics(d, rho)
     assert dtree["mean_broadcast_delay"] == th.dtree_delay(d, rho)
     assert dtree["link_utilization"] == rho and dtree["stable"] is True
-    periodic = th.theory_metrics("bcast-periodic", d, rho)
+    periodic = th.periodic_metrics(d, rho)
     assert periodic["mean_broadcast_delay"] == th.periodic_random_delay(d, rho)
-    mnb = th.theory_metrics("bcast-periodic", d, rho, variant="mnb")
+    mnb = th.periodic_metrics(d, rho, variant="mnb")
     assert mnb["stability_limit"] == th.stability_limit_mnb(d)
-    sim = th.theory_metrics("bcast-periodic", d, rho, variant="simultaneous")
+    sim = th.periodic_metrics(d, rho, variant="simultaneous")
     assert sim["mean_broadcast_delay_light_traffic"] == 1.5 * 255
     assert "mean_broadcast_delay" not in sim
-    balanced = th.theory_metrics("bcast-balanced", d, rho)
+    balanced = th.balanced_metrics(d, rho)
     assert balanced["mean_broadcast_delay_light_traffic"] == 8.5
     assert "mean_broadcast_delay" not in balanced
-    ind = th.theory_metrics("bcast-indirect", d, rho)
+    ind = th.indirect_metrics(d, rho)
     assert ind["mean_queue_per_node"] == th.indirect_queue(d, rho)
-    ind2 = th.theory_metrics("bcast-indirect", d, rho, rule="D'")
+    ind2 = th.indirect_metrics(d, rho, rule="D'")
     assert ind2["mean_broadcast_delay"] == th.indirect_delay_rule_d_prime(d, rho)
     assert "mean_queue_per_node" not in ind2
-    unstable = th.theory_metrics("bcast-simple", d, 0.3)
+    unstable = th.simple_metrics(d, 0.3)
     assert unstable["stable"] is False
-    assert th.theory_metrics("bcast-indirect", d, 0.7) == {
+    assert th.indirect_metrics(d, 0.7) == {
         "stability_limit": th.stability_limit_indirect(d),
         "stable": False,
         "delay_lower_bound": th.delay_lower_bound_static(d, 0.7),
     }
-    for scheme in th.SCHEMES:
+    for metrics in (th.simple_metrics, th.periodic_metrics, th.dtree_metrics, th.balanced_metrics, th.indirect_metrics):
         for load in (0.0, 0.5, 0.99, 1.0, 1.5):
-            out = th.theory_metrics(scheme, d, load)
+            out = metrics(d, load)
             assert "mean_reception_delay" not in out
             assert all(math.isfinite(v) for v in out.values())
 
 
+def test_scheme_theory_adapters_report_their_metrics() -> None:
+    """Each scheme module's theory adapter reports its scheme's *_metrics at the run's d, ρ and parameters."""
+    topology, load = parse_topology("hypercube:6"), {"rho": 0.2}
+    for scheme, params, expected in (
+        (simple.SCHEME, {}, th.simple_metrics(6, 0.2)),
+        (periodic.SCHEME, {"variant": "mnb"}, th.periodic_metrics(6, 0.2, "mnb")),
+        (dtree.SCHEME, {}, th.dtree_metrics(6, 0.2)),
+        (balanced.SCHEME, {}, th.balanced_metrics(6, 0.2)),
+        (indirect.SCHEME, {"rule": "Dprime", "idling": True}, th.indirect_metrics(6, 0.2, "D'")),
+    ):
+        out = scheme.theory(Setup(topology, scheme.prepare(topology, params, load), load, 10, 0, 1))
+        assert {k: out[k] for k in expected} == expected, scheme.name
+        assert set(out) - set(expected) <= {"mean_broadcast_delay_slot_model"}, scheme.name
+
+
 def test_invalid_input_raises() -> None:
-    """Bad dimensions, loads, schemes, variants and rules raise precise errors."""
+    """Bad dimensions, loads, variants and rules raise precise errors, in every scheme's *_metrics too."""
     with pytest.raises(ValueError, match="d must be >= 1"):
         th.dtree_delay(0, 0.1)
     with pytest.raises(TypeError):
@@ -299,13 +317,16 @@ def test_invalid_input_raises() -> None:
         th.indirect_delay(8, -0.1)
     with pytest.raises(ValueError, match="rho"):
         th.periodic_random_delay(8, math.nan)
-    with pytest.raises(ValueError, match="unknown scheme"):
-        th.theory_metrics("bcast-nope", 8, 0.1)
     with pytest.raises(ValueError, match="periodic variant"):
-        th.theory_metrics("bcast-periodic", 8, 0.1, variant="nope")
-    with pytest.raises(ValueError, match="only to bcast-periodic"):
-        th.theory_metrics("bcast-dtree", 8, 0.1, variant="mnb")
+        th.periodic_metrics(8, 0.1, variant="nope")
+    with pytest.raises(TypeError, match="variant"):
+        th.dtree_metrics(8, 0.1, variant="mnb")  # type: ignore[call-arg]
     with pytest.raises(ValueError, match="indirect rule"):
-        th.theory_metrics("bcast-indirect", 8, 0.1, rule="E")
+        th.indirect_metrics(8, 0.1, rule="E")
+    for metrics in (th.simple_metrics, th.periodic_metrics, th.dtree_metrics, th.balanced_metrics, th.indirect_metrics):
+        with pytest.raises(ValueError, match="d must be >= 1"):
+            metrics(0, 0.1)
+        with pytest.raises(ValueError, match="rho"):
+            metrics(8, -0.1)
     with pytest.raises(ValueError, match="delta"):
         th.md1_sync_delay(0.1, 0)

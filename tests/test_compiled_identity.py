@@ -146,7 +146,7 @@ _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: set for classes a class statement mad
 
 #: Classes a ``.pxd`` beside their module declares C types (cdef classes) when compiled.
 _DECLARED = [("slotnet.fabric._transport", "Outlet"), ("slotnet.fabric._transport", "TimedOutlet"),
-             ("slotnet.schemes.deflection.metrics", "StepSums")]
+             ("slotnet.schemes.deflection.reporter", "StepSums")]
 
 
 @needs_compiled
@@ -166,8 +166,8 @@ _SUMS = ("created", "offered_total", "absorbed_total", "backlog", "offered", "ac
 @pytest.mark.parametrize("queueing", [False, True])
 def test_step_sums_equal_the_source(queueing):
     """The deflection observer's sums (C integers when compiled) after random step events."""
-    fast = importlib.import_module("slotnet.schemes.deflection.metrics").StepSums
-    slow = _pure("slotnet.schemes.deflection.metrics").StepSums
+    fast = importlib.import_module("slotnet.schemes.deflection.reporter").StepSums
+    slow = _pure("slotnet.schemes.deflection.reporter").StepSums
     gen = random.Random(queueing)
     n, d, slots = 16, 4, 60
     a, b = fast(n, d, 10, queueing, slots), slow(n, d, 10, queueing, slots)
@@ -187,8 +187,8 @@ def test_step_sums_equal_the_source(queueing):
 @needs_compiled
 def test_step_sums_hold_delays_past_64_bits():
     """A delay's square can pass 2**63 in a long enough run: the compiled sums must not wrap."""
-    sums = [importlib.import_module("slotnet.schemes.deflection.metrics").StepSums(1, 1, 0, True, 0),
-            _pure("slotnet.schemes.deflection.metrics").StepSums(1, 1, 0, True, 0)]
+    sums = [importlib.import_module("slotnet.schemes.deflection.reporter").StepSums(1, 1, 0, True, 0),
+            _pure("slotnet.schemes.deflection.reporter").StepSums(1, 1, 0, True, 0)]
     for s in sums:
         s.step(0, 9_000_000_000, 1, 1, 0, 0, 0, 0, [], [4_000_000_000] * 2, [0] * 2, 0)
         assert s.delay_sq == 2 * 5_000_000_000 ** 2 > 2**63 and s.qdelay_sq == 2 * 4_000_000_000 ** 2

@@ -9,21 +9,18 @@ from fractions import Fraction
 
 import pytest
 
-from slotnet.schemes.star import (
+from slotnet.schemes.star._rule import (
     broadcast_class,
-    ending_dimension_probs,
-    link_loads,
     pick_ending,
     pick_split,
     pick_tie,
     ring_split,
     sdc_order,
     star_forward,
-    transmissions_matrix,
     unicast_class,
-    unicast_hops,
     unicast_next_hop,
 )
+from slotnet.schemes.star.theory import ending_dimension_probs, link_loads, transmissions_matrix, unicast_hops
 
 SHAPES_2D = [(a, b) for a in range(2, 7) for b in range(2, 7)]
 SHAPES_3D = [(2, 2, 2), (2, 3, 4), (3, 3, 3), (4, 4, 4), (3, 5, 2), (6, 5, 4), (5, 2, 6)]

@@ -9,7 +9,8 @@ from fractions import Fraction
 
 import pytest
 
-from slotnet.schemes.star import (
+from slotnet.schemes.star._theory_ending import balance_solution, load_matrix, minimax_probs
+from slotnet.schemes.star.theory import (
     class_waits,
     delay_lower_bound,
     ending_dimension_probs,
@@ -26,7 +27,6 @@ from slotnet.schemes.star import (
     transmissions_matrix,
     unicast_hops,
 )
-from slotnet.schemes.star._ending import balance_solution, load_matrix, minimax_probs
 
 UNEQUAL = [(3, 5), (2, 7), (4, 9), (8, 16), (6, 2), (2, 3, 4), (3, 5, 7), (4, 4, 8), (2, 2, 9), (6, 3, 2)]
 

@@ -12,7 +12,7 @@ from slotnet.nodes import Node
 from slotnet.orchestrator._invariants import check_invariants
 from slotnet.orchestrator._stability import StabilityMonitor
 from slotnet.schemes import SCHEMES, Scheme, Setup
-from slotnet.schemes.deflection.metrics import DeflectionReporter
+from slotnet.schemes.deflection.reporter import DeflectionReporter
 from slotnet.schemes.kit import BaseReporter, BroadcastReporter, UnicastReporter
 
 # ------------------------------------------------------------------ loss window edges

@@ -220,7 +220,7 @@ def _runner_answering(value: float):
 
 def test_indirect_rows_carry_the_documented_correction():
     """Prop. 5 / Cor. 8 / Prop. 6 rows say why they sit off the simulation; the slot-by-slot rows do not need to."""
-    from slotnet.schemes.broadcast import _indirect_model as model
+    from slotnet.schemes.broadcast import _theory_indirect_slots as model
 
     d, rho = 6, 0.3
     corrected = model.slot_delay(d, rho, "D")

@@ -15,7 +15,7 @@ from slotnet.nodes import NodeContext
 
 from .._base import Param
 from ..kit import LabelQueues, PortQueues
-from ._common import CubeNode
+from ._cube_node import CubeNode
 
 __all__ = ["DISCIPLINES", "TIES", "DirectNode", "discipline_params", "fifo_arrival_order"]
 

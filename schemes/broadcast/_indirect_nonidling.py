@@ -26,7 +26,7 @@ from typing import Any
 from slotnet.nodes import NodeContext
 
 from ..kit import PortQueues
-from ._common import CubeNode
+from ._cube_node import CubeNode
 from ._indirect_rules import NodePlan, node_plan, path_test
 from .trees import reoriented_ports
 

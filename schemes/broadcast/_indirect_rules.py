@@ -17,7 +17,7 @@ from .trees import down_ports, esbt_order, esbt_root, up_port, virtual_arcs
 __all__ = ["RULES", "NodePlan", "node_plan", "on_root_path", "path_test"]
 
 #: ``--param rule=`` value -> the rule name of :func:`.trees.virtual_arcs` and
-#: :func:`.theory.theory_metrics` (Rule D of §5.2, Rule D′ of §5.5.2).
+#: :func:`.theory.indirect_metrics` (Rule D of §5.2, Rule D′ of §5.5.2).
 RULES: dict[str, str] = {"D": "D", "Dprime": "D'"}
 
 def on_root_path(z: int, origin: int, j: int, d: int) -> bool:

@@ -43,9 +43,11 @@ from typing import Any
 
 from slotnet.nodes import NodeContext
 
+from .._base import Setup
 from ..kit import StreamLabels
-from ._common import make_scheme
+from . import theory
 from ._direct import DirectNode, discipline_params
+from ._inputs import make_scheme
 from .trees import balanced_children, balanced_period, balanced_priority
 
 __all__ = ["SCHEME", "BalancedNode", "balanced_plan"]
@@ -84,10 +86,17 @@ class BalancedNode(DirectNode):
             self.fifo.add((me, seq), balanced_children(0, d))
 
 
+def balanced_theory(setup: Setup) -> dict[str, Any]:
+    """§4.3.1 beside the run: (12), the light-traffic D and Proposition 2's bound
+    (:func:`.theory.balanced_metrics`)."""
+    return theory.balanced_metrics(setup.topology.d, setup.params["rho"])
+
+
 SCHEME = make_scheme(
     "bcast-balanced",
     "non-idling direct broadcast on 2^d translations of a balanced tree, label priority (§4.3.1)",
     BalancedNode,
     params=discipline_params("label", "per-port queue: label (§4.3.1 priority) or fifo (for comparison)",
                              "fifo only: order of one slot's arrivals, hops (more hops first) or inport"),
+    theory=balanced_theory,
 )

@@ -52,9 +52,11 @@ from typing import Any
 
 from slotnet.nodes import NodeContext
 
+from .._base import Setup
 from ..kit import StreamLabels
-from ._common import make_scheme
+from . import theory
 from ._direct import DirectNode, discipline_params
+from ._inputs import make_scheme
 from .trees import dtree_children, dtree_period, dtree_priority
 
 __all__ = ["SCHEME", "DtreeNode", "dtree_plan"]
@@ -100,10 +102,16 @@ class DtreeNode(DirectNode):
             self.fifo.add((me, seq, j), dtree_children(0, j, d))
 
 
+def dtree_theory(setup: Setup) -> dict[str, Any]:
+    """§4.3.2 beside the run: (25), (24), (21) and Proposition 2's bound (:func:`.theory.dtree_metrics`)."""
+    return theory.dtree_metrics(setup.topology.d, setup.params["rho"])
+
+
 SCHEME = make_scheme(
     "bcast-dtree",
     "non-idling direct broadcast on d completely unbalanced trees, one drawn per packet (§4.3.2)",
     DtreeNode,
     params=discipline_params("fifo", "per-port queue: fifo (as simulated in §4.3.3) or label (§4.3.1 priority)",
                              "fifo order of one slot's arrivals: hops (more hops travelled first) or inport"),
+    theory=dtree_theory,
 )

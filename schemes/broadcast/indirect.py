@@ -31,7 +31,7 @@ its own packets before and on their virtual arcs, root-bound packets, ``L1``/``L
 ``B2`` at a root, and broadcast packets waiting for their hop (the paper's footnote
 under Table 1: nodes are asymmetric here, Q is the average over nodes).
 
-Measured against the paper (see :mod:`._indirect_model`): D is Proposition 5 /
+Measured against the paper (see :mod:`._theory_indirect_slots`): D is Proposition 5 /
 Corollary 8 minus ``3/2 + (3/2) 2^-d`` (the analysis counts the ``l1``/``l2`` crossing as a
 3-slot service, and the observer's D stops at the last first reception), and Q is
 ``λ (3d + 2 + X) + λ (3/4) 2^d`` rather than Proposition 6's printed value.
@@ -45,11 +45,11 @@ from typing import Any
 from slotnet.nodes import NodeContext
 
 from .._base import Param, Setup, parse_bool
-from . import _indirect_model
-from . import theory as _theory
-from ._common import CubeNode, make_scheme
+from . import _theory_indirect_slots, theory
+from ._cube_node import CubeNode
 from ._indirect_nonidling import IndirectNonIdlingNode
 from ._indirect_rules import RULES, node_plan, path_test
+from ._inputs import make_scheme
 from .trees import root_buffer, rule_f_start_slots
 
 __all__ = ["SCHEME", "IndirectNode", "IndirectNonIdlingNode", "make_node"]
@@ -223,24 +223,24 @@ def make_node(ctx: NodeContext) -> CubeNode:
     return IndirectNode(ctx) if ctx.params["idling"] else IndirectNonIdlingNode(ctx)
 
 
-def _scheme_theory(setup: Setup) -> dict[str, Any]:
-    """Proposition 4-6 / Corollary 8 for Rules A-F; for the non-idling version (§5.6) the
+def indirect_theory(setup: Setup) -> dict[str, Any]:
+    """Proposition 4-6 / Corollary 8 for Rules A-F (:func:`.theory.indirect_metrics`), with
+    what Rules E-F give slot by slot beside them; for the non-idling version (§5.6) the
     paper has simulations only, so just Proposition 7's necessary condition (35) and the
     static lower bound (Proposition 2)."""
     out: dict[str, Any]
     if setup.params["idling"]:
-        out = _theory.theory_metrics("bcast-indirect", setup.topology.d, setup.params["rho"],
-                                     rule=RULES[setup.params["rule"]])
-        if out.get("stable"):  # Rules E-F as written, slot by slot (see _indirect_model)
+        out = theory.indirect_metrics(setup.topology.d, setup.params["rho"], rule=RULES[setup.params["rule"]])
+        if out.get("stable"):  # Rules E-F as written, slot by slot (see _theory_indirect_slots)
             d, rho, rule = setup.topology.d, setup.params["rho"], RULES[setup.params["rule"]]
-            out["mean_broadcast_delay_slot_model"] = _indirect_model.slot_delay(d, rho, rule)
+            out["mean_broadcast_delay_slot_model"] = _theory_indirect_slots.slot_delay(d, rho, rule)
             if rule == "D":
-                out["mean_queue_per_node_slot_model"] = _indirect_model.slot_queue(d, rho)
+                out["mean_queue_per_node_slot_model"] = _theory_indirect_slots.slot_queue(d, rho)
         return out
     d, rho = setup.topology.d, setup.params["rho"]
-    out = {"stability_limit_upper_bound": _theory.stability_limit_rule_a(d)}
+    out = {"stability_limit_upper_bound": theory.stability_limit_rule_a(d)}
     if rho < 1.0:
-        out["delay_lower_bound"] = _theory.delay_lower_bound_static(d, rho)
+        out["delay_lower_bound"] = theory.delay_lower_bound_static(d, rho)
     return out
 
 
@@ -255,5 +255,5 @@ SCHEME = make_scheme(
                     "true: Rules A-F (§5.2); false: the non-idling version without redundant transmissions (§5.6)",
                     (True, False)),
     ),
-    theory=_scheme_theory,
+    theory=indirect_theory,
 )

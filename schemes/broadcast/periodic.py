@@ -77,7 +77,9 @@ from slotnet.nodes import NodeContext
 
 from .._base import Param, Setup
 from ..kit import BatchMeans, BroadcastReporter
-from ._common import CubeNode, make_scheme
+from . import theory
+from ._cube_node import CubeNode
+from ._inputs import make_scheme
 from .theory import PERIODIC_VARIANTS
 from .trees import (
     balanced_children,
@@ -420,6 +422,12 @@ def _max_backlog(topology: Any, p: Mapping[str, Any]) -> float:
     return 1000.0 + 2.0 * p["lam"] * topology.n_nodes * period_of(p["variant"], topology.d) / (1.0 - rho)
 
 
+def periodic_theory(setup: Setup) -> dict[str, Any]:
+    """§4.2 beside the run, for the run's variant: eq. (7), the stability limit and
+    Proposition 1's bound (:func:`.theory.periodic_metrics`)."""
+    return theory.periodic_metrics(setup.topology.d, setup.params["rho"], setup.params["variant"])
+
+
 SCHEME = make_scheme(
         "bcast-periodic",
         "periodic multinode broadcasts with null packets (§4.2.1, §4.2.2)",
@@ -434,7 +442,7 @@ SCHEME = make_scheme(
                   "(every reserved arc-slot busy, schedule checked every slot)",
                   choices=NULL_MODES),
         ),
-        theory_kwargs=lambda p: {"variant": p["variant"]},
+        theory=periodic_theory,
         reporter=PeriodicReporter,
         max_backlog=_max_backlog,
 )

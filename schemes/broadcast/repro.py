@@ -7,14 +7,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._base import Experiment, Row, Runner, SchemeError
-from . import _indirect_model as slot_model
+from . import _theory_indirect_slots as slot_model
 from . import theory
 from .paper import TABLE_1
 
 __all__ = ["EXPERIMENTS", "NOTES", "SWEEP_SCHEMES", "stamoulis"]
 
 #: Why a row is expected to sit outside the simulation's interval: the paper's analysis
-#: and the slot-by-slot rules it states differ by a known amount (``_indirect_model``).
+#: and the slot-by-slot rules it states differ by a known amount (``_theory_indirect_slots``).
 NOTES = {
     "Prop. 5": "Prop. 5 counts the l1/l2 crossing as a 3-slot service: Rules A-F give "
                "Prop. 5 - 3/2 - (3/2)2^-d (the Rules E-F slot-by-slot row)",

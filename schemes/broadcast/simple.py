@@ -18,8 +18,11 @@ from typing import Any
 
 from slotnet.nodes import NodeContext
 
+from .._base import Setup
 from ..kit import PortQueues
-from ._common import CubeNode, make_scheme
+from . import theory
+from ._cube_node import CubeNode
+from ._inputs import make_scheme
 from .trees import unbalanced_children
 
 __all__ = ["SCHEME", "SimpleNode"]
@@ -54,4 +57,10 @@ class SimpleNode(CubeNode):
             inbox = await self.forward_heads(queues)
 
 
-SCHEME = make_scheme("bcast-simple", "simple direct broadcast on completely unbalanced trees (§4.1)", SimpleNode)
+def simple_theory(setup: Setup) -> dict[str, Any]:
+    """§4.1 beside the run: the stability limit and Proposition 2's lower bound (:func:`.theory.simple_metrics`)."""
+    return theory.simple_metrics(setup.topology.d, setup.params["rho"])
+
+
+SCHEME = make_scheme("bcast-simple", "simple direct broadcast on completely unbalanced trees (§4.1)", SimpleNode,
+                     theory=simple_theory)

@@ -20,7 +20,13 @@ the limit under which their formula holds (no steady state). Invalid input (d < 
 negative or non-finite rho) raises ``ValueError``/``TypeError``.
 
 Nothing here is a new formula: where the paper gives only a bound, a light-traffic
-value or an approximation, the function (and the :func:`theory_metrics` key) says so.
+value or an approximation, the function (and the key of the scheme's ``*_metrics``
+function) says so.
+
+What the paper gives for each scheme, under the run's metric names, is one function per
+scheme, which that scheme's theory adapter calls: :func:`simple_metrics` (§4.1),
+:func:`periodic_metrics` (§4.2), :func:`dtree_metrics` (§4.3.2), :func:`balanced_metrics`
+(§4.3.1) and :func:`indirect_metrics` (§5).
 """
 
 from __future__ import annotations
@@ -68,7 +74,7 @@ __all__ = [
     "INDIRECT_RULES",
     "IndirectAnalysis",
     "PERIODIC_VARIANTS",
-    "SCHEMES",
+    "balanced_metrics",
     "delay_lower_bound_static",
     "delay_lower_bound_universal",
     "dtree_approximation",
@@ -77,19 +83,23 @@ __all__ = [
     "dtree_delay",
     "dtree_delay_light_traffic",
     "dtree_delay_simplified",
+    "dtree_metrics",
     "g_matrix",
     "g_square_sum",
     "g_sum",
     "indirect_analysis",
     "indirect_delay",
     "indirect_delay_rule_d_prime",
+    "indirect_metrics",
     "indirect_queue",
     "lam_from_rho",
     "md1_delay",
     "md1_sync_delay",
+    "periodic_metrics",
     "periodic_mnb_delay",
     "periodic_random_delay",
     "rho_from_lam",
+    "simple_metrics",
     "stability_limit_dtree",
     "stability_limit_indirect",
     "stability_limit_mnb",
@@ -97,22 +107,66 @@ __all__ = [
     "stability_limit_simple",
     "stability_limit_universal",
     "stability_limits",
-    "theory_metrics",
 ]
 
 # --------------------------------------------------------------------------------------
-# One entry point per scheme name
+# What the paper gives for each scheme, under the run's metric names
+#
+# Keys, present only where the paper gives the quantity:
+#
+# * ``stability_limit``, ``stable`` (``rho < stability_limit``): always.
+# * ``mean_broadcast_delay``: exact D (periodic "mnb"/"random", indirect) or the
+#   approximation (25) (d-tree, the only approximate value).
+# * ``mean_broadcast_delay_light_traffic``: the paper's value of D as rho -> 0 where it
+#   gives no formula.
+# * ``mean_arc_delay`` (24) and ``link_utilization`` (= rho, (21)): d-tree.
+# * ``mean_queue_per_node``: Proposition 6, indirect with Rule D only.
+# * ``delay_lower_bound``: Proposition 2 for the static schemes (§4.1, §4.3, §5),
+#   Proposition 1 for the periodic ones; only for rho < 1.
+#
+# All delay and queue keys are omitted when ``stable`` is False (``delay_lower_bound``
+# stays while rho < 1). The paper defines no per-node reception delay, so
+# ``mean_reception_delay`` never appears.
 
-SCHEMES = ("bcast-simple", "bcast-periodic", "bcast-dtree", "bcast-balanced", "bcast-indirect")
 PERIODIC_VARIANTS = ("random", "mnb", "simultaneous")
 INDIRECT_RULES = ("D", "D'")
 _RULE_ALIASES = {"D": "D", "D'": "D'", "D′": "D'", "DPRIME": "D'", "D-PRIME": "D'"}
 
 
-def _periodic_metrics(d: int, rho: float, variant: str) -> dict[str, float | bool]:
+def _with_lower_bound(out: dict[str, float | bool], d: int, rho: float, *, static: bool) -> dict[str, float | bool]:
+    """``out`` with ``delay_lower_bound`` (Proposition 2 if ``static``, else 1) while rho < 1."""
+    if rho < 1.0:
+        bound = delay_lower_bound_static if static else delay_lower_bound_universal
+        out["delay_lower_bound"] = bound(d, rho)
+    return out
+
+
+def simple_metrics(d: int, rho: float) -> dict[str, float | bool]:
+    """The simple direct scheme (§4.1): its stability limit and Proposition 2's bound.
+
+    Raises:
+        ValueError: On invalid d or rho.
+    """
+    d, rho = check_d(d), check_rho(rho)
+    limit = stability_limit_simple(d)
+    return _with_lower_bound({"stability_limit": limit, "stable": rho < limit}, d, rho, static=True)
+
+
+def periodic_metrics(d: int, rho: float, variant: str = "random") -> dict[str, float | bool]:
+    """The periodic schemes (§4.2): ``variant`` "random" (§4.2.2 randomised, eq. (7)),
+    "mnb" (§4.2.1, eq. (7) with the period P) or "simultaneous" (§4.2.2, M/D/d: only the
+    light-traffic value (3/2)(2^d - 1) is given); with Proposition 1's bound.
+
+    Raises:
+        ValueError: On an unknown variant, or invalid d or rho.
+    """
+    d, rho = check_d(d), check_rho(rho)
+    if variant not in PERIODIC_VARIANTS:
+        raise ValueError(f"unknown periodic variant {variant!r}; expected one of {', '.join(PERIODIC_VARIANTS)}")
+    out: dict[str, float | bool]
     if variant == "mnb":  # §4.2.1
         limit = stability_limit_mnb(d)
-        out: dict[str, float | bool] = {"stability_limit": limit, "stable": rho < limit}
+        out = {"stability_limit": limit, "stable": rho < limit}
         if rho < limit:
             out["mean_broadcast_delay"] = periodic_mnb_delay(d, rho)
     elif variant == "random":  # §4.2.2, random tree per packet
@@ -123,103 +177,59 @@ def _periodic_metrics(d: int, rho: float, variant: str) -> dict[str, float | boo
         out = {"stability_limit": 1.0, "stable": rho < 1.0}
         if rho < 1.0:
             out["mean_broadcast_delay_light_traffic"] = 1.5 * ((1 << d) - 1)
-    return out
+    return _with_lower_bound(out, d, rho, static=False)
 
 
-def theory_metrics(
-    scheme: str,
-    d: int,
-    rho: float,
-    *,
-    variant: str | None = None,
-    rule: str | None = None,
-) -> dict[str, float | bool]:
-    """Return what the paper gives for one scheme at load rho on the d-cube.
-
-    Schemes: ``bcast-simple`` (§4.1), ``bcast-periodic`` (§4.2; ``variant`` "random"
-    (default, §4.2.2 randomised), "mnb" (§4.2.1) or "simultaneous" (§4.2.2, M/D/d)),
-    ``bcast-dtree`` (§4.3.2), ``bcast-balanced`` (§4.3.1) and ``bcast-indirect`` (§5;
-    ``rule`` "D" (default) or "D'").
-
-    Keys, present only where the paper gives the quantity:
-
-    * ``stability_limit``, ``stable`` (``rho < stability_limit``): always.
-    * ``mean_broadcast_delay``: exact D (periodic "mnb"/"random", indirect) or the
-      approximation (25) (``bcast-dtree``, the only approximate value).
-    * ``mean_broadcast_delay_light_traffic``: the paper's value of D as rho -> 0 where it
-      gives no formula: (3/2)(2^d - 1) for "simultaneous", d + 1/2 for ``bcast-balanced``
-      (conjectured in §4.3.1, "certainly true" in §4.3.3).
-    * ``mean_arc_delay`` (24) and ``link_utilization`` (= rho, (21)): ``bcast-dtree``.
-    * ``mean_queue_per_node``: Proposition 6, indirect with Rule D only.
-    * ``delay_lower_bound``: Proposition 2 for the static schemes (§4.1, §4.3, §5),
-      Proposition 1 for the periodic ones; only for rho < 1.
-
-    All delay and queue keys are omitted when ``stable`` is False (``delay_lower_bound``
-    stays while rho < 1). The paper defines no per-node
-    reception delay, so ``mean_reception_delay`` never appears.
-
-    Args:
-        scheme: One of :data:`SCHEMES`.
-        d: Hypercube dimension (>= 1).
-        rho: Load factor (>= 0), eq. (8).
-        variant: Periodic variant, only for ``bcast-periodic``.
-        rule: Rule D or D', only for ``bcast-indirect``.
-
-    Returns:
-        A dict of metric name to value.
+def dtree_metrics(d: int, rho: float) -> dict[str, float | bool]:
+    """The non-idling d-tree scheme (§4.3.2): the approximation (25), the arc delay (24),
+    the link utilisation rho (21), stable for rho < 1; with Proposition 2's bound.
 
     Raises:
-        ValueError: On an unknown scheme, variant or rule, a variant/rule given to a
-            scheme that has none, or invalid d/rho.
+        ValueError: On invalid d or rho.
     """
-    d = check_d(d)
-    rho = check_rho(rho)
-    if scheme not in SCHEMES:
-        raise ValueError(f"unknown scheme {scheme!r}; expected one of {', '.join(SCHEMES)}")
-    if variant is not None and scheme != "bcast-periodic":
-        raise ValueError(f"variant applies only to bcast-periodic, not {scheme!r}")
-    if rule is not None and scheme != "bcast-indirect":
-        raise ValueError(f"rule applies only to bcast-indirect, not {scheme!r}")
-
-    out: dict[str, float | bool]
-    static = True
-    if scheme == "bcast-simple":
-        limit = stability_limit_simple(d)
-        out = {"stability_limit": limit, "stable": rho < limit}
-    elif scheme == "bcast-periodic":
-        chosen = "random" if variant is None else variant
-        if chosen not in PERIODIC_VARIANTS:
-            raise ValueError(
-                f"unknown periodic variant {variant!r}; expected one of "
-                f"{', '.join(PERIODIC_VARIANTS)}"
-            )
-        out = _periodic_metrics(d, rho, chosen)
-        static = False
-    elif scheme == "bcast-dtree":
-        out = {"stability_limit": 1.0, "stable": rho < 1.0}
-        if rho < 1.0:
-            out["mean_broadcast_delay"] = dtree_delay(d, rho)
-            out["mean_arc_delay"] = dtree_arc_delay(d, rho)
-            out["link_utilization"] = rho
-    elif scheme == "bcast-balanced":
-        limit = stability_limit_mnb(d)
-        out = {"stability_limit": limit, "stable": rho < limit}
-        if rho < limit:
-            out["mean_broadcast_delay_light_traffic"] = d + 0.5
-    else:
-        key = "D" if rule is None else rule.strip().upper()
-        if key not in _RULE_ALIASES:
-            raise ValueError(f"unknown indirect rule {rule!r}; expected 'D' or \"D'\"")
-        limit = stability_limit_indirect(d)
-        out = {"stability_limit": limit, "stable": rho < limit}
-        if rho < limit:
-            analysis = indirect_analysis(d, rho)
-            if _RULE_ALIASES[key] == "D":
-                out["mean_broadcast_delay"] = analysis.mean_broadcast_delay
-                out["mean_queue_per_node"] = analysis.mean_queue_per_node
-            else:
-                out["mean_broadcast_delay"] = analysis.mean_broadcast_delay_rule_d_prime
+    d, rho = check_d(d), check_rho(rho)
+    out: dict[str, float | bool] = {"stability_limit": 1.0, "stable": rho < 1.0}
     if rho < 1.0:
-        bound = delay_lower_bound_static if static else delay_lower_bound_universal
-        out["delay_lower_bound"] = bound(d, rho)
-    return out
+        out["mean_broadcast_delay"] = dtree_delay(d, rho)
+        out["mean_arc_delay"] = dtree_arc_delay(d, rho)
+        out["link_utilization"] = rho
+    return _with_lower_bound(out, d, rho, static=True)
+
+
+def balanced_metrics(d: int, rho: float) -> dict[str, float | bool]:
+    """The non-idling balanced-tree scheme (§4.3.1): the stability limit (12) and the
+    light-traffic D = d + 1/2 (conjectured in §4.3.1, "certainly true" in §4.3.3; no
+    formula for rho > 0); with Proposition 2's bound.
+
+    Raises:
+        ValueError: On invalid d or rho.
+    """
+    d, rho = check_d(d), check_rho(rho)
+    limit = stability_limit_mnb(d)
+    out: dict[str, float | bool] = {"stability_limit": limit, "stable": rho < limit}
+    if rho < limit:
+        out["mean_broadcast_delay_light_traffic"] = d + 0.5
+    return _with_lower_bound(out, d, rho, static=True)
+
+
+def indirect_metrics(d: int, rho: float, rule: str = "D") -> dict[str, float | bool]:
+    """The indirect scheme (§5) with ``rule`` "D" (§5.2: D of Proposition 5 and Q of
+    Proposition 6) or "D'" (§5.5.2: D of Corollary 8); with Proposition 2's bound.
+
+    Raises:
+        ValueError: On an unknown rule, or invalid d or rho.
+    """
+    d, rho = check_d(d), check_rho(rho)
+    key = rule.strip().upper()
+    if key not in _RULE_ALIASES:
+        raise ValueError(f"unknown indirect rule {rule!r}; expected 'D' or \"D'\"")
+    limit = stability_limit_indirect(d)
+    out: dict[str, float | bool] = {"stability_limit": limit, "stable": rho < limit}
+    if rho < limit:
+        analysis = indirect_analysis(d, rho)
+        if _RULE_ALIASES[key] == "D":
+            out["mean_broadcast_delay"] = analysis.mean_broadcast_delay
+            out["mean_queue_per_node"] = analysis.mean_queue_per_node
+        else:
+            out["mean_broadcast_delay"] = analysis.mean_broadcast_delay_rule_d_prime
+    return _with_lower_bound(out, d, rho, static=True)

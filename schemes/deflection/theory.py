@@ -5,7 +5,7 @@ Commun., 1992; section and equation numbers are the paper's. §II-B gives q(i)
 (2.1); §III-A the one-slot probabilities a, p, p_o (3.1)-(3.4); §III-B the
 transient update (3.5)-(3.6) (Table I); §III-C the fixed point (3.7)-(3.17)
 (Table III, Fig. 1); §III-D Lemma 3.1 and Theorems 3.1-3.3 with C(mu) (3.28)
-and the Appendix series (5.14)-(5.17), kept with the walk Θ in ``_chain`` and
+and the Appendix series (5.14)-(5.17), kept with the walk Θ in ``_theory_chain`` and
 re-exported here; §IV input queueing (4.1).
 
 Misprints corrected: the upper bound of (3.29) lacks a minus sign (see (5.14));
@@ -27,8 +27,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import _chain
-from ._chain import (  # §III-D and the Appendix
+from . import _theory_chain
+from ._theory_chain import (  # §III-D and the Appendix
     C,
     C_bounds,
     C_partial,
@@ -51,7 +51,7 @@ __all__ = [
     "poisson_min_mean", "steady_state_metrics", "t_infinity", "throughput", "transient",
 ]  # fmt: skip
 
-_check = _chain.check
+_check = _theory_chain.check
 
 
 # --- §II-B and §III-A: one node, one slot ---------------------------------------------
@@ -87,7 +87,7 @@ def accept_probability(m: float, d: int, v: float) -> float:
         The probability that a typical new packet is accepted.
     """
     _check(d, v=v, m=m)
-    return _chain.accept(m, d, v)
+    return _theory_chain.accept(m, d, v)
 
 
 def deflect_probability(i: int, m: float, d: int, v: float) -> float:
@@ -103,7 +103,7 @@ def deflect_probability(i: int, m: float, d: int, v: float) -> float:
         The probability that a continuing packet i hops away is deflected.
     """
     _check(d, v=v, m=m, i=i)
-    return float(_chain.deflect_vector(m, d, v)[i])
+    return float(_theory_chain.deflect_vector(m, d, v)[i])
 
 
 def deflect_probability_new(i: int, m: float, d: int, v: float) -> float:
@@ -123,7 +123,7 @@ def deflect_probability_new(i: int, m: float, d: int, v: float) -> float:
         The probability that an accepted new packet i hops away is deflected.
     """
     _check(d, v=v, m=m, i=i)
-    return float(_chain.deflect_new_vector(m, d, v, _chain.accept(m, d, v))[i])
+    return float(_theory_chain.deflect_new_vector(m, d, v, _theory_chain.accept(m, d, v))[i])
 
 
 # --- §III-B: transient analysis --------------------------------------------------------
@@ -176,7 +176,7 @@ def transient(d: int, offered: Sequence[float]) -> list[TransientSlot]:
     slots: list[TransientSlot] = []
     for t, v in enumerate(offered, start=1):
         _check(d, v=v)
-        a, p, p_new = _chain.one_slot(float(m_vec[1:].sum()), d, v)
+        a, p, p_new = _theory_chain.one_slot(float(m_vec[1:].sum()), d, v)
         deflected = m_vec * p + a * v / d * q * p_new  # terms 1 and 3 of (3.6)
         forward = m_vec * (1.0 - p) + a * v / d * q * (1.0 - p_new)  # terms 2 and 4
         deflected[0] = forward[0] = 0.0  # packets at distance 0 have left
@@ -206,8 +206,8 @@ def expected_delay(m: float, d: int, v: float) -> float:
         Mean number of slots from acceptance to delivery.
     """
     _check(d, v=v, m=m)
-    _, p, p_new = _chain.one_slot(m, d, v)
-    return 1.0 + float(_chain.visits(p, p_new, initial_distance(d))[1:].sum())
+    _, p, p_new = _theory_chain.one_slot(m, d, v)
+    return 1.0 + float(_theory_chain.visits(p, p_new, initial_distance(d))[1:].sum())
 
 
 def fixed_point_map(m: float, d: int, v: float) -> float:
@@ -278,10 +278,10 @@ def fixed_point(d: int, v: float) -> SteadyState:
 
 @lru_cache(maxsize=4096)
 def _fixed_point(d: int, v: float) -> SteadyState:
-    m_bar = _chain.brent_root(lambda m: fixed_point_map(m, d, v) - m, 0.0, 1.0) if v > 0 else 0.0
+    m_bar = _theory_chain.brent_root(lambda m: fixed_point_map(m, d, v) - m, 0.0, 1.0) if v > 0 else 0.0
     q = initial_distance(d)
-    a, p, p_new = _chain.one_slot(m_bar, d, v)
-    u = _chain.visits(p, p_new, q)
+    a, p, p_new = _theory_chain.one_slot(m_bar, d, v)
+    u = _theory_chain.visits(p, p_new, q)
     m_vec = u * a * v / d  # (3.10)
     util = float(m_vec.sum())
     deflections = (m_vec * p + a * v * p_new * q / d)[1:]
@@ -332,7 +332,7 @@ def max_throughput(d: int) -> tuple[float, float]:
     grid = np.linspace(0.0, d, 2 * d + 1)
     best = int(np.argmax([throughput(d, float(v)) for v in grid]))
     lo, hi = float(grid[max(best - 1, 0)]), float(grid[min(best + 1, 2 * d)])
-    return _chain.golden_max(lambda v: throughput(d, v), lo, hi)
+    return _theory_chain.golden_max(lambda v: throughput(d, v), lo, hi)
 
 
 @dataclass(frozen=True)
@@ -391,7 +391,7 @@ def input_queue(d: int, lam: float) -> InputQueueModel:
             f"arrival rate lam={lam!r} exceeds the maximum throughput {thr_max:.6f} packets per node per "
             f"slot of the d={d} model (reached at v={v_max:.4f}, §IV footnote 2): the input queues are unstable"
         )
-    v = v_max if lam == thr_max else _chain.brent_root(lambda x: throughput(d, x) - lam, 0.0, v_max, xtol=1e-13)
+    v = v_max if lam == thr_max else _theory_chain.brent_root(lambda x: throughput(d, x) - lam, 0.0, v_max, xtol=1e-13)
     s = fixed_point(d, v)
     rho = lam / d  # = m̄(0) by (3.9), so 1 - m̄ - rho = 1 - link utilisation > 0
     x_bar = (rho**2 + 2.0 * s.m_bar * rho) / (2.0 * (1.0 - s.m_bar - rho))

@@ -37,7 +37,7 @@ import math
 from typing import Any
 
 from .._base import Load, Param, Scheme, SchemeError, Setup
-from ._loads import HOPS_RULES, unicast_hops
+from ._theory_loads import HOPS_RULES, unicast_hops
 from .node import StarNode
 from .reporter import StarReporter
 from .theory import ending_dimension_probs, lam_from_rho, rho_from_lam, theory_metrics

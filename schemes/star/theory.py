@@ -18,7 +18,7 @@ hypercube has ``d`` links per node and ``rho = lam_B (2^d-1)/d``, §2);
 ``merge_parallel=True`` counts links that way, for comparison with the paper's
 figures only (it halves the capacity, not the traffic, of those dimensions).
 
-``D_ave = sum_i h_i`` with ``h_i`` the exact mean dimension-i hops (see ``_loads`` for
+``D_ave = sum_i h_i`` with ``h_i`` the exact mean dimension-i hops (see ``_theory_loads`` for
 why §4's ``floor(n_i/4)`` is a slip; ``hops="paper"`` keeps it literally).
 
 What the paper gives only up to constants is returned as an explicit expression and
@@ -33,11 +33,10 @@ import math
 from collections.abc import Sequence
 from fractions import Fraction
 
-from ._checks import check_classes, check_ending, check_rate, check_sides
-from ._ending import solve_ending_probs
-from ._loads import class_loads_per_dim, transmissions_matrix, unicast_hops
-from ._queues import class_waits, gd1_wait, load_weighted_mean, split_classes
-from ._rates import (
+from ._theory_checks import check_classes, check_ending, check_rate, check_sides
+from ._theory_ending import solve_ending_probs
+from ._theory_loads import class_loads_per_dim, transmissions_matrix, unicast_hops
+from ._theory_rates import (
     check_hops,
     delay_lower_bound,
     lam_from_rho,
@@ -46,6 +45,7 @@ from ._rates import (
     rho_from_lam,
     throughput_factor,
 )
+from ._theory_waits import class_waits, gd1_wait, load_weighted_mean, split_classes
 
 __all__ = [
     "class_waits",
@@ -88,7 +88,7 @@ def ending_dimension_probs(
 
     x depends on the rates only through ``lam_r / lam_b``. With ``lam_b = 0`` no
     broadcast is born and x has no effect; eq. (2)'s solution is returned then. See
-    ``_ending`` for the infeasible rule (the paper's vertex in 2-D, minimax for any d).
+    ``_theory_ending`` for the infeasible rule (the paper's vertex in 2-D, minimax for any d).
 
     Args:
         sides: torus sides.
@@ -208,7 +208,7 @@ def theory_metrics(
         classes: 1 (one FIFO per port, "FCFS"), 2 (§3.2; unicast high priority, §4) or
             3 (end of §4: broadcast off the ending dimension high, unicast medium,
             broadcast on the ending dimension low).
-        hops: unicast hop counts, ``"exact"`` or ``"paper"`` (see :mod:`._loads`).
+        hops: unicast hop counts, ``"exact"`` or ``"paper"`` (see :mod:`._theory_loads`).
 
     Returns:
         ``throughput_factor`` (rho, §2/§4) and its parts ``rho_broadcast`` /
@@ -220,7 +220,7 @@ def theory_metrics(
         class load per link; ``rho_medium`` only with 3 classes); the §3.2 estimates
         ``mean_wait_high``, ``mean_wait``, ``mean_wait_low`` (and ``mean_wait_medium``
         with 3 classes) (per-hop queueing wait,
-        G/D/1 with V = rho and the conservation law, see :mod:`._queues`; with one
+        G/D/1 with V = rho and the conservation law, see :mod:`._theory_waits`; with one
         class all three are W) and ``mean_wait_unicast`` when ``lam_r > 0``;
         ``max_stable_rho``, ``stable``; ``delay_lower_bound`` (``d + 1/(1-rho)``, a
         bound up to constants, §2) and ``reception_delay_order`` (``n d + n/(1-rho)``,

@@ -31,7 +31,7 @@ class StepSums:
     Every figure is an integer sum, so the order of a slot's events never matters. The
     reporter reads these sums at the end of each slot and at the end of the run. Kept
     apart from :class:`DeflectionReporter` so that, compiled, the counts are C integers
-    (``metrics.pxd``): each grows by at most a few units per event a node records, and
+    (``reporter.pxd``): each grows by at most a few units per event a node records, and
     no run records 2**63 events. The delay sums stay Python ints: a delay can be as
     long as the run, and its square longer than 64 bits.
     """

@@ -1,7 +1,7 @@
 """Ending-dimension probabilities x_l: eq. (2), eq. (4) and the infeasible case.
 
 Yeh, Varvarigos & Eshoul. With ``Q[i][l] = a[i][l] + r h_i`` (``r = lam_R / lam_B``,
-``a`` of eq. (1), ``h_i`` the mean dimension-``i`` unicast hops, see ``_loads``), the
+``a`` of eq. (1), ``h_i`` the mean dimension-``i`` unicast hops, see ``_theory_loads``), the
 expected per-link load of dimension ``i`` is ``lam_B / 2 * sum_l Q[i][l] x_l`` whenever
 ``sum_l x_l = 1``. Eq. (4) asks every dimension to carry the mean load:
 
@@ -37,7 +37,7 @@ import math
 from collections.abc import Sequence
 from fractions import Fraction
 
-from ._loads import transmissions_matrix, unicast_hops
+from ._theory_loads import transmissions_matrix, unicast_hops
 
 __all__ = ["balance_solution", "load_matrix", "minimax_probs", "solve_ending_probs"]
 

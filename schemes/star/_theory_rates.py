@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ._checks import check_rate, check_sides
-from ._loads import HOPS_RULES, unicast_hops
+from ._theory_checks import check_rate, check_sides
+from ._theory_loads import HOPS_RULES, unicast_hops
 
 __all__ = [
     "check_hops",

@@ -1,4 +1,4 @@
-"""Input checks shared by the STAR theory and rule modules (precise ``ValueError``s)."""
+"""Input checks of the STAR analysis (:mod:`.theory`, :mod:`._theory_rates`): precise ``ValueError``s."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-# C types for StepSums, used when setup.py compiles metrics.py (an "augmenting .pxd":
+# C types for StepSums, used when setup.py compiles reporter.py (an "augmenting .pxd":
 # the .py stays the one source). The counts are 64-bit C integers; the delay sums stay
 # Python ints. See StepSums' docstring for why.
 import cython

@@ -1,7 +1,8 @@
-"""What the five hypercube broadcast schemes share: load resolution, the cube node, registration.
+"""What the five hypercube broadcast schemes share on the prepare side: the paper, the load
+(ρ of eq. (8) or λ), ``prepare`` and the record's common fields (:func:`make_scheme`).
 
-The topology-agnostic parts (births, queues, the broadcast reporter) are in the kit,
-:mod:`slotnet.schemes.kit`.
+The node base class is :mod:`._cube_node`; the topology-agnostic parts (births, queues, the
+broadcast reporter) are in the kit, :mod:`slotnet.schemes.kit`.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ from typing import Any
 from slotnet.nodes import NodeContext
 
 from .._base import Load, Param, Reporter, Scheme, SchemeError, Setup
-from ..kit import BroadcastNode, BroadcastReporter
+from ..kit import BroadcastReporter
 from . import theory as _theory
 
-__all__ = ["LOADS", "SOURCE", "CubeNode", "make_scheme", "resolve_load"]
+__all__ = ["LOADS", "SOURCE", "make_scheme", "prepare", "resolve_load"]
 
 SOURCE = ("Stamoulis & Tsitsiklis, Efficient routing schemes for multiple broadcasts in hypercubes, "
           "IEEE Trans. Parallel Distrib. Syst. 4(7), 1993")
@@ -50,12 +51,10 @@ def resolve_load(topology: Any, load: dict[str, float]) -> tuple[float, float]:
     return lam, rho
 
 
-class CubeNode(BroadcastNode):
-    """A broadcast node on the d-cube: ``self.d`` is the cube's dimension (= its port count)."""
-
-    def __init__(self, ctx: NodeContext) -> None:
-        super().__init__(ctx)
-        self.d = ctx.geometry.d
+def prepare(topology: Any, p: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
+    """Every broadcast scheme's node parameters: λ, ρ, the cube's ``d`` and the scheme's own params."""
+    lam, rho = resolve_load(topology, load)
+    return {"lam": lam, "rho": rho, "d": topology.d, **p}
 
 
 def make_scheme(
@@ -63,30 +62,15 @@ def make_scheme(
     summary: str,
     node: Callable[[NodeContext], Any],
     *,
+    theory: Callable[[Setup], dict[str, Any]],
     params: tuple[Param, ...] = (),
-    extra_prepare: Callable[[Any, dict[str, Any]], dict[str, Any]] | None = None,
-    theory_kwargs: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
-    theory: Callable[[Setup], dict[str, Any]] | None = None,
     reporter: Callable[[Setup], Reporter] = BroadcastReporter,
     max_backlog: Callable[[Any, Mapping[str, Any]], float] | None = None,
 ) -> Scheme:
-    """A broadcast :class:`Scheme` record with the shared load handling.
-
-    ``theory`` defaults to the paper's results for ``name`` (``theory.theory_metrics``,
-    with ``theory_kwargs`` from the node parameters).
-    """
-
-    def prepare(topology: Any, p: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
-        lam, rho = resolve_load(topology, load)
-        out = {"lam": lam, "rho": rho, "d": topology.d, **p}
-        if extra_prepare is not None:
-            out.update(extra_prepare(topology, out))
-        return out
-
-    def paper_theory(setup: Setup) -> dict[str, Any]:
-        kw = theory_kwargs(dict(setup.params)) if theory_kwargs else {}
-        return _theory.theory_metrics(name, setup.topology.d, setup.params["rho"], **kw)
-
+    """A broadcast :class:`Scheme` record: the paper, the loads, :func:`prepare` and the
+    hypercube shared by the five schemes, with the scheme's own node, theory adapter
+    (the scheme module's, calling the named functions of :mod:`.theory`), parameters,
+    reporter and backlog limit."""
     return Scheme(
         name=name,
         summary=summary,
@@ -94,7 +78,7 @@ def make_scheme(
         node=node,
         reporter=reporter,
         prepare=prepare,
-        theory=theory or paper_theory,
+        theory=theory,
         params=params,
         loads=LOADS,
         topologies=("hypercube",),

@@ -41,8 +41,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import theory as _theory
-from ._theory_indirect import indirect_excess
+from ._theory_indirect import indirect_delay, indirect_delay_rule_d_prime, indirect_excess
 
 __all__ = ["QueuePieces", "queue_pieces", "slot_delay", "slot_queue"]
 
@@ -57,7 +56,7 @@ def slot_delay(d: int, rho: float, rule: str = "D") -> float:
     Returns:
         ``Prop. 5 (or Cor. 8) - 3/2 - (3/2) 2^-d``; ``math.inf`` at or above (28).
     """
-    paper = _theory.indirect_delay(d, rho) if rule == "D" else _theory.indirect_delay_rule_d_prime(d, rho)
+    paper = indirect_delay(d, rho) if rule == "D" else indirect_delay_rule_d_prime(d, rho)
     return paper - LAST_SERVER_OFFSET - 1.5 * 2.0**-d
 
 
