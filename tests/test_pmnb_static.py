@@ -22,7 +22,7 @@ from slotnet.schemes import SCHEMES
 from slotnet.schemes.pmnb import _packing as K
 from slotnet.schemes.pmnb import _prefix as P
 from slotnet.schemes.pmnb import theory as th
-from slotnet.schemes.pmnb._static_line import broadcast_windows, greedy_line_time, line_counts, subphase_patterns
+from slotnet.schemes.pmnb._line import broadcast_windows, greedy_line_time, line_counts, subphase_patterns
 from slotnet.schemes.pmnb._static_time import digest, quantum_for, tp_fraction
 from slotnet.schemes.pmnb.static import prepare_routing
 

@@ -23,7 +23,7 @@ from slotnet.nodes import Node, NodeContext
 from slotnet.schemes.kit import STEP_FIELDS, BirthProcess, BroadcastReporter
 
 from .._base import Setup
-from ._dynamic_pmnb import IntervalNode
+from ._dynamic_interval import IntervalNode
 from ._dynamic_schedule import IntervalSchedule
 
 __all__ = ["DynamicNode", "DynamicReporter"]

@@ -3,7 +3,7 @@
 K packets sit on the p nodes of a linear array (``mesh:p``) or ring (``torus:p``), a node
 possibly holding several; each must reach every other node. Rule (proof of Theorem 2):
 per direction, a node passes on the piece that came in from behind and, when nothing
-came, inserts one of its own (:mod:`._static_line` for the hop limits). On a ring with
+came, inserts one of its own (:mod:`._line` for the hop limits). On a ring with
 ``split=true`` every packet is cut into two halves of 0.5 units, one per direction, each
 going all the way round (quantum 2); ``split=false`` sends whole copies along the two
 shorter arcs. On an array ``split`` changes nothing.
@@ -37,9 +37,9 @@ from typing import Any
 from slotnet.nodes import Node, NodeContext
 
 from .._base import SchemeError, Setup
+from ._line import hop_limits
+from ._scan import port_label
 from ._static_array_report import ArrayBroadcastReporter
-from ._static_line import hop_limits
-from ._static_scan import port_label
 from ._static_setup import check_grid, placement_rng
 from .theory import bounds_for
 

@@ -7,7 +7,7 @@ direction it already came from, and ``restart()`` at the first step of a node re
 after a crash (never in a fault-free run).
 
 Pieces and receptions. Packet ``(o, j)`` leaves its origin ``o`` as one piece per
-direction ``d = ±1`` (:func:`._static_line.hop_limits`); the piece reaches the node at
+direction ``d = ±1`` (:func:`._line.hop_limits`); the piece reaches the node at
 hop ``h`` of its path in its ``h``-th hop, carried in a message ``["a", o, j, h]``. A
 node never holds a passing piece (it forwards it in the slot it reads it), so a piece
 is only ever queued at its origin, on a wire, or destroyed. A *reception* ``(o, j, v)``
@@ -44,8 +44,8 @@ from typing import Any
 
 from .._base import Setup
 from ..kit import BaseReporter
-from ._static_line import hop_limits
-from ._static_scan import port_label
+from ._line import hop_limits
+from ._scan import port_label
 
 __all__ = ["ARRAY_EVENTS", "ArrayBroadcastReporter", "LineGeometry"]
 

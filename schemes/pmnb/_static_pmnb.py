@@ -11,7 +11,7 @@ of 1/d; class c runs algorithm ``A_c``, i.e. ``A_0`` on the dimensions renamed b
    (Theorem 3 with the renamed dimensions), ``d (p - 1)`` steps of 1/d;
 3. broadcast: subphases l = 1..d, class c on dimension ``order_c[d - l]``; in each, every
    node broadcasts along that line what it held at the subphase's start, by Theorem 2's
-   greedy rule (:mod:`._static_line`). On a torus each mini-packet is halved, one half
+   greedy rule (:mod:`._line`). On a torus each mini-packet is halved, one half
    per direction, all the way round (pieces of 1/(2d), quantum 2d).
 
 At every step the d classes use d distinct dimensions (equal sides keep their phases
@@ -37,11 +37,11 @@ import functools
 
 from slotnet.nodes import Inbox, Node
 
+from ._line import broadcast_windows, hop_limits
 from ._packing import packing_port, packing_steps, rank_destination
 from ._prefix import ScanNode, rotation, scan_steps
-from ._static_line import broadcast_windows, hop_limits
+from ._scan import ScanPhase, port_label
 from ._static_prefixscan import is_active
-from ._static_scan import ScanPhase, port_label
 
 __all__ = ["PmnbNode", "Timeline", "timeline"]
 

@@ -25,7 +25,7 @@ from slotnet.nodes import Inbox, Node
 from .._base import Setup
 from ..kit import BaseReporter
 from ._prefix import LineScanNode, ScanNode, line_scan_steps, scan_steps
-from ._static_scan import LineAdapter, ScanLike, ScanPhase
+from ._scan import LineAdapter, ScanLike, ScanPhase
 
 __all__ = ["VALUE_RANGE", "PrefixScanNode", "PrefixScanReporter", "is_active", "sequential_prefix"]
 

@@ -37,8 +37,8 @@ from ..kit import BaseReporter
 from ._packing import monotone_port, monotone_steps, packing_port, packing_steps, rank_destination, ranks
 from ._placement import place
 from ._prefix import ScanNode, check_order, scan_steps
+from ._scan import ScanPhase
 from ._static_prefixscan import is_active
-from ._static_scan import ScanPhase
 from ._static_setup import active_ids, check_grid, placement_rng
 from ._static_time import quantum_for
 from .theory import bounds_for

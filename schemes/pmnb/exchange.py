@@ -20,7 +20,7 @@
   behind, our derivation); between (14) and that load the scheme may still be stable.
 
 Node rules: :mod:`._exchange_node` and :mod:`._dynamic_node`; decisions that need no
-network: :mod:`._exchange_rule`, :mod:`._dynamic_schedule`, :mod:`._dynamic_pmnb`.
+network: :mod:`._exchange_rule`, :mod:`._dynamic_schedule`, :mod:`._dynamic_interval`.
 
 Faults (issue #11): refused, every kind. §5 Phase 1's row and column sums and §6's
 PMNB intervals (the rank scan, subphase windows every node computes from M) are fixed

@@ -3,7 +3,7 @@
 E. A. Varvarigos and D. P. Bertsekas, "Partial multinode broadcast and partial exchange
 algorithms for d-dimensional meshes". Every node rule here is local: a node decides from
 its coordinates, its own state, its inbox and the clock; the schedules are the pure
-functions of :mod:`._prefix`, :mod:`._packing` and :mod:`._static_line`. Each run is a
+functions of :mod:`._prefix`, :mod:`._packing` and :mod:`._line`. Each run is a
 one-shot collective (``until="quiescent"``): it stops when nothing is left to do and
 reports ``completion_time`` in the paper's units, with the time quantum chosen so that
 t_p, 1/d and 1/(2d) are whole numbers of ticks (:mod:`._static_time`).
