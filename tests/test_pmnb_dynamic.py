@@ -57,7 +57,7 @@ def test_one_interval_delivers_every_packet_to_every_node_exactly_once() -> None
 
 
 def _interval(ids, sides, wrap, lazy):
-    from slotnet.schemes.pmnb._dynamic_pmnb import simulate_interval
+    from slotnet.schemes.pmnb._dynamic_interval import simulate_interval
 
     return simulate_interval(ids, sides, wrap, lazy=lazy)
 
@@ -65,7 +65,7 @@ def _interval(ids, sides, wrap, lazy):
 def test_one_packet_costs_its_packing_hops_and_two_halves_to_every_node() -> None:
     """4x4 torus, node (3, 3) alone: each of d = 2 classes is packed 3 + 3 hops to (0, 0), then both
     halves of it reach the N - 1 others: 2 x 6 + 2 x 2 x 15 messages beyond the (value-blind) prefix."""
-    from slotnet.schemes.pmnb._dynamic_pmnb import simulate_interval
+    from slotnet.schemes.pmnb._dynamic_interval import simulate_interval
 
     quiet = simulate_interval([], (4, 4), True)
     one = simulate_interval([15], (4, 4), True)

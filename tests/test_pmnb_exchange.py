@@ -14,7 +14,6 @@ from slotnet import RunSpec, SpecError, run
 from slotnet.orchestrator.cli import main
 from slotnet.schemes.pmnb import _placement as PL
 from slotnet.schemes.pmnb import theory as th
-from slotnet.schemes.pmnb._exchange_node import ExchangeReporter
 from slotnet.schemes.pmnb._exchange_rule import (
     C_SET,
     R_SET,
@@ -25,6 +24,7 @@ from slotnet.schemes.pmnb._exchange_rule import (
     priority,
     simulate_exchange,
 )
+from slotnet.schemes.pmnb.partial_exchange import ExchangeReporter
 
 
 def _path(src: tuple[int, int], dst: tuple[int, int], cls: int) -> list[tuple[int, int]]:
@@ -85,7 +85,7 @@ def test_reference_lies_between_the_placement_bound_and_the_upper_bound(wrap: bo
     for p, kind, m in _cases():
         ids = PL.place(kind, (p, p), m, random.Random(p * 100 + m))
         out = simulate_exchange(ids, p, 0.125)
-        b = th.bounds_for("partial-exchange", (p, p), wrap, active=list(ids), tp=0.125)
+        b = th.partial_exchange_bounds((p, p), wrap, list(ids), 0.125)
         assert b["lower_bound"] <= out.completion_time <= b["upper_bound"], (p, kind, m)
         assert out.delivered == m * (p * p - 1) and out.duplicates == 0 and out.all_shortest
         assert out.max_r_per_row <= math.isqrt(m) and out.max_c_per_column <= math.isqrt(m)

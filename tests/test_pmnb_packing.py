@@ -141,14 +141,14 @@ def test_monotone_checks_its_input() -> None:
 
 
 def test_packing_time_lies_between_bounds() -> None:
-    """The reference's completion is within bounds_for('packing') for the same placement."""
+    """The reference's completion is within packing_bounds for the same placement."""
     rng = random.Random(13)
     for sides in [(4, 4), (5, 3), (3, 3, 3)]:
         n = math.prod(sides)
         for wrap in (False, True):
             for _ in range(20):
                 active = rng.sample(range(n), rng.randint(1, n))
-                b = th.bounds_for("packing", sides, wrap, active)
+                b = th.packing_bounds(sides, wrap, active)
                 trace = K.simulate_packing(active, sides)
                 assert b["lower_bound"] <= trace.completion <= b["upper_bound"]
 

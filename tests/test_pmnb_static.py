@@ -1,9 +1,10 @@
 """The static Varvarigos & Bertsekas schemes: exact times, prefix results, routing invariants.
 
-Pins ``slotnet.schemes.pmnb.static`` and its ``_static_*`` modules: the time quantum
-(t_p and mini-packets exact), Theorem 2's greedy line broadcast and the §4.1 Phase 3
-windows (pure), and runs of prefix-scan, packing, monotone and array-broadcast checked
-against independent sequential computations and the pure step-by-step references.
+Pins ``slotnet.schemes.pmnb``'s ``_inputs`` and ``_line``: the time quantum (t_p and
+mini-packets exact, one MAX_QUANTUM for the family), Theorem 2's greedy line broadcast and
+the §4.1 Phase 3 windows (pure), and runs of prefix-scan, packing, monotone and
+array-broadcast checked against independent sequential computations and the pure
+step-by-step references.
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ import pytest
 from slotnet import RunSpec, SpecError, run
 from slotnet.errors import SchemeError
 from slotnet.schemes import SCHEMES
+from slotnet.schemes.pmnb import SCHEMES as PMNB_SCHEMES
 from slotnet.schemes.pmnb import _packing as K
 from slotnet.schemes.pmnb import _prefix as P
 from slotnet.schemes.pmnb import theory as th
-from slotnet.schemes.pmnb._static_line import broadcast_windows, greedy_line_time, line_counts, subphase_patterns
-from slotnet.schemes.pmnb._static_time import digest, quantum_for, tp_fraction
-from slotnet.schemes.pmnb.static import prepare_routing
+from slotnet.schemes.pmnb._inputs import MAX_QUANTUM, prepare_routing, quantum_for, tp_fraction
+from slotnet.schemes.pmnb._line import broadcast_windows, greedy_line_time, line_counts, subphase_patterns
+from slotnet.schemes.pmnb.reporter import digest
 
 
 def _run(scheme: str, topo: str, slots: int = 20000, **params):
@@ -55,6 +57,18 @@ def test_an_absurd_tp_is_refused_before_the_run():
     for scheme in ("prefix-scan", "pmnb", "packing"):
         with pytest.raises(SpecError, match="quantum|ticks per time unit"):
             RunSpec(scheme, "torus:4x4", params={"tp": "0.123457"}).prepare()
+
+
+def test_tp_of_1_over_1024_gives_quantum_1024_for_every_scheme_of_the_family():
+    """One t_p reader and one MAX_QUANTUM for the family: tp=1/1024 is accepted by every scheme with t_p."""
+    assert MAX_QUANTUM == 1024 and tp_fraction("1/1024") == Fraction(1, 1024)
+    with_tp = [s.name for s in PMNB_SCHEMES if any(p.name == "tp" for p in s.params)]
+    assert with_tp == ["prefix-scan", "packing", "monotone", "pmnb", "partial-exchange", "dynamic-broadcast"]
+    loads = {"dynamic-broadcast": {"rho": 0.3}}
+    for name in with_tp:
+        for extra in ({}, {"split": False}) if name == "pmnb" else ({},):
+            spec = RunSpec(name, "torus:4x4", params={"tp": "1/1024", **extra}, load=loads.get(name, {}))
+            assert spec.prepare().quantum == 1024, (name, extra)
 
 
 def test_greedy_line_broadcast_in_cases_known_by_hand():

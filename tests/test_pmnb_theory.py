@@ -1,4 +1,4 @@
-"""The bounds of Varvarigos & Bertsekas as pure functions, and bounds_for.
+"""The bounds of Varvarigos & Bertsekas as pure functions, and the bounds that frame each scheme's run.
 
 Pins ``slotnet.schemes.pmnb.theory``: small cases worked by hand, the paper's internal
 identities (Theorem 1 = 2 T^t, (6') = floor of §4.2's expression, (11) at rho -> 0 is
@@ -309,7 +309,7 @@ def _simulate_theorem2(counts: list[int], ring: bool) -> float:
 
 
 def test_theorem2_simulation_lies_between_bounds() -> None:
-    """Measured time of Theorem 2's algorithm is within [lower, upper] of bounds_for('array-broadcast')."""
+    """Measured time of Theorem 2's algorithm is within [lower, upper] of array_broadcast_bounds."""
     rng = random.Random(9)
     for p in range(2, 9):
         for ring in (False, True):
@@ -319,17 +319,17 @@ def test_theorem2_simulation_lies_between_bounds() -> None:
                     continue
                 sources = [v for v in range(p) for _ in range(counts[v])]
                 measured = _simulate_theorem2(counts, ring)
-                b = th.bounds_for("array-broadcast", (p,), ring, sources, None, ring)
+                b = th.array_broadcast_bounds((p,), ring, sources, ring)
                 assert b["lower_bound"] <= measured <= b["upper_bound"], (p, ring, counts, measured, b)
-                k = th.bounds_for("array-broadcast", (p,), ring, sum(counts), None, ring)
+                k = th.array_broadcast_bounds((p,), ring, sum(counts), ring)
                 assert k["lower_bound"] <= measured and k["upper_bound"] == b["upper_bound"]
 
 
 # --------------------------------------------------------------------------------------
-# bounds_for: lower <= upper everywhere
+# the bounds per scheme: lower <= upper everywhere
 
 
-def test_bounds_for_lower_below_upper_on_a_grid() -> None:
+def test_bounds_lower_below_upper_on_a_grid() -> None:
     """pmnb and partial-exchange: lower <= upper for random, corner and spread placements and bare M."""
     rng = random.Random(17)
     shapes = [(p, p) for p in range(2, 9)] + [(p, p, p) for p in range(2, 5)] + [(p,) for p in (2, 5, 8)]
@@ -339,61 +339,60 @@ def test_bounds_for_lower_below_upper_on_a_grid() -> None:
             for m in sorted({0, 1, 2, len(sides), n // 2, n - 1, n}):
                 cases: list[int | tuple[int, ...]] = [m] + [PL.place(kind, sides, m, rng) for kind in PL.PLACEMENTS]
                 for active in cases:
-                    b = th.bounds_for("pmnb", sides, wrap, active, tp, split)
+                    b = th.pmnb_bounds(sides, wrap, active, tp, split)
                     assert 0 <= b["lower_bound"] <= b["upper_bound"], (sides, wrap, split, tp, active, b)
                     assert b["lower_bound"] >= b["lower_bound_any_placement"]
                     if len(sides) == 2 and split:
-                        e = th.bounds_for("partial-exchange", sides, wrap, active, tp)
+                        e = th.partial_exchange_bounds(sides, wrap, active, tp)
                         assert 0 <= e["lower_bound"] <= e["upper_bound"], (sides, wrap, active, e)
                         assert e["lower_bound_worst_case_proved"] <= e["upper_bound"]
 
 
-def test_bounds_for_other_tasks() -> None:
+def test_bounds_of_the_other_schemes() -> None:
     """prefix-scan, packing, monotone and dynamic-broadcast: keys present and lower <= upper."""
     for sides in [(2,), (7,), (4, 4), (5, 3), (3, 3, 3)]:
         n = math.prod(sides)
         for wrap in (False, True):
-            b = th.bounds_for("prefix-scan", sides, wrap, tp=0.2)
+            b = th.prefix_scan_bounds(sides, wrap, 0.2)
             assert b["lower_bound"] <= b["upper_bound"] == pytest.approx(2 * sum(p - 1 for p in sides) * 0.2)
             assert b["row_column_lower_bound"] <= b["row_column_upper_bound"]
-            for task in ("packing", "monotone"):
-                b = th.bounds_for(task, sides, wrap, list(range(n))[::2], targets=list(range(n))[: (n + 1) // 2])
+            ids, targets = list(range(n))[::2], list(range(n))[: (n + 1) // 2]
+            for b in (th.packing_bounds(sides, wrap, ids), th.monotone_bounds(sides, wrap, ids, targets)):
                 assert b["lower_bound"] <= b["upper_bound"]
             if len(set(sides)) == 1:
                 for split in (True, False):
-                    d = th.bounds_for("dynamic-broadcast", sides, wrap, None, 0.1, split, rho=0.3)
+                    d = th.dynamic_broadcast_bounds(sides, wrap, 0.1, split, rho=0.3)
                     assert d["lower_bound"] <= d["upper_bound"] and d["stable"] == (d["stability_limit"] > 0.3)
                     assert set(d) >= {"upper_bound", "lower_bound", "which", "lower_which", "X", "V", "lam", "rho"}
-                d = th.bounds_for("dynamic-broadcast", sides, wrap, None, 0.1, lam=th.lam_from_rho(0.999, sides, wrap))
+                d = th.dynamic_broadcast_bounds(sides, wrap, 0.1, lam=th.lam_from_rho(0.999, sides, wrap))
                 assert d["upper_bound"] == math.inf and not d["stable"]
-    full = th.bounds_for("pmnb", (5, 5), False, 25, 0.1)
+    full = th.pmnb_bounds((5, 5), False, 25, 0.1)
     assert full["theorem1_exact"] == 12.0 and full["theorem1_printed"] == 13.0 and full["which"] == "Theorem 6, eq. (6)"
-    assert th.bounds_for("pmnb", (4, 4, 4), True, 64, 0.1, False)["which"] == "§4.2, eq. (5')"
+    assert th.pmnb_bounds((4, 4, 4), True, 64, 0.1, False)["which"] == "§4.2, eq. (5')"
 
 
-def test_bounds_for_rejects_bad_input() -> None:
-    """Precise ValueErrors for unknown tasks, unequal sides, t_p, M, ids, loads and shapes."""
-    with pytest.raises(ValueError, match="task must be one of"):
-        th.bounds_for("gossip", (4, 4), True, 3, 0.1)
+def test_bounds_reject_bad_input() -> None:
+    """Precise ValueErrors for unequal sides, t_p, M, ids, loads and shapes; no dispatch on a task name."""
+    assert not hasattr(th, "bounds_for") and not hasattr(th, "TASKS")  # one named function per scheme
     with pytest.raises(ValueError, match=r"Theorem 6 is stated for a p\^d mesh \(equal sides\), got sides \(4, 6\)"):
-        th.bounds_for("pmnb", (4, 6), True, 3, 0.1)
+        th.pmnb_bounds((4, 6), True, 3, 0.1)
     with pytest.raises(ValueError, match=r"t_p must be in \(0, 1\], got 0"):
-        th.bounds_for("pmnb", (4, 4), True, 3, 0)
+        th.pmnb_bounds((4, 4), True, 3, 0)
     with pytest.raises(ValueError, match="needs t_p"):
-        th.bounds_for("pmnb", (4, 4), True, 3)
+        th.pmnb_bounds((4, 4), True, 3, None)
     with pytest.raises(ValueError, match="M must be in 0..16, got 17"):
-        th.bounds_for("pmnb", (4, 4), True, 17, 0.1)
+        th.pmnb_bounds((4, 4), True, 17, 0.1)
     with pytest.raises(ValueError, match="distinct"):
-        th.bounds_for("pmnb", (4, 4), True, [1, 1], 0.1)
+        th.pmnb_bounds((4, 4), True, [1, 1], 0.1)
     with pytest.raises(ValueError, match="outside 0..15"):
-        th.bounds_for("partial-exchange", (4, 4), False, [16], 0.1)
+        th.partial_exchange_bounds((4, 4), False, [16], 0.1)
     with pytest.raises(ValueError, match="stated for p x p meshes"):
-        th.bounds_for("partial-exchange", (4, 4, 4), False, 3, 0.1)
+        th.partial_exchange_bounds((4, 4, 4), False, 3, 0.1)
     with pytest.raises(ValueError, match="exactly one of rho"):
-        th.bounds_for("dynamic-broadcast", (4, 4), True, None, 0.1, rho=0.1, lam=0.1)
+        th.dynamic_broadcast_bounds((4, 4), True, 0.1, rho=0.1, lam=0.1)
     with pytest.raises(ValueError, match="one side"):
-        th.bounds_for("array-broadcast", (4, 4), False, 3)
+        th.array_broadcast_bounds((4, 4), False, 3)
     with pytest.raises(ValueError, match="wrap must be True"):
-        th.bounds_for("pmnb", (4, 4), 1, 3, 0.1)
+        th.pmnb_bounds((4, 4), 1, 3, 0.1)
     with pytest.raises(ValueError, match="rho must be finite and >= 0"):
         th.lam_from_rho(-0.1, (4, 4), True)

@@ -205,14 +205,11 @@ def saturation_load(sides: Sequence[int], wrap: bool, tp: float) -> float:
     Raises:
         ValueError: on unequal sides, or a t_p that is no whole number of ticks.
     """
-    from ._exchange_params import quantum, tp_fraction
+    from ._inputs import quantum_for, tp_ticks  # the prepare side's quantum; imported here to keep this module pure
 
     s = check_sides(sides)
     g, d = (2 if wrap else 1), len(s)
-    q = quantum(tp, (g * d,))
-    frac = tp_fraction(tp) * q
-    if frac.denominator != 1:
-        raise ValueError(f"t_p={tp!r} is not a whole number of ticks at quantum {q}")
-    sched = IntervalSchedule.build(s, wrap, int(frac), q)
+    q = quantum_for(tp, g * d)
+    sched = IntervalSchedule.build(s, wrap, tp_ticks(tp, q), q)
     n = math.prod(s)
     return (n - 1) / (g * d * sched.length(n))

@@ -20,7 +20,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ._theory_shape import check_shape, check_tp, equal_side, gamma, n_nodes
+from ._inputs import equal_side
+from ._theory_shape import check_shape, check_tp, gamma, n_nodes
 
 __all__ = [
     "delay_bound",

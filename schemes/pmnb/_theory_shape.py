@@ -2,7 +2,8 @@
 
 A shape is ``(sides, wrap)``: ``sides = (p_0, ..., p_{d-1})`` (each >= 2) and ``wrap``
 True for a torus, False for an array. The paper's theorems are for ``N = p^d`` nodes
-(equal sides); the functions that need that say so and raise on unequal sides. Degrees
+(equal sides); the functions that need that say so and raise on unequal sides
+(:func:`._inputs.equal_side`, the one check the schemes' ``prepare`` uses too). Degrees
 follow the project's fabric: a torus node has 2 ports per dimension (two links to the
 same neighbour when a side is 2), an array node one per existing neighbour.
 """
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 
 from ._prefix import check_sides
 
-__all__ = ["check_m", "check_shape", "check_tp", "equal_side", "gamma", "n_nodes"]
+__all__ = ["check_m", "check_shape", "check_tp", "gamma", "n_nodes"]
 
 
 def check_shape(sides: Sequence[int], wrap: bool) -> tuple[int, ...]:
@@ -27,18 +28,6 @@ def check_shape(sides: Sequence[int], wrap: bool) -> tuple[int, ...]:
     if not isinstance(wrap, bool):
         raise ValueError(f"wrap must be True (torus) or False (array), got {wrap!r}")
     return check_sides(sides)
-
-
-def equal_side(sides: Sequence[int], what: str) -> int:
-    """The common side p of a p^d mesh.
-
-    Raises:
-        ValueError: if the sides differ (``what`` names the result that needs p^d).
-    """
-    s = check_sides(sides)
-    if len(set(s)) != 1:
-        raise ValueError(f"{what} is stated for a p^d mesh (equal sides), got sides {s}")
-    return s[0]
 
 
 def gamma(wrap: bool) -> int:

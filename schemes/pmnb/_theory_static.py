@@ -33,7 +33,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ._theory_shape import check_m, check_shape, check_tp, equal_side, gamma
+from ._inputs import equal_side
+from ._theory_shape import check_m, check_shape, check_tp, gamma
 
 __all__ = [
     "lemma1_phase3",

@@ -27,7 +27,7 @@ from typing import Any
 from .._base import Experiment, Row, Runner, SchemeError
 from . import theory as th
 from ._dynamic_schedule import saturation_load
-from ._exchange_params import quantum
+from ._inputs import quantum_for
 
 __all__ = ["EXPERIMENTS", "varvarigos"]
 
@@ -217,7 +217,7 @@ def _dyn_requests(plan: dict[str, Any], seed: int, requests: list[dict[str, Any]
               if rho < th.stability_limit(*_shape(topo), _TPF)]
     for topo, rho, beyond in points + [(topo, rho, True) for topo, rho in plan["unstable"]]:
         sides, wrap = _shape(topo)
-        q = quantum(_TPF, (th.gamma(wrap) * len(sides),))
+        q = quantum_for(_TPF, th.gamma(wrap) * len(sides))
         cases.append((topo, rho, beyond))
         units = min(plan["dyn_units"], 3000) if beyond else plan["dyn_units"]  # growth shows within 3,000
         requests.append(dict(scheme="dynamic-broadcast", topology=topo, seed=seed, load={"rho": rho}, params={"tp": TP},

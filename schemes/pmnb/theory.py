@@ -1,4 +1,4 @@
-"""The paper's bounds as pure functions, and :func:`bounds_for` to frame a measured run.
+"""The paper's bounds as pure functions, and one function per scheme to frame a measured run.
 
 Source: E. A. Varvarigos and D. P. Bertsekas, "Partial multinode broadcast and partial
 exchange algorithms for d-dimensional meshes". Times are in the paper's unit, the time
@@ -13,6 +13,12 @@ Where things are:
 * :mod:`._theory_exchange` -- §5's partial-exchange bounds, and lower bounds for a
   given placement (per node, box cuts, distance), derived here and documented there;
 * :mod:`._theory_dynamic` -- §6: (9), (10), (12), Theorem 7's (11), (13), (14).
+
+Here: the bounds that frame a run, one named function per scheme, which that scheme's
+theory adapter calls (:func:`prefix_scan_bounds`, :func:`packing_bounds`,
+:func:`monotone_bounds`, :func:`array_broadcast_bounds`, :func:`pmnb_bounds`,
+:func:`partial_exchange_bounds`, :func:`dynamic_broadcast_bounds`); :func:`diameter`,
+:func:`radius`.
 
 The readings of the paper's slips and gaps are in those modules' docstrings.
 """
@@ -73,13 +79,13 @@ from ._theory_static import (
 )
 
 __all__ = [
-    "TASKS",
-    "bounds_for",
+    "array_broadcast_bounds",
     "cut_bound",
     "delay_bound",
     "delay_bound_light",
     "diameter",
     "distance_bound",
+    "dynamic_broadcast_bounds",
     "gamma",
     "lam_from_rho",
     "lemma1_phase3",
@@ -91,17 +97,22 @@ __all__ = [
     "mnb_by_torus_mnb",
     "mnb_torus_optimal",
     "mnb_unsplit_bound",
+    "monotone_bounds",
     "monotone_time",
+    "packing_bounds",
     "packing_time",
+    "partial_exchange_bounds",
     "pe_lower_cluster",
     "pe_lower_worst_case",
     "pe_lower_worst_case_proved",
     "pe_upper_bound",
     "per_node_bound",
     "placement_bound",
+    "pmnb_bounds",
     "pmnb_lower_bound",
     "pmnb_split_bound",
     "pmnb_unsplit_bound",
+    "prefix_scan_bounds",
     "prefix_time",
     "radius",
     "reservation_length",
@@ -119,8 +130,7 @@ __all__ = [
 ]
 
 Active = int | Iterable[int] | None
-
-TASKS = ("prefix-scan", "packing", "monotone", "array-broadcast", "pmnb", "partial-exchange", "dynamic-broadcast")
+"""M, or the active node ids (None: missing, refused with a message)."""
 
 
 def diameter(sides: Sequence[int], wrap: bool) -> int:
@@ -142,15 +152,21 @@ def _distance(a: int, b: int, sides: tuple[int, ...], wrap: bool) -> int:
     return total
 
 
-def _need_tp(task: str, tp: float | None) -> float:
+def _need_tp(what: str, tp: float | None) -> float:
     if tp is None:
-        raise ValueError(f"task {task!r} needs t_p (the prefix step, 0 < t_p <= 1)")
+        raise ValueError(f"{what} needs t_p (the prefix step, 0 < t_p <= 1)")
     return check_tp(tp)
 
 
-def _split_active(active: int | Iterable[int] | None, n: int, task: str, *, distinct: bool = True) -> tuple[int, list[int] | None]:
+def _check_split(split: bool) -> bool:
+    if not isinstance(split, bool):
+        raise ValueError(f"split must be True or False, got {split!r}")
+    return split
+
+
+def _split_active(active: Active, n: int, what: str, *, distinct: bool = True) -> tuple[int, list[int] | None]:
     if active is None:
-        raise ValueError(f"task {task!r} needs the active nodes: a count M or a list of node ids")
+        raise ValueError(f"{what} needs the active nodes: a count M or a list of node ids")
     if isinstance(active, bool):
         raise ValueError(f"active must be a count or node ids, got {active!r}")
     if isinstance(active, int):
@@ -164,58 +180,17 @@ def _split_active(active: int | Iterable[int] | None, n: int, task: str, *, dist
     return len(ids), ids
 
 
-def bounds_for(
-    task: str,
-    sides: Sequence[int],
-    wrap: bool,
-    active: int | Iterable[int] | None = None,
-    tp: float | None = None,
-    split: bool = True,
-    *,
-    targets: Sequence[int] | None = None,
-    rho: float | None = None,
-    lam: float | None = None,
-) -> dict[str, Any]:
-    """The upper bound of the theorem that covers a run, and the best lower bound we have.
+# --------------------------------------------------------------------------------------
+# The bounds that frame a measured run, one function per scheme. Each returns the upper
+# bound of the theorem that covers the run and the best lower bound we have:
+# ``{"upper_bound", "lower_bound", "which", "lower_which", ...}`` plus the scheme's extras.
+# ``active`` is M or the active node ids (a placement: then the lower bound also uses it).
+# They raise ValueError on input the bound cannot use.
 
-    Args:
-        task: one of :data:`TASKS`.
-        sides, wrap: the shape (``wrap`` True for a torus).
-        active: M, or the active node ids (a placement; then the lower bound also uses
-            the placement). For ``array-broadcast``: K, or the source id of every packet
-            (repeats = several packets at a node). Ignored by ``dynamic-broadcast``.
-        tp: t_p, needed by prefix-scan, pmnb, partial-exchange, dynamic-broadcast.
-        split: packets may be split (§4.1 mini-packets; Theorem 2's halves on a ring);
-            ignored by prefix-scan, packing, monotone and partial-exchange.
-        targets: for ``monotone``, the destinations ``v^(i)`` (sorted like the sources).
-        rho, lam: for ``dynamic-broadcast``, the load (12) or the per-node rate (one).
 
-    Returns:
-        ``{"upper_bound", "lower_bound", "which", "lower_which", ...}`` and task extras
-        (for dynamic-broadcast the bounds are on the mean delay).
-
-    Raises:
-        ValueError: on an unknown task or input the task cannot use.
-    """
+def prefix_scan_bounds(sides: Sequence[int], wrap: bool, tp: float) -> dict[str, Any]:
+    """§4.1 Phase 1 (Fig. 2), ``2d(p-1) t_p``; and §5's row/column prefix (``row_column_*``)."""
     s = check_shape(sides, wrap)
-    if not isinstance(split, bool):
-        raise ValueError(f"split must be True or False, got {split!r}")
-    handler = _HANDLERS.get(task)
-    if handler is None:
-        raise ValueError(f"task must be one of {', '.join(TASKS)}, got {task!r}")
-    return handler(s, wrap, active, tp, split, targets, rho, lam)
-
-
-def _prefix_scan(
-    s: tuple[int, ...],
-    wrap: bool,
-    active: Active,
-    tp: float | None,
-    split: bool,
-    targets: Sequence[int] | None,
-    rho: float | None,
-    lam: float | None,
-) -> dict[str, Any]:
     tp = _need_tp("prefix-scan", tp)
     return {
         "upper_bound": prefix_time(s, tp),
@@ -227,16 +202,9 @@ def _prefix_scan(
     }
 
 
-def _packing(
-    s: tuple[int, ...],
-    wrap: bool,
-    active: Active,
-    tp: float | None,
-    split: bool,
-    targets: Sequence[int] | None,
-    rho: float | None,
-    lam: float | None,
-) -> dict[str, Any]:
+def packing_bounds(sides: Sequence[int], wrap: bool, active: Active) -> dict[str, Any]:
+    """Theorem 3, ``d(p-1)``; below it, with a placement, the farthest packet's hops to its rank's node."""
+    s = check_shape(sides, wrap)
     _m, ids = _split_active(active, n_nodes(s), "packing")
     lower, why = 0.0, "none without a placement"
     if ids is not None:
@@ -247,16 +215,10 @@ def _packing(
     return {"upper_bound": float(packing_time(s)), "which": "Theorem 3: d(p-1)", "lower_bound": lower, "lower_which": why}
 
 
-def _monotone(
-    s: tuple[int, ...],
-    wrap: bool,
-    active: Active,
-    tp: float | None,
-    split: bool,
-    targets: Sequence[int] | None,
-    rho: float | None,
-    lam: float | None,
-) -> dict[str, Any]:
+def monotone_bounds(sides: Sequence[int], wrap: bool, active: Active, targets: Sequence[int] | None = None) -> dict[str, Any]:
+    """Theorem 4, ``2d(p-1)``; below it, given the sources and the targets ``v^(i)`` (sorted like
+    the sources), the farthest packet's hops to its target."""
+    s = check_shape(sides, wrap)
     _m, ids = _split_active(active, n_nodes(s), "monotone")
     lower, why = 0.0, "none without sources and targets"
     if ids is not None and targets is not None:
@@ -268,16 +230,11 @@ def _monotone(
     return {"upper_bound": float(monotone_time(s)), "which": "Theorem 4: 2d(p-1)", "lower_bound": lower, "lower_which": why}
 
 
-def _array_broadcast(
-    s: tuple[int, ...],
-    wrap: bool,
-    active: Active,
-    tp: float | None,
-    split: bool,
-    targets: Sequence[int] | None,
-    rho: float | None,
-    lam: float | None,
-) -> dict[str, Any]:
+def array_broadcast_bounds(sides: Sequence[int], wrap: bool, active: Active, split: bool = True) -> dict[str, Any]:
+    """Theorem 2 on a linear array or ring; ``active`` is K, or the source id of every packet
+    (repeats: several packets at a node); ``split``: halves on a ring."""
+    s = check_shape(sides, wrap)
+    split = _check_split(split)
     if len(s) != 1:
         raise ValueError(f"array-broadcast runs on a linear array or ring (one side), got sides {s}")
     p = s[0]
@@ -310,16 +267,11 @@ def _array_broadcast(
     return {"upper_bound": theorem2_bound(s, wrap, k, split=split), "which": which, "lower_bound": float(lower), "lower_which": why}
 
 
-def _pmnb(
-    s: tuple[int, ...],
-    wrap: bool,
-    active: Active,
-    tp: float | None,
-    split: bool,
-    targets: Sequence[int] | None,
-    rho: float | None,
-    lam: float | None,
-) -> dict[str, Any]:
+def pmnb_bounds(sides: Sequence[int], wrap: bool, active: Active, tp: float, split: bool = True) -> dict[str, Any]:
+    """Theorem 6's (5)/(6) with splitting, §4.2's (5')/(6') without; below, (3)/(4) or the bound
+    for the placement at hand (``placement``); at M = N the full-MNB reference values."""
+    s = check_shape(sides, wrap)
+    split = _check_split(split)
     tp = _need_tp("pmnb", tp)
     n = n_nodes(s)
     m, ids = _split_active(active, n, "pmnb")
@@ -351,16 +303,10 @@ def _pmnb(
     return out
 
 
-def _partial_exchange(
-    s: tuple[int, ...],
-    wrap: bool,
-    active: Active,
-    tp: float | None,
-    split: bool,
-    targets: Sequence[int] | None,
-    rho: float | None,
-    lam: float | None,
-) -> dict[str, Any]:
+def partial_exchange_bounds(sides: Sequence[int], wrap: bool, active: Active, tp: float) -> dict[str, Any]:
+    """§5's upper bound; below, any placement's bound or the bound for the placement at hand;
+    and the paper's worst case over placements (``lower_bound_worst_case*``)."""
+    s = check_shape(sides, wrap)
     tp = _need_tp("partial-exchange", tp)
     p, n, _m, _r = _pe_shape(s, wrap, 0)
     m, ids = _split_active(active, n, "partial-exchange")
@@ -387,16 +333,12 @@ def _partial_exchange(
     return out
 
 
-def _dynamic(
-    s: tuple[int, ...],
-    wrap: bool,
-    active: Active,
-    tp: float | None,
-    split: bool,
-    targets: Sequence[int] | None,
-    rho: float | None,
-    lam: float | None,
-) -> dict[str, Any]:
+def dynamic_broadcast_bounds(sides: Sequence[int], wrap: bool, tp: float, split: bool = True, *,
+                             rho: float | None = None, lam: float | None = None) -> dict[str, Any]:
+    """Theorem 7's (11) on the mean delay, with X, V of (9), (10) (or X', V' without splitting),
+    the limit (14) and ``stable``; give exactly one of ``rho`` (the load (12)) and ``lam`` (per node)."""
+    s = check_shape(sides, wrap)
+    split = _check_split(split)
     tp = _need_tp("dynamic-broadcast", tp)
     if (rho is None) == (lam is None):
         raise ValueError("dynamic-broadcast needs exactly one of rho (load (12)) and lam (rate per node)")
@@ -424,14 +366,3 @@ def _dynamic(
         "universal_limit": 1.0,
         "light_load_bound": 1.5 * v + x,
     }
-
-
-_HANDLERS = {
-    "prefix-scan": _prefix_scan,
-    "packing": _packing,
-    "monotone": _monotone,
-    "array-broadcast": _array_broadcast,
-    "pmnb": _pmnb,
-    "partial-exchange": _partial_exchange,
-    "dynamic-broadcast": _dynamic,
-}

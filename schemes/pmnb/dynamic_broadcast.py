@@ -1,4 +1,17 @@
-"""The dynamic-broadcast node rule (§6) and its reporter.
+"""``dynamic-broadcast`` (§6): Poisson broadcast requests served by successive PMNB intervals.
+
+Requests arrive by ``--rho`` (the load (12)) or ``--lam`` (per node), and are served by
+successive PMNB intervals of Theorem 6's algorithm (packets split, §4.1, as §6 assumes),
+on p^d tori and arrays of any d. Measured: ``mean_delay`` against Theorem 7's bound
+(11) with X, V of (9), (10), the queue figures and ``stable``
+(:func:`.theory.dynamic_broadcast_bounds`). Past (14) Theorem 7 gives no bound (theory:
+``stable`` no, ``mean_delay`` inf); the run's own verdict is the orchestrator's monitor
+(a steadily growing backlog, or more than :data:`MAX_BACKLOG` packets per node), which
+reports unstable surely past ``saturation_load`` (where even back-to-back full
+intervals fall behind, our derivation); between (14) and that load the scheme may
+still be stable. The interval's decisions that need no network are
+:mod:`._dynamic_interval` and :mod:`._dynamic_schedule`. Faults are refused
+(:data:`._inputs.WHY_DYNAMIC`).
 
 Every node generates broadcast requests by a Poisson process of rate λ per time unit
 (drawn per tick from its own stream: rate λ/q) and keeps them in a FIFO queue. Time is
@@ -22,11 +35,16 @@ from typing import Any
 from slotnet.nodes import Node, NodeContext
 from slotnet.schemes.kit import STEP_FIELDS, BirthProcess, BroadcastReporter
 
-from .._base import Setup
-from ._dynamic_pmnb import IntervalNode
-from ._dynamic_schedule import IntervalSchedule
+from .._base import Load, Scheme, SchemeError, Setup
+from . import theory as th
+from ._dynamic_interval import IntervalNode
+from ._dynamic_schedule import IntervalSchedule, saturation_load
+from ._inputs import NO_FAULTS, SOURCE, TP, WHY_DYNAMIC, equal_side, quantum_for, tp_ticks
 
-__all__ = ["DynamicNode", "DynamicReporter"]
+__all__ = ["MAX_BACKLOG", "SCHEME", "DynamicNode", "DynamicReporter", "prepare_dynamic", "theory_dynamic"]
+
+#: Queued broadcast requests per node past which a dynamic run is stopped as unstable.
+MAX_BACKLOG = 100.0
 
 
 class DynamicNode(Node):
@@ -194,3 +212,72 @@ class DynamicReporter(BroadcastReporter):
         out["interval_within_V_plus_MX"] = {"ok": not self.too_long, "intervals": self.intervals,
                                             "too_long": [list(x) for x in self.too_long[:5]]}
         return out
+
+
+def prepare_dynamic(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
+    """Node parameters: t_p, the quantum (t_p and the pieces 1/(gamma d) whole), lam and rho, X, V, (14).
+
+    Raises:
+        SchemeError: on unequal sides, not exactly one of rho and lam, or a bad t_p.
+    """
+    sides = tuple(topology.sides)
+    equal_side(sides, "dynamic-broadcast (§6, X and V of (9), (10))")
+    wrap = bool(topology.wrap)
+    if ("rho" in load) == ("lam" in load):
+        raise SchemeError("dynamic-broadcast takes exactly one of --rho (the load (12)) and --lam (requests per node per time unit)")
+    if "lam" in load:
+        lam = load["lam"]
+        rho = th.rho_from_lam(lam, sides, wrap)
+    else:
+        rho = load["rho"]
+        lam = th.lam_from_rho(rho, sides, wrap)
+    tp = params["tp"]
+    g, d = th.gamma(wrap), len(sides)
+    q = quantum_for(tp, g * d)
+    return {"tp": tp, "quantum": q, "tp_ticks": tp_ticks(tp, q), "lam": lam, "rho": rho,
+            "X": th.unit_broadcast_length(sides, wrap), "V": th.reservation_length(sides, wrap, tp),
+            "stability_limit": th.stability_limit(sides, wrap, tp)}
+
+
+def theory_dynamic(setup: Setup) -> dict[str, Any]:
+    """Theorem 7's bound (11) with X, V of (9), (10); the limit (14)."""
+    geo, prm = setup.topology, setup.params
+    sides, wrap = tuple(geo.sides), bool(geo.wrap)
+    b = th.dynamic_broadcast_bounds(sides, wrap, prm["tp"], rho=prm["rho"])
+    return {
+        "mean_delay": b["upper_bound"],
+        "mean_delay_lower_bound": b["lower_bound"],
+        "stable": b["stable"],
+        "which": b["which"] + " (an upper bound; infinite past (14))",
+        "rho": b["rho"],
+        "lam": b["lam"],
+        "X": b["X"],
+        "V": b["V"],
+        "stability_limit": b["stability_limit"],
+        "universal_limit": b["universal_limit"],
+        "saturation_load": saturation_load(sides, wrap, prm["tp"]),
+        "light_load_bound": b["light_load_bound"],
+    }
+
+
+def _backlog(topology: Any, params: Mapping[str, Any]) -> float:
+    return MAX_BACKLOG
+
+
+SCHEME = Scheme(
+    name="dynamic-broadcast",
+    summary="§6: Poisson broadcasts served by successive PMNB intervals (Theorem 6 with mini-packets)",
+    source=SOURCE + ", §6",
+    node=DynamicNode,
+    reporter=DynamicReporter,
+    prepare=prepare_dynamic,
+    theory=theory_dynamic,
+    params=(TP,),
+    loads=(Load("rho", "mesh utilisation factor (12): lam (N-1)/(gamma d)", "RHO"),
+           Load("lam", "broadcast requests per node per time unit (Poisson)", "LAM")),
+    topologies=("mesh", "torus"),
+    max_backlog=_backlog,
+    quantum=lambda prm: prm["quantum"],
+    faults=NO_FAULTS,
+    faults_why=WHY_DYNAMIC,
+)

@@ -1,4 +1,4 @@
-"""The ``prefix-scan`` node rule and its reporter (§4.1 Phase 1, Fig. 2; §5 Phase 1).
+"""``prefix-scan``: the parallel prefix of §4.1 Phase 1 (Fig. 2) or of §5 Phase 1.
 
 ``variant=tree``: the forward and reverse parallel prefix on the embedded tree P, d
 subphases of ``p_k - 1`` steps each way (:class:`._prefix.ScanNode`); every node ends
@@ -8,35 +8,34 @@ at once on distinct dimensions (:class:`._prefix.LineScanNode`); every node ends
 per dimension, its prefix along its line and the line's total.
 
 Each step is one message of size t_p on every link the schedule uses; at the run's
-quantum q it holds its link for ``t_p q`` ticks (a whole number, see ``_static_time``).
+quantum q it holds its link for ``t_p q`` ticks (a whole number, see ``_inputs``).
 Inputs: ``values=random`` draws each node's value from its own RNG (0..999);
 ``values=rank`` is 1 on active nodes and 0 elsewhere, so an active node's rank is its
-inclusive prefix minus one (§4.1's ``r_s``).
+inclusive prefix minus one (§4.1's ``r_s``). The run is a one-shot collective
+(``until="quiescent"``); the reporter checks every node's result against a sequential
+prefix and times the two halves. ``slotnet theory prefix-scan`` prints the exact
+schedule beside :func:`.theory.prefix_scan_bounds`. Faults are refused (:data:`._inputs.WHY_PREFIX`).
 """
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from slotnet.nodes import Inbox, Node
 
-from .._base import Setup
+from .._base import Param, Scheme, Setup
 from ..kit import BaseReporter
+from . import theory as th
+from ._inputs import ACTIVE, NO_FAULTS, PLACEMENT, PLACEMENT_SEED, SOURCE, TP, WHY_PREFIX, active_ids, check_grid, is_active, quantum_for
 from ._prefix import LineScanNode, ScanNode, line_scan_steps, scan_steps
-from ._static_scan import LineAdapter, ScanLike, ScanPhase
+from ._scan import LineAdapter, ScanLike, ScanPhase
 
-__all__ = ["VALUE_RANGE", "PrefixScanNode", "PrefixScanReporter", "is_active", "sequential_prefix"]
+__all__ = ["SCHEME", "VALUE_RANGE", "PrefixScanNode", "PrefixScanReporter", "prepare_prefix_scan", "sequential_prefix",
+           "theory_prefix_scan"]
 
 #: ``values=random`` draws integers in ``0..VALUE_RANGE-1``.
 VALUE_RANGE = 1000
-
-
-def is_active(node: int, active: Sequence[int]) -> bool:
-    """Whether ``node`` is in the sorted list ``active`` (all a node reads of it)."""
-    i = bisect.bisect_left(active, node)
-    return i < len(active) and active[i] == node
 
 
 class PrefixScanNode(Node):
@@ -173,3 +172,54 @@ def _plain(x: Any) -> Any:
     if isinstance(x, (list, tuple)):
         return [_plain(y) for y in x]
     return x
+
+
+def prepare_prefix_scan(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
+    """Node parameters of ``prefix-scan``; the quantum makes t_p whole ticks.
+
+    Raises:
+        SchemeError: on a topology other than mesh/torus, or a bad M or t_p.
+    """
+    sides, _wrap = check_grid(topology, "prefix-scan")
+    active = active_ids(sides, params) if params["values"] == "rank" else ()
+    return {**params, "active": active, "quantum": quantum_for(params["tp"])}
+
+
+def theory_prefix_scan(setup: Setup) -> dict[str, Any]:
+    """§4.1 Phase 1 (tree: ``2 sum (p_k - 1) t_p``, exact) or §5 Phase 1 (line: ``p t_p``)."""
+    sides, wrap = tuple(setup.topology.sides), setup.topology.kind == "torus"
+    prm = setup.params
+    b = th.prefix_scan_bounds(sides, wrap, prm["tp"])
+    tp = prm["tp"]
+    if prm["variant"] == "tree":
+        half = sum(p - 1 for p in sides) * tp
+        return {"upper_bound": b["upper_bound"], "which": b["which"], "lower_bound": b["lower_bound"],
+                "lower_which": b["lower_which"], "forward_time": half, "reverse_time": half}
+    half = max(p // 2 for p in sides) * tp
+    return {"upper_bound": b["row_column_upper_bound"], "which": "§5 Phase 1: p t_p (median-rooted line trees)",
+            "lower_bound": b["row_column_lower_bound"], "lower_which": "a line's total must reach both ends",
+            "exact_schedule": 2 * half, "forward_time": half, "reverse_time": half}
+
+
+SCHEME = Scheme(
+    name="prefix-scan",
+    summary="parallel prefix on the embedded tree P (§4.1 Fig. 2) or median-rooted line trees (§5)",
+    source=SOURCE,
+    node=PrefixScanNode,
+    reporter=PrefixScanReporter,
+    prepare=prepare_prefix_scan,
+    theory=theory_prefix_scan,
+    params=(
+        TP,
+        Param("values", str, "random", "inputs: random (each node's own RNG, 0..999) or rank (1 on active nodes)",
+              ("random", "rank")),
+        Param("variant", str, "tree", "tree: prefix tree P of §4.1; line: §5's row/column prefix on every dimension",
+              ("tree", "line")),
+        ACTIVE, PLACEMENT, PLACEMENT_SEED,
+    ),
+    topologies=("torus", "mesh"),
+    quantum=lambda p: int(p["quantum"]),
+    until="quiescent",
+    faults=NO_FAULTS,
+    faults_why=WHY_PREFIX,
+)

@@ -1,4 +1,15 @@
-"""The partial-exchange node rule (§5) and its reporter.
+"""``partial-exchange`` (§5): M active nodes of a p x p array each send a personalised
+packet to every other node.
+
+Row and column sums by the median-rooted prefix (Phase 1, ``2 floor(p/2)`` steps of
+t_p), the sets R and C, one-turn shortest paths with the priorities a)-b) (Phase 2;
+the rule is :mod:`._exchange_rule`). Measured: ``completion_time`` and the per-phase
+times, beside §5's upper bound ``2 floor(sqrt M)(N - p) + 2(p - 1) + p t_p``, the bound
+that holds for the placement at hand (per node, cuts, distance) and, labelled as such,
+the paper's worst case over placements ``mN/4`` (:func:`.theory.partial_exchange_bounds`).
+On a p x p torus the rule runs on the array links only (§5: "and, therefore also in a
+p x p torus"); other shapes (d != 2, unequal sides) are refused: §5 is stated for p x p
+arrays only. Faults are refused (:data:`._inputs.WHY_EXCHANGE`).
 
 A node starts knowing its coordinates, p, t_p and whether it is active (a membership
 test on the run's active set; nothing else of it). Phase 1: the row and the column
@@ -14,23 +25,31 @@ unit. Nodes never return: a node cannot know when the last packet for it has arr
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from slotnet.nodes import Node, NodeContext
 from slotnet.schemes.kit import BaseReporter
 
-from .._base import Setup
+from .._base import Scheme, SchemeError, Setup
+from . import theory as th
 from ._exchange_rule import C_SET, R_SET, ExchangeRouter, exchange_class
+from ._inputs import (
+    ACTIVE,
+    NO_FAULTS,
+    PLACEMENT,
+    PLACEMENT_SEED,
+    SOURCE,
+    TP,
+    WHY_EXCHANGE,
+    active_ids,
+    is_active,
+    quantum_for,
+    tp_ticks,
+)
 from ._prefix import LineScanNode, line_scan_steps
 
-__all__ = ["ExchangeNode", "ExchangeReporter"]
-
-
-def _is_active(node: int, active: Sequence[int]) -> bool:
-    i = bisect_left(active, node)
-    return i < len(active) and active[i] == node
+__all__ = ["SCHEME", "ExchangeNode", "ExchangeReporter", "prepare_exchange", "theory_exchange"]
 
 
 class ExchangeNode(Node):
@@ -51,7 +70,7 @@ class ExchangeNode(Node):
         prm = ctx.params
         p = ctx.geometry.sides[0]
         tp, a, q = prm["tp"], prm["tp_ticks"], ctx.quantum
-        active = _is_active(ctx.node, prm["active_ids"])
+        active = is_active(ctx.node, prm["active_ids"])
         x = ctx.coords
         lines = (LineScanNode(x[0], p, int(active)), LineScanNode(x[1], p, int(active)))
         inbox: Any = ()
@@ -127,7 +146,7 @@ class ExchangeReporter(BaseReporter):
 
     def on_delivered(self, node: int, slot: int, origin: int, hops: int, leg_end: int) -> None:
         key = (origin, node)
-        if origin == node or not _is_active(origin, self.active):
+        if origin == node or not is_active(origin, self.active):
             self.unknown.append((slot, origin, node))
             return
         if key in self.seen:
@@ -207,3 +226,60 @@ class ExchangeReporter(BaseReporter):
                                 "wrong_class": wrong_class[:10]},
             "lemma3": {"ok": max_r <= m and max_c <= m, "m": m, "max_r_per_row": max_r, "max_c_per_column": max_c},
         }
+
+
+def prepare_exchange(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
+    """Node parameters: the active set, t_p and the quantum (t_p whole ticks).
+
+    Raises:
+        SchemeError: on a shape other than p x p, or a bad M, placement or t_p.
+    """
+    sides = tuple(topology.sides)
+    if len(sides) != 2 or sides[0] != sides[1]:
+        raise SchemeError(f"partial-exchange (§5) runs on p x p arrays (and tori, on their array links), not {topology.spec}")
+    ids = active_ids(sides, params)
+    tp = params["tp"]
+    q = quantum_for(tp)
+    return {"tp": tp, "quantum": q, "tp_ticks": tp_ticks(tp, q), "active_ids": ids, "active": len(ids),
+            "placement": params["placement"], "placement_seed": params["placement_seed"]}
+
+
+def theory_exchange(setup: Setup) -> dict[str, Any]:
+    """§5's bounds beside the run: upper bound, the placement's lower bound, mN/4."""
+    geo, prm = setup.topology, setup.params
+    sides, wrap = tuple(geo.sides), bool(geo.wrap)
+    p, n, tp = sides[0], geo.n_nodes, prm["tp"]
+    b = th.partial_exchange_bounds(sides, wrap, list(prm["active_ids"]), tp)
+    m = math.isqrt(prm["active"])
+    return {
+        "completion_time": b["upper_bound"],
+        "completion_time_lower_bound": b["lower_bound"],
+        "completion_time_lower_bound_worst_case": b["lower_bound_worst_case"],
+        "phase1_time": line_scan_steps(p) * tp,
+        "first_leg_time": m * (n - p) + (p - 1),
+        "max_r_per_row": m,
+        "max_c_per_column": m,
+        "which": b["which"] + "; lower: " + b["lower_which"]
+        + "; worst case: mN/4 over placements (Fig. 3), not a bound for this placement",
+        "reading": "completion_time, first_leg_time (the proof's first half), max_r/c (Lemma 3): upper bounds; "
+                   "phase1_time: exact (2 floor(p/2) t_p <= p t_p)",
+        "phase1_bound": p * tp,
+        "m": m,
+    }
+
+
+SCHEME = Scheme(
+    name="partial-exchange",
+    summary="§5: M active nodes send a personalised packet to every node (p x p arrays; tori on array links)",
+    source=SOURCE + ", §5",
+    node=ExchangeNode,
+    reporter=ExchangeReporter,
+    prepare=prepare_exchange,
+    theory=theory_exchange,
+    params=(ACTIVE, PLACEMENT, PLACEMENT_SEED, TP),
+    topologies=("mesh", "torus"),
+    quantum=lambda prm: prm["quantum"],
+    until="quiescent",
+    faults=NO_FAULTS,
+    faults_why=WHY_EXCHANGE,
+)

@@ -1,0 +1,267 @@
+"""What the schemes of Varvarigos & Bertsekas share on the prepare side (no network).
+
+Time. The paper counts time in units in which a packet crosses a link; a prefix step
+takes t_p (0 < t_p <= 1, §4.1 Phase 1), a mini-packet 1/d (§4.1, Theorem 6) and, halved
+for the two directions of a ring, 1/(2d) (Lemma 1 via the Remark after Theorem 2). The
+fabric runs on ticks of ``1/q`` unit; a message of size s holds its link for ``s q``
+ticks, so every duration is exact when q is a common multiple of the denominators of
+t_p and of the piece sizes. :func:`quantum_for` returns the least such q and refuses
+t_p values whose exact denominator would need more than :data:`MAX_QUANTUM` ticks per
+unit (e.g. 0.123457): rounding t_p instead would change the bounds being checked.
+
+Inputs. Every task starts at time 0 with each node knowing only its own part of it:
+whether it is active (``--param active=M placement=...``; :func:`active_ids`,
+:func:`is_active`), for monotone routing the target list ``v^(0) < ... < v^(K-1)``
+indexed by rank (:func:`prepare_routing`), for array-broadcast how many packets it
+holds. The placement is drawn here, once per run: ``prepare`` does not see the run's
+``--seed``, so ``placement=random`` draws from its own seed ``placement_seed`` (node
+RNGs, e.g. prefix-scan's ``values=random``, follow ``--seed``); one seed places the same
+nodes for every scheme of the family.
+
+Faults. ``array-broadcast`` runs under every fault kind: Theorem 2's greedy rule has no
+schedule (a node forwards what comes and inserts its own when nothing comes), so its
+reporter charges each lost reception to the fault that destroyed it
+(:mod:`.array_broadcast`). Every other scheme of this package is a *fixed schedule* in
+the sense of the paper's §2 model: links are reliable and synchronous, and a step of
+``t_p`` (a prefix step) or of one packet time (a routing or broadcast step) moves
+exactly the messages the schedule names. No node acknowledges, times out or
+retransmits; each node waits for *the* message of a precomputed step and acts on it. A
+fault that destroys a message (``loss``, ``corrupt``, a down link, a partition, a
+stalled or crashed receiver), copies it (``dup``) or moves it to another step
+(``delay``, ``dup``'s late copy) therefore leaves a node without an operand it cannot do
+without (a partial sum of the scan, its rank, the number M that fixes every window) or
+hands it one at a step where the schedule has no place for it. Tolerating that is not a
+reading of these algorithms but a different one (a reliable-delivery layer under them,
+or timeouts that change every bound of Theorems 3-7), so each of them declares no fault
+kind supported (:data:`NO_FAULTS`) and a faulted run is refused before its first slot
+with the reason ``WHY_*`` below, instead of stopping inside a node rule (a ``KeyError``
+in the packing step, "no scan receive scheduled").
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import random
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
+from .._base import Param, SchemeError
+from ._placement import PLACEMENTS, place
+
+__all__ = [
+    "ACTIVE",
+    "MAX_QUANTUM",
+    "NO_FAULTS",
+    "PLACEMENT",
+    "PLACEMENT_SEED",
+    "SOURCE",
+    "TOLERANCE",
+    "TP",
+    "WHY_DYNAMIC",
+    "WHY_EXCHANGE",
+    "WHY_PMNB",
+    "WHY_PREFIX",
+    "WHY_ROUTING",
+    "active_ids",
+    "check_grid",
+    "equal_side",
+    "is_active",
+    "parse_tp",
+    "placement_rng",
+    "prepare_routing",
+    "quantum_for",
+    "tp_fraction",
+    "tp_ticks",
+]
+
+SOURCE = ("Varvarigos & Bertsekas, Partial multinode broadcast and partial exchange algorithms "
+          "for d-dimensional meshes")
+
+#: Largest time quantum (ticks per paper unit) a scheme asks for: idle ticks cost the driver a
+#: few microseconds each. 1024 admits t_p = 1/1024.
+MAX_QUANTUM = 1024
+
+#: How far a float t_p may lie from the fraction it is read as.
+TOLERANCE = Fraction(1, 10**9)
+
+
+# --------------------------------------------------------------------------------------
+# time: t_p and the quantum
+
+
+def tp_fraction(tp: float | str | Fraction) -> Fraction:
+    """t_p as an exact fraction with a denominator of at most :data:`MAX_QUANTUM`.
+
+    Accepts ``0.125``, ``"1/8"`` or a Fraction; a float is read as the nearest such
+    fraction, which must lie within :data:`TOLERANCE` of it (so ``1/3`` as a float is 1/3).
+
+    Raises:
+        SchemeError: t_p outside (0, 1], or one that needs a finer quantum.
+
+    Example:
+        >>> tp_fraction(0.125), tp_fraction("1/3"), tp_fraction(1 / 3)
+        (Fraction(1, 8), Fraction(1, 3), Fraction(1, 3))
+    """
+    try:
+        if isinstance(tp, bool):
+            raise TypeError
+        exact = Fraction(tp) if isinstance(tp, (str, Fraction)) else Fraction(str(float(tp)))
+    except (TypeError, ValueError, ZeroDivisionError):
+        raise SchemeError(f"--param tp={tp!r}: expected a number in (0, 1] such as 0.125 or 1/8") from None
+    if not 0 < exact <= 1:
+        raise SchemeError(f"--param tp={tp!r}: t_p must be in (0, 1] (§4.1: a prefix step is at most a packet time)")
+    near = exact.limit_denominator(MAX_QUANTUM)
+    if abs(near - exact) > TOLERANCE:
+        raise SchemeError(
+            f"--param tp={tp!r}: t_p = {float(exact):g} is a multiple of 1/{exact.denominator} only, which needs "
+            f"{exact.denominator} ticks per time unit (at most {MAX_QUANTUM}); use t_p = k/n with n <= {MAX_QUANTUM}"
+        )
+    return near
+
+
+def parse_tp(text: str | float) -> float:
+    """The ``tp`` parameter's converter: ``"0.125"`` or ``"1/8"`` -> 0.125 (checked)."""
+    return float(tp_fraction(text))
+
+
+def quantum_for(tp: float | None, *pieces: int) -> int:
+    """Least ticks per unit that make t_p and the pieces ``1/n`` (``n`` in ``pieces``) whole.
+
+    Raises:
+        SchemeError: if that quantum exceeds :data:`MAX_QUANTUM`.
+
+    Example:
+        >>> quantum_for(0.125, 6), quantum_for(None, 4), quantum_for(0.1), quantum_for(1 / 1024, 4)
+        (24, 4, 10, 1024)
+    """
+    q = 1
+    for n in pieces:
+        q = math.lcm(q, int(n))
+    if tp is not None:
+        q = math.lcm(q, tp_fraction(tp).denominator)
+    if q > MAX_QUANTUM:
+        with_pieces = f" with pieces 1/{', 1/'.join(map(str, pieces))}" if pieces else ""
+        raise SchemeError(f"t_p={tp!r}{with_pieces} needs {q} ticks per time unit (at most {MAX_QUANTUM}); "
+                          "choose t_p with a smaller denominator")
+    return q
+
+
+def tp_ticks(tp: float, q: int) -> int:
+    """t_p in ticks of the quantum q.
+
+    Raises:
+        SchemeError: if t_p is no whole number (>= 1) of ticks at q.
+    """
+    a = round(tp * q)
+    if abs(a - tp * q) > 1e-9 or a < 1:
+        raise SchemeError(f"t_p={tp!r} is not a whole number of ticks at quantum {q}")
+    return a
+
+
+# --------------------------------------------------------------------------------------
+# parameters and shape checks
+
+TP = Param("tp", parse_tp, 0.125, "t_p, one prefix step in packet times, 0 < t_p <= 1 (0.125 or 1/8; exact via the quantum)")
+ACTIVE = Param("active", int, None, "M, the number of active nodes (default ceil(N/4); N: every node, for pmnb the full MNB)")
+PLACEMENT = Param("placement", str, "random", "where the active nodes are: random, corner (Fig. 3) or spread", PLACEMENTS)
+PLACEMENT_SEED = Param("placement_seed", int, 0, "seed of placement=random (the run's --seed drives the node RNGs)")
+
+
+def check_grid(topology: Any, scheme: str) -> tuple[tuple[int, ...], bool]:
+    """``(sides, wrap)`` of a mesh or torus.
+
+    Raises:
+        SchemeError: on any other topology.
+    """
+    if topology.kind not in ("mesh", "torus"):
+        raise SchemeError(f"{scheme} runs on mesh: (arrays) and torus: topologies, not {topology.spec}")
+    return tuple(topology.sides), topology.kind == "torus"
+
+
+def equal_side(sides: Sequence[int], what: str) -> int:
+    """The common side p of a p^d mesh (for the schemes and for the theory alike).
+
+    Raises:
+        SchemeError: (a ValueError) if the sides differ; ``what`` names the scheme or the
+            result that needs p^d, and why.
+
+    Example:
+        >>> equal_side((4, 4, 4), "Theorem 6")
+        4
+    """
+    s = tuple(sides)
+    if len(set(s)) != 1:
+        raise SchemeError(f"{what} is stated for a p^d mesh (equal sides), got sides {s}")
+    return s[0]
+
+
+def placement_rng(params: dict[str, Any], stream: str) -> random.Random:
+    """The RNG of ``placement=random`` (and of monotone targets), from ``placement_seed``.
+
+    Raises:
+        SchemeError: if ``placement_seed`` is not an integer >= 0.
+    """
+    seed = params["placement_seed"]
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise SchemeError(f"--param placement_seed={seed!r}: expected an integer >= 0")
+    return random.Random(f"varvarigos-{stream}:{seed}")
+
+
+def active_ids(sides: Sequence[int], params: dict[str, Any]) -> tuple[int, ...]:
+    """The active node ids (sorted): ``active=M`` nodes (None: ceil(N/4)) placed by ``placement``.
+
+    ``random`` draws from its own stream of the ``placement_seed`` parameter, so one
+    seed places the same nodes for every scheme of the family: a scheme's ``prepare``
+    does not see the run's seed, and the theory must see the set.
+
+    Raises:
+        SchemeError: on an M outside 0..N, an unknown placement or a bad seed.
+    """
+    n = math.prod(sides)
+    m = params["active"]
+    if m is None:
+        m = math.ceil(n / 4)
+    if isinstance(m, bool) or not isinstance(m, int) or not 0 <= m <= n:
+        raise SchemeError(f"--param active={m!r}: expected an integer in 0..{n} (the number of active nodes)")
+    if params["placement"] not in PLACEMENTS:
+        raise SchemeError(f"--param placement={params['placement']!r}: one of {', '.join(PLACEMENTS)}")
+    return place(params["placement"], sides, m, placement_rng(params, "active"))
+
+
+def is_active(node: int, active: Sequence[int]) -> bool:
+    """Whether ``node`` is in the sorted ids ``active`` (all a node reads of the active set)."""
+    i = bisect.bisect_left(active, node)
+    return i < len(active) and active[i] == node
+
+
+def prepare_routing(topology: Any, params: dict[str, Any], load: dict[str, float], task: str) -> dict[str, Any]:
+    """Node parameters of ``packing`` / ``monotone`` (``task``): the active set, the targets, the quantum."""
+    sides, _wrap = check_grid(topology, task)
+    active = active_ids(sides, params)
+    targets: list[int] = []
+    if task == "monotone":
+        targets = list(place(params["targets"], sides, len(active), placement_rng(params, "targets")))
+    q = quantum_for(params["tp"]) if params["rank"] == "prefix" else 1
+    return {**params, "task": task, "active": active, "targets": targets, "quantum": q}
+
+
+# --------------------------------------------------------------------------------------
+# faults: which the schemes run under, and why the others refuse
+
+#: The fault kinds the fixed-schedule schemes declare supported: none.
+NO_FAULTS: frozenset[str] = frozenset()
+
+_NO_RETRY = "no acknowledgement or retransmission exists to replace a message a fault destroys, copies or moves"
+
+WHY_PREFIX = (f"the scans of §4.1 Phase 1 (Fig. 2) and §5 Phase 1 wait for each partial sum in one precomputed "
+              f"t_p step; {_NO_RETRY}")
+WHY_ROUTING = (f"Theorems 3-4 route from ranks the §4.1 scan computes in fixed t_p steps, and §3 greedy packing "
+               f"assumes every packet reaches its rank's node; {_NO_RETRY}")
+WHY_PMNB = (f"§4.1/§4.2 rank by a fixed-step prefix scan and give every broadcast subphase a window computed "
+            f"from M alone (Theorem 6); {_NO_RETRY}")
+WHY_EXCHANGE = (f"§5 Phase 1's row/column sums are fixed t_p steps and Phase 2 routes on the sets R and C they "
+                f"give; {_NO_RETRY}")
+WHY_DYNAMIC = (f"§6 serves requests by successive Theorem 6 PMNB intervals whose rank scan and subphase windows "
+               f"are fixed steps every node computes alike; {_NO_RETRY}")

@@ -1,0 +1,75 @@
+"""``monotone``: monotone routing ``s^(i) -> v^(i)`` (Theorem 4, §3).
+
+The packet of rank i goes to the i-th target ``v^(i)`` (targets sorted like the
+sources, drawn by ``targets=random|corner|spread`` from ``placement_seed``): packed to
+node i as in Theorem 3, then unpacked to its target in reverse dimension order,
+``2 d (p - 1)`` steps in all (:func:`._packing.monotone_port`). With ``rank=prefix``
+(the default) the ranks come from the §4.1 scan first; ``rank=given`` starts from them,
+which is what Theorem 4 times. The node base, the scan and the bounds around it are
+shared with ``packing`` (:mod:`._routing_node`), and so is the reporter
+(:mod:`.reporter`). Faults are refused (:data:`._inputs.WHY_ROUTING`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._base import Param, Scheme, Setup
+from . import theory as th
+from ._inputs import ACTIVE, NO_FAULTS, PLACEMENT, PLACEMENT_SEED, SOURCE, TP, WHY_ROUTING, prepare_routing
+from ._packing import monotone_port, monotone_steps, packing_steps, rank_destination
+from ._routing_node import RoutingNode, routing_theory
+from .reporter import RoutingReporter
+
+__all__ = ["SCHEME", "MonotoneNode", "prepare_monotone", "theory_monotone"]
+
+
+class MonotoneNode(RoutingNode):
+    """Theorem 4's rule: pack to the rank's node, then unpack to the rank's target."""
+
+    def _hop(self, pkt: list[int], step: int, sides: tuple[int, ...]) -> tuple[int, int] | None:
+        target = self.ctx.geometry.coords(self.ctx.params["targets"][pkt[1]])
+        return monotone_port(self.ctx.coords, rank_destination(pkt[1], sides), target, step, sides)
+
+    def _final(self, pkt: list[int], step: int, sides: tuple[int, ...]) -> bool:
+        here = self.ctx.coords
+        via = rank_destination(pkt[1], sides)
+        target = self.ctx.geometry.coords(self.ctx.params["targets"][pkt[1]])
+        return here == target and (here == via or step >= packing_steps(sides))
+
+
+def prepare_monotone(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
+    """Node parameters of ``monotone``: the active set, the targets, the quantum (:func:`._inputs.prepare_routing`)."""
+    return prepare_routing(topology, params, load, "monotone")
+
+
+def theory_monotone(setup: Setup) -> dict[str, Any]:
+    """Theorem 4 for ``routing_time``; plus the scan for ``completion_time`` with rank=prefix."""
+    prm = setup.params
+    sides, wrap = tuple(setup.topology.sides), setup.topology.kind == "torus"
+    b = th.monotone_bounds(sides, wrap, prm["active"], prm["targets"] or None)
+    return routing_theory(setup, b, monotone_steps(sides))
+
+
+SCHEME = Scheme(
+    name="monotone",
+    summary="monotone routing s^(i) -> v^(i): pack to node i, then unpack in reverse dimension order (Theorem 4)",
+    source=SOURCE,
+    node=MonotoneNode,
+    reporter=RoutingReporter,
+    prepare=prepare_monotone,
+    theory=theory_monotone,
+    params=(
+        ACTIVE, PLACEMENT, PLACEMENT_SEED,
+        Param("targets", str, "random", "where the targets v^(0) < ... < v^(M-1) are: random, corner or spread",
+              ("random", "corner", "spread")),
+        Param("rank", str, "prefix", "prefix: ranks by the §4.1 scan first; given: ranks known at time 0 (what Theorem 4 times)",
+              ("prefix", "given")),
+        TP,
+    ),
+    topologies=("torus", "mesh"),
+    quantum=lambda p: int(p["quantum"]),
+    until="quiescent",
+    faults=NO_FAULTS,
+    faults_why=WHY_ROUTING,
+)

@@ -1,0 +1,67 @@
+"""``packing``: greedy packing of the M active packets to nodes 0..M-1 (Theorem 3, §3).
+
+A packet of rank r goes to node r of the linear order (:func:`._packing.rank_destination`),
+correcting one dimension per phase, ``d (p - 1)`` steps in all, one whole packet per link
+and step (:func:`._packing.packing_port`). With ``rank=prefix`` (the default) the ranks
+come from the §4.1 scan first; ``rank=given`` starts from them, which is what Theorem 3
+times. The node base, the scan and the bounds around it are shared with ``monotone``
+(:mod:`._routing_node`), and so is the reporter (:mod:`.reporter`). Faults are refused
+(:data:`._inputs.WHY_ROUTING`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._base import Param, Scheme, Setup
+from . import theory as th
+from ._inputs import ACTIVE, NO_FAULTS, PLACEMENT, PLACEMENT_SEED, SOURCE, TP, WHY_ROUTING, prepare_routing
+from ._packing import packing_port, packing_steps, rank_destination
+from ._routing_node import RoutingNode, routing_theory
+from .reporter import RoutingReporter
+
+__all__ = ["SCHEME", "PackingNode", "prepare_packing", "theory_packing"]
+
+
+class PackingNode(RoutingNode):
+    """Theorem 3's rule: a packet moves towards its rank's node, one dimension per phase."""
+
+    def _hop(self, pkt: list[int], step: int, sides: tuple[int, ...]) -> tuple[int, int] | None:
+        return packing_port(self.ctx.coords, rank_destination(pkt[1], sides), step, sides)
+
+    def _final(self, pkt: list[int], step: int, sides: tuple[int, ...]) -> bool:
+        return self.ctx.coords == rank_destination(pkt[1], sides)
+
+
+def prepare_packing(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
+    """Node parameters of ``packing``: the active set and the quantum (:func:`._inputs.prepare_routing`)."""
+    return prepare_routing(topology, params, load, "packing")
+
+
+def theory_packing(setup: Setup) -> dict[str, Any]:
+    """Theorem 3 for ``routing_time``; plus the scan for ``completion_time`` with rank=prefix."""
+    sides, wrap = tuple(setup.topology.sides), setup.topology.kind == "torus"
+    b = th.packing_bounds(sides, wrap, setup.params["active"])
+    return routing_theory(setup, b, packing_steps(sides))
+
+
+SCHEME = Scheme(
+    name="packing",
+    summary="greedy packing of the active packets to nodes 0..M-1, dimension by dimension (Theorem 3)",
+    source=SOURCE,
+    node=PackingNode,
+    reporter=RoutingReporter,
+    prepare=prepare_packing,
+    theory=theory_packing,
+    params=(
+        ACTIVE, PLACEMENT, PLACEMENT_SEED,
+        Param("rank", str, "prefix", "prefix: ranks by the §4.1 scan first; given: ranks known at time 0 (what Theorem 3 times)",
+              ("prefix", "given")),
+        TP,
+    ),
+    topologies=("torus", "mesh"),
+    quantum=lambda p: int(p["quantum"]),
+    until="quiescent",
+    faults=NO_FAULTS,
+    faults_why=WHY_ROUTING,
+)
