@@ -1,11 +1,25 @@
-"""The orchestrator: run specs, the driver, observers, invariants, traces, CLI."""
+"""The orchestrator: what runs a spec, in three rooms.
+
+* ``engine/``: run specs, the one-process driver and the network it drives, the observer
+  and the slot-close sequence, invariants, stability, the result and its collection, the
+  trace writer, memory and GC settings, progress lines;
+* ``shard/``: runs spread over worker processes: the coordinator and the shard loop, the
+  link between them (MQTT, or in memory), the broker;
+* ``tools/``: what reads runs back or runs many of them: trace queries, the Perfetto
+  export, diagrams, fault exploration and shrinking, run reports, paper reproductions.
+
+``cli.py`` is the ``slotnet`` command; ``_run.py`` picks the one-process driver or the
+shard coordinator. The engine imports neither of the other rooms (``tests/test_orchestrator_layers.py``).
+"""
 
 from slotnet.errors import NodeFailure, SpecError
 
-from ._driver import in_process, run, run_async
-from ._result import WALL_CLOCK_FIELDS, Result
-from ._spec import Prepared, RunSpec, TraceSpec, TransportFactory
-from ._trace import read_trace, timeline, to_perfetto
+from ._run import run, run_async
+from .engine._driver import in_process
+from .engine._result import WALL_CLOCK_FIELDS, Result
+from .engine._spec import Prepared, RunSpec, TraceSpec, TransportFactory
+from .tools._perfetto import to_perfetto
+from .tools._trace_query import read_trace, timeline
 
 __all__ = [
     "NodeFailure",

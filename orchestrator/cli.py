@@ -33,21 +33,13 @@ from slotnet.errors import NodeFailure, SlotnetError
 from slotnet.fabric import FAULT_KINDS, FaultSchedule, parse_topology
 from slotnet.schemes import SCHEMES, Load, Row, get_scheme
 
-from ._driver import run
-from ._progress import Progress, RunsProgress
-from ._report import format_per_node, format_result, format_series, format_theory
-from ._repro import papers
-from ._spec import RunSpec, SpecError, TraceSpec
-from ._trace import (
-    describe_follow,
-    follow,
-    format_event,
-    learn_links,
-    parse_packet,
-    read_trace,
-    timeline,
-    write_perfetto,
-)
+from ._run import run
+from .engine._progress import Progress, RunsProgress
+from .engine._spec import RunSpec, SpecError, TraceSpec
+from .tools._perfetto import write_perfetto
+from .tools._report import format_per_node, format_result, format_series, format_theory
+from .tools._repro import papers
+from .tools._trace_query import describe_follow, follow, format_event, learn_links, parse_packet, read_trace, timeline
 
 __all__ = ["build_parser", "main"]
 
@@ -292,7 +284,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.no_spawn or args.run_id:
         import secrets
 
-        from ._sharded import run_sharded
+        from .shard._coordinator import run_sharded
 
         run_id = args.run_id or secrets.token_hex(6)
         if args.no_spawn:
@@ -335,7 +327,7 @@ def _cmd_theory(args: argparse.Namespace) -> int:
 
 
 def _cmd_trace(args: argparse.Namespace) -> int:
-    from ._diagram import MAX_NODES, MAX_SLOTS, write_diagram
+    from .tools._diagram import MAX_NODES, MAX_SLOTS, write_diagram
 
     window = _slot_window(args.slots, "--slots") if args.slots else None
     kinds = set(args.event) or None
@@ -391,7 +383,7 @@ def _cmd_trace(args: argparse.Namespace) -> int:
 
 
 def _explore_doc() -> str:
-    from . import _explore
+    from .tools import _explore
 
     return "Run a scheme once per fault of a family and judge each run.\n\n" + (_explore.__doc__ or "").split("\n\n", 1)[1]
 
@@ -416,7 +408,7 @@ def _check_writable(path: str, flag: str) -> None:
 
 def _explore_schedule(text: str) -> list[dict[str, Any]] | None:
     """None for a family name; else the JSON objects of the faults file ``text`` (checked)."""
-    from ._explore import FAMILIES
+    from .tools._explore import FAMILIES
 
     if text in FAMILIES:
         return None
@@ -428,7 +420,7 @@ def _explore_schedule(text: str) -> list[dict[str, Any]] | None:
 
 
 def _cmd_explore(args: argparse.Namespace) -> int:
-    from ._explore import explore, format_explore, shrink_failure
+    from .tools._explore import explore, format_explore, shrink_failure
 
     spec = RunSpec(scheme=args.scheme, topology=args.topology, params=_params(args.param), load=_load(args),
                    slots=args.slots, warmup=args.warmup, seed=args.seed, max_backlog_per_node=args.max_backlog)
@@ -492,7 +484,7 @@ def _replay_command(args: argparse.Namespace, spec: RunSpec) -> str:
 def _repro_doc() -> str:
     from slotnet.schemes import EXPERIMENTS
 
-    from . import _repro
+    from .tools import _repro
 
     lines = [(_repro.__doc__ or "").strip(), ""]
     lines += [f"* {name}: {EXPERIMENTS[name].doc}" for name in sorted(EXPERIMENTS)]
@@ -519,7 +511,7 @@ def _check_plot(path: str) -> None:
 
 
 def _cmd_repro(args: argparse.Namespace) -> int:
-    from ._repro import LEGEND, PartialRepro, format_rows, repro
+    from .tools._repro import LEGEND, PartialRepro, format_rows, repro
 
     rhos = None
     if args.sweep_rho:
@@ -589,7 +581,7 @@ def _cmd_schemes(_: argparse.Namespace) -> int:
 
 
 def _cmd_shard(args: argparse.Namespace) -> int:
-    from ._sharded import run_shard
+    from .shard._coordinator import run_shard
 
     index, sep, total = args.shard.partition("/")
     if not (sep and index.isdigit() and total.isdigit() and int(index) < int(total)):

@@ -40,7 +40,7 @@ COMPILED_MODULES = (
     "slotnet.fabric._transport",
     "slotnet.nodes._context",
     "slotnet.nodes._runtime",
-    "slotnet.orchestrator._network",
+    "slotnet.orchestrator.engine._network",
     "slotnet.schemes.deflection._arrivals",
     "slotnet.schemes.deflection._rule",
     "slotnet.schemes.deflection.reporter",

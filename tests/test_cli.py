@@ -155,10 +155,10 @@ def test_progress_bar_draws_only_when_enabled_and_slow(monkeypatch):
     """The progress line appears on a terminal once a run passes its delay, and is cleared."""
     import io
 
-    from slotnet.orchestrator._progress import Progress
+    from slotnet.orchestrator.engine._progress import Progress
 
     clock = iter([0.0, 0.5, 3.0, 3.1, 3.5])
-    monkeypatch.setattr("slotnet.orchestrator._progress.time.monotonic", lambda: next(clock))
+    monkeypatch.setattr("slotnet.orchestrator.engine._progress.time.monotonic", lambda: next(clock))
     out = io.StringIO()
     p = Progress(100, stream=out, after=2.0, enabled=True)   # start at t=0
     p.update(10)                                              # t=0.5: too early, nothing drawn

@@ -10,8 +10,8 @@ import pytest
 
 from slotnet import RunSpec, run
 from slotnet.errors import SchemeError
-from slotnet.orchestrator import _repro
 from slotnet.orchestrator.cli import main
+from slotnet.orchestrator.tools import _repro
 from slotnet.schemes import Row
 from slotnet.schemes.deflection import repro as gh
 from slotnet.schemes.deflection import theory

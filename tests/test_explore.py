@@ -8,9 +8,9 @@ import pytest
 
 from slotnet import FaultSchedule, RunSpec, run
 from slotnet.fabric import parse_topology
-from slotnet.orchestrator._explore import explore, format_explore, judge, links, scenarios
-from slotnet.orchestrator._shrink import ddmin, shrink
 from slotnet.orchestrator.cli import main
+from slotnet.orchestrator.tools._explore import explore, format_explore, judge, links, scenarios
+from slotnet.orchestrator.tools._shrink import ddmin, shrink
 
 DEFLECTION = RunSpec("deflection", "hypercube:3", load={"offered": 1.0}, slots=50, seed=1)
 TREE = RunSpec("bcast-simple", "hypercube:3", load={"rho": 0.2}, slots=50, seed=1)

@@ -101,8 +101,8 @@ _REQUEST = {"scheme": "bcast-simple", "topology": "hypercube:2", "params": {}, "
 def test_shrunk_schedules_still_fail_and_are_no_larger(schedule):
     """Whatever failing schedule it starts from, shrinking returns one that fails on replay, with no more faults."""
     from slotnet.fabric import parse_topology
-    from slotnet.orchestrator._explore import _link_key, judge
-    from slotnet.orchestrator._shrink import faults, shrink
+    from slotnet.orchestrator.tools._explore import _link_key, judge
+    from slotnet.orchestrator.tools._shrink import faults, shrink
 
     try:
         first = judge({**_REQUEST, "faults": schedule, "label": "start"})

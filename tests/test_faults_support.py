@@ -10,8 +10,8 @@ import pytest
 from slotnet import RunSpec, SpecError, run
 from slotnet.errors import FaultSpecError
 from slotnet.fabric import FAULT_KINDS, parse_topology
-from slotnet.orchestrator._explore import explore
 from slotnet.orchestrator.cli import main
+from slotnet.orchestrator.tools._explore import explore
 from slotnet.schemes import SCHEMES, get_scheme
 
 #: scheme -> (a small topology it accepts, its load, the slots cap of a short run)

@@ -46,7 +46,7 @@ def test_rows_compare_rec_with_its_reference_exactly():
 def test_quick_repro_shows_the_shape_of_theorem_1_2():
     """Quick run: rec equals its reference; in 2-D, doubling the side does not raise T/(D + W log D) (by > 10%)
     and adds at most log-many packets to rec's buffer, while greedy's doubles on all-to-centre."""
-    from slotnet.orchestrator._repro import repro as run_repro
+    from slotnet.orchestrator.tools._repro import repro as run_repro
 
     rows, _ = run_repro("mansour", seed=1, quick=True, jobs=2)
     by = {(r.case, r.metric): r for r in rows}

@@ -120,7 +120,7 @@ def test_plot_writes_three_pngs(tmp_path) -> None:
 @pytest.mark.slow
 def test_quick_repro_runs_every_scheme_inside_its_bounds() -> None:
     """The real quick reproduction (pmnb, partial-exchange, dynamic-broadcast runs): every judged row is within."""
-    from slotnet.orchestrator._repro import repro
+    from slotnet.orchestrator.tools._repro import repro
 
     rows, _wall = repro("varvarigos", seed=1, jobs=1, quick=True)
     bad = [(r.case, r.metric, r.verdict()) for r in rows if r.verdict() not in ("within", "-")]

@@ -11,8 +11,8 @@ import pytest
 
 from slotnet import FaultSchedule, RunSpec, SpecError, run
 from slotnet.fabric import ShardMap, ShardTransport, SlotClock, parse_topology
-from slotnet.orchestrator import _broker
 from slotnet.orchestrator.cli import main
+from slotnet.orchestrator.shard import _broker
 
 #: what must not depend on how the nodes are spread
 SAME = ("metrics", "invariants", "stability", "slots_run", "per_node", "series", "completion")

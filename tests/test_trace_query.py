@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from slotnet import RunSpec, TraceSpec, run
-from slotnet.orchestrator._trace import carries, follow, parse_packet, read_trace
 from slotnet.orchestrator.cli import main
+from slotnet.orchestrator.tools._trace_query import carries, follow, parse_packet, read_trace
 
 BCAST = dict(scheme="bcast-simple", topology="hypercube:3", load={"rho": 0.2}, slots=30)
 DEFL = dict(scheme="deflection", topology="hypercube:3", load={"offered": 1.0}, slots=20)

@@ -13,9 +13,10 @@ import pytest
 
 from slotnet import RunSpec, TraceSpec, run
 from slotnet.fabric import parse_topology
-from slotnet.orchestrator._diagram import diagram_svg
-from slotnet.orchestrator._trace import Hops, learn_links, read_trace, to_perfetto
 from slotnet.orchestrator.cli import main
+from slotnet.orchestrator.tools._diagram import diagram_svg
+from slotnet.orchestrator.tools._perfetto import to_perfetto
+from slotnet.orchestrator.tools._trace_query import Hops, learn_links, read_trace
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -9,8 +9,8 @@ import pytest
 from slotnet import RunSpec, register, run
 from slotnet.fabric import parse_topology
 from slotnet.nodes import Node
-from slotnet.orchestrator._invariants import check_invariants
-from slotnet.orchestrator._stability import StabilityMonitor
+from slotnet.orchestrator.engine._invariants import check_invariants
+from slotnet.orchestrator.engine._stability import StabilityMonitor
 from slotnet.schemes import SCHEMES, Scheme, Setup
 from slotnet.schemes.deflection.reporter import DeflectionReporter
 from slotnet.schemes.kit import BaseReporter, BroadcastReporter, UnicastReporter

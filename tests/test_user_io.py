@@ -14,8 +14,9 @@ import pytest
 
 from slotnet import FaultSchedule, RunSpec, SpecError, TraceSpec, run
 from slotnet.errors import FaultSpecError
-from slotnet.orchestrator import _trace
 from slotnet.orchestrator.cli import main
+from slotnet.orchestrator.engine import _trace
+from slotnet.orchestrator.tools import _perfetto, _trace_query
 
 RUN = ["run", "deflection", "-t", "hypercube:3", "--offered", "1", "--slots", "30", "--seed", "1"]
 
@@ -101,7 +102,7 @@ def test_perfetto_export_streams_a_valid_file(capsys, trace_file, tmp_path):
     n = len(trace_file.read_text().splitlines())
     assert code == 0 and len(data["traceEvents"]) == n + 1 and f"wrote {n + 1} events" in stdout
     assert data["traceEvents"][-1] == {"name": "thread_name", "ph": "M", "pid": 0, "tid": 5, "args": {"name": "node 5"}}
-    assert _trace.to_perfetto(_trace.read_trace(trace_file)) == data
+    assert _perfetto.to_perfetto(_trace_query.read_trace(trace_file)) == data
 
 
 def test_trace_slot_filter(capsys, trace_file):

@@ -13,9 +13,9 @@ import pytest
 from slotnet import RunSpec, run
 from slotnet.errors import SchemeError
 from slotnet.orchestrator import WALL_CLOCK_FIELDS, cli
-from slotnet.orchestrator import _repro as repro_mod
-from slotnet.orchestrator._progress import RunsProgress
 from slotnet.orchestrator.cli import main
+from slotnet.orchestrator.engine._progress import RunsProgress
+from slotnet.orchestrator.tools import _repro as repro_mod
 from slotnet.schemes import Experiment, Row
 from slotnet.schemes.broadcast import repro as bcast_repro
 
@@ -95,7 +95,7 @@ def test_timing_is_one_key_users_can_drop():
 def test_runs_progress_counts_runs_and_estimates(monkeypatch):
     """runs done/total, elapsed and an estimate from the mean time per finished run; nothing off a terminal."""
     clock = iter([0.0, 0.0, 10.0, 20.0, 20.0])
-    monkeypatch.setattr("slotnet.orchestrator._progress.time.monotonic", lambda: next(clock))
+    monkeypatch.setattr("slotnet.orchestrator.engine._progress.time.monotonic", lambda: next(clock))
     out = io.StringIO()
     p = RunsProgress(stream=out, enabled=True)
     p.add(4)                                  # t=0
@@ -260,7 +260,7 @@ def test_readme_python_section_runs(capsys):
 
 def test_perfetto_export_streams_in_constant_memory(tmp_path):
     """Exporting 100,000 events holds one at a time: peak memory far below the in-memory dict's."""
-    from slotnet.orchestrator._trace import write_perfetto
+    from slotnet.orchestrator.tools._perfetto import write_perfetto
 
     def events():
         for i in range(100_000):

@@ -7,8 +7,8 @@ import pytest
 from slotnet import FaultSchedule, RunSpec, SpecError, TraceSpec
 from slotnet.errors import FaultSpecError
 from slotnet.fabric import parse_topology
-from slotnet.orchestrator import _memory
 from slotnet.orchestrator.cli import main
+from slotnet.orchestrator.engine import _memory
 from slotnet.schemes import Row
 from slotnet.schemes.broadcast import repro as bcast_repro
 

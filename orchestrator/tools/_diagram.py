@@ -20,7 +20,7 @@ from xml.sax.saxutils import escape
 
 from slotnet.errors import SpecError
 
-from ._trace import Hops, learn_links, message_key, peer
+from ._trace_query import Hops, learn_links, message_key, peer
 
 __all__ = ["MAX_NODES", "MAX_SLOTS", "diagram_svg", "write_diagram"]
 

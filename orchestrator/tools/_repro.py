@@ -24,10 +24,10 @@ from typing import Any
 from slotnet.errors import SchemeError, SlotnetError, SpecError
 from slotnet.schemes import EXPERIMENTS, Row, get_experiment, relative
 
-from ._driver import run
-from ._progress import RunsProgress
+from .._run import run
+from ..engine._progress import RunsProgress
+from ..engine._spec import RunSpec
 from ._report import CI_LEGEND, WIDTH, format_value, table
-from ._spec import RunSpec
 
 __all__ = ["LEGEND", "PartialRepro", "format_rows", "papers", "repro"]
 

@@ -1,121 +1,30 @@
-"""The driver: builds the network, runs the slot loop, collects the result.
+"""The end of a run: its :class:`Result` from the end-of-run state, whoever ran it.
 
-One slot, in order: the slot's control faults take effect (links, crashes); the
-transport delivers what is due; every node due in this slot is woken with its inbox;
-nodes restarted by a ``recover`` fault begin; the driver waits until every woken node
-has parked again (the slot barrier); the reporter closes the slot. Warm-up slots run the
-same way; reporters exclude them from the metrics. A scheme that declares
-``until="quiescent"`` (a one-shot collective) ends the run at the first slot after
-which no node is awake or has a timer and nothing is in flight.
-
-The driver knows no scheme and no transport: it reads the :class:`Scheme` record and
-receives a :class:`~slotnet.fabric.Transport` from the spec's factory (the in-process
-fabric by default).
+Both runners end here: the one-process driver (``_driver``) with its network's state, the
+shard coordinator (``slotnet.orchestrator.shard``) with the state its shards sent back,
+merged. :func:`collect` builds the result (invariants, stability, metrics, theory, fault
+impact, performance), :func:`complete` adds a one-shot collective's completion, and
+:func:`single_error` turns a Trio exception group into the one error a caller sees.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any
 
-import trio
-
 from slotnet._build import build
-from slotnet.errors import NodeFailure, SlotnetError
-from slotnet.fabric import FaultLedger, FaultSchedule, InProcessTransport, SlotClock, Transport
+from slotnet.errors import SlotnetError
+from slotnet.fabric import FaultLedger, FaultSchedule
 
-from ._gc import quiet_gc
 from ._invariants import check_invariants
-from ._network import Network, checked_handlers
-from ._observer import SlotBatch
-from ._progress import Progress
 from ._result import Result
-from ._spec import Prepared, RunSpec
+from ._spec import Prepared
 from ._stability import StabilityMonitor
-from ._trace import Tracer, fingerprint
+from ._trace import fingerprint
 
-__all__ = ["NodeFailure", "collect", "fault_impact", "in_process", "run", "run_async"]
-
-
-def in_process(prep: Prepared, clock: SlotClock, on_lost: Callable[..., None]) -> Transport:
-    """The default transport factory: every link of the run in this process."""
-    return InProcessTransport(prep.topology, clock, prep.spec.faults, prep.spec.seed, on_lost=on_lost,
-                              quantum=prep.quantum)
+__all__ = ["collect", "complete", "fault_impact", "single_error"]
 
 
-async def run_async(spec: RunSpec, *, progress: Progress | None = None,
-                    on_slot: Callable[[int], None] | None = None) -> Result:
-    """Run ``spec`` inside the caller's Trio loop and return its :class:`Result`.
-
-    Raises:
-        SpecError, TopologyError, FaultSpecError: bad input (before any slot runs).
-        NodeFailure: a node's rule raised.
-        CapacityError: a node oversent a port.
-    """
-    prep = spec.prepare()
-    if spec.shards > 1:
-        from ._sharded import run_sharded
-
-        return await run_sharded(prep, progress=progress, on_slot=on_slot)
-    reporter = prep.scheme.reporter(prep.setup)
-    handlers = checked_handlers(reporter)
-    tracer = Tracer(spec.trace, reporter.events) if spec.trace else None
-    factory = spec.transport or in_process
-    net = Network(prep, lambda clock, lost: factory(prep, clock, lost), handlers=handlers,
-                  batch=SlotBatch(handlers) if spec.observer == "buffered" else None,
-                  on_lost=reporter.on_lost, tracer=tracer)
-    n = prep.topology.n_nodes
-    monitor = StabilityMonitor(n, spec.warmup, spec.slots, prep.max_backlog_per_node)
-    one_shot = prep.scheme.until == "quiescent"
-    t0 = time.perf_counter()
-    slots_run = 0
-    complete = False
-    try:
-        async with trio.open_nursery() as nursery:
-            await net.start(nursery)
-            with quiet_gc():
-                for slot in range(spec.slots):
-                    if slot:
-                        await net.step(slot, nursery)
-                    slots_run = slot + 1
-                    if net.batch is not None:
-                        net.batch.flush()
-                    reporter.end_slot(slot)
-                    if net.tracer is not None:
-                        net.tracer.end_slot()
-                    if progress is not None:
-                        progress.update(slot)
-                    if on_slot is not None:
-                        on_slot(slot)
-                    if not monitor.sample(slot, reporter.backlog()):
-                        break
-                    if one_shot and net.quiescent():
-                        complete = True
-                        break
-            nursery.cancel_scope.cancel()
-    except BaseExceptionGroup as group:  # unwrap a lone failure into its precise error
-        raise _single(group) from None
-    finally:
-        if net.tracer is not None:
-            net.tracer.close()
-        if progress is not None:
-            progress.close()
-    wall = time.perf_counter() - t0
-    t = net.transport
-    result = collect(prep, reporter, monitor, slots_run, wall, ledger=t.ledger, in_flight=t.in_flight(),
-                     held=net.held(), held_packets=net.held_packets(), delivered=t.delivered,
-                     wakeups=net.runtime.wakeups, transport=t.describe())
-    if net.tracer is not None and net.tracer.error is not None:
-        result.trace_fingerprint = None  # the file holds only part of the run
-    if one_shot:
-        result.completion = {"complete": complete, "slot": net.last_active if complete else None,
-                             "time": net.last_active / prep.quantum if complete else None}
-        result.metrics.setdefault("completion_time", result.completion["time"])
-    return result
-
-
-def _single(group: BaseExceptionGroup) -> BaseException:
+def single_error(group: BaseExceptionGroup) -> BaseException:
     """The precise error inside a Trio exception group; the others are attached as notes."""
     leaves: list[BaseException] = []
 
@@ -268,6 +177,12 @@ def _packets(invariants: dict[str, Any], copies: int) -> dict[str, Any]:
     return out
 
 
-def run(spec: RunSpec, *, progress: Progress | None = None) -> Result:
-    """Run ``spec`` to completion (starts its own Trio loop)."""
-    return trio.run(lambda: run_async(spec, progress=progress))
+def complete(result: Result, prep: Prepared, done: bool, last_active: int) -> None:
+    """A one-shot collective's completion (``until="quiescent"``): whether the run went
+    quiescent (``done``), at which slot and time; its ``completion_time`` metric unless the
+    scheme gives its own. Nothing for a scheme that runs for its slots."""
+    if prep.scheme.until != "quiescent":
+        return
+    result.completion = {"complete": done, "slot": last_active if done else None,
+                         "time": last_active / prep.quantum if done else None}
+    result.metrics.setdefault("completion_time", result.completion["time"])

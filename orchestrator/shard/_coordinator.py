@@ -39,16 +39,17 @@ import trio
 from slotnet.errors import SlotnetError, SpecError
 from slotnet.fabric import FaultLedger, FaultSchedule, ShardMap, ShardTransport, decode, encode, parse_topology
 
+from ..engine._collect import collect, complete, single_error
+from ..engine._gc import quiet_gc
+from ..engine._network import Network, checked_handlers
+from ..engine._observer import SlotBatch, SlotObservers
+from ..engine._progress import Progress
+from ..engine._result import Result
+from ..engine._spec import Prepared, RunSpec, TraceSpec
+from ..engine._stability import StabilityMonitor
+from ..engine._trace import TraceBuffer, Tracer
 from ._broker import PASSWORD_ENV, BrokerAddress, parse_broker, private_broker, topic_root
-from ._gc import quiet_gc
 from ._mqtt import MqttClient
-from ._network import Network, checked_handlers
-from ._observer import SlotBatch
-from ._progress import Progress
-from ._result import Result
-from ._spec import Prepared, RunSpec, TraceSpec
-from ._stability import StabilityMonitor
-from ._trace import Tracer
 
 __all__ = ["run_shard", "run_sharded", "spec_from_wire", "spec_to_wire"]
 
@@ -87,26 +88,12 @@ def spec_from_wire(d: dict[str, Any]) -> RunSpec:
                    max_backlog_per_node=d["max_backlog_per_node"])
 
 
-class ShardTracer(Tracer):
-    """A shard's tracer: it writes nothing, the coordinator does (``take`` hands over a slot's events)."""
-
-    def __init__(self, wire: dict[str, Any], schema: Any) -> None:  # no file: Tracer.__init__ is not called
-        self.spec = TraceSpec("", None if wire["nodes"] is None else frozenset(wire["nodes"]),
-                              None if wire["slots"] is None else (wire["slots"][0], wire["slots"][1]),
-                              None if wire["kinds"] is None else frozenset(wire["kinds"]))
-        self.schema = schema
-        self._buf = []
-        self._seq = 0
-
-    def _keep(self, slot: int, kind: str) -> bool:
-        s = self.spec
-        if s.slots is not None and not s.slots[0] <= slot < s.slots[1]:
-            return False
-        return s.kinds is None or kind in s.kinds
-
-    def take(self) -> list[Any]:
-        out, self._buf = self._buf, []
-        return out
+def _trace_buffer(wire: dict[str, Any], schema: Any) -> TraceBuffer:
+    """A shard's trace buffer: it writes nothing, the coordinator does (``take`` hands over a slot's events)."""
+    spec = TraceSpec("", None if wire["nodes"] is None else frozenset(wire["nodes"]),
+                     None if wire["slots"] is None else (wire["slots"][0], wire["slots"][1]),
+                     None if wire["kinds"] is None else frozenset(wire["kinds"]))
+    return TraceBuffer(spec, schema)
 
 
 class _Inbox:
@@ -242,8 +229,6 @@ async def run_sharded(prep: Prepared, *, progress: Progress | None = None,
                       on_slot: Callable[[int], None] | None = None, spawn: bool = True,
                       run_id: str | None = None) -> Result:
     """The coordinator of a run over ``prep.spec.shards`` shard processes."""
-    from ._driver import collect
-
     spec = prep.spec
     k = spec.shards
     smap = ShardMap(prep.topology.n_nodes, k)
@@ -254,8 +239,10 @@ async def run_sharded(prep: Prepared, *, progress: Progress | None = None,
     batch = SlotBatch(handlers, on_lost=reporter.on_lost)
     tracer = Tracer(spec.trace, reporter.events) if spec.trace else None
     monitor = StabilityMonitor(prep.topology.n_nodes, spec.warmup, spec.slots, prep.max_backlog_per_node)
+    observers = SlotObservers.of_run(reporter, monitor, tracer=tracer, progress=progress, on_slot=on_slot)
     one_shot = prep.scheme.until == "quiescent"
     async with AsyncExitStack() as stack:
+        stack.callback(observers.close)  # the last thing done on the way out, also after an error
         broker = parse_broker(spec.broker) if spec.broker else stack.enter_context(private_broker(run_id))
         client = MqttClient(broker, f"slotnet-{run_id}-coordinator")
         await client.connect()
@@ -286,25 +273,20 @@ async def run_sharded(prep: Prepared, *, progress: Progress | None = None,
         client.publish(f"{root}/go", encode((-1, 0, True)))  # every shard has subscribed: begin
         beats = await stack.enter_async_context(_beating(client, f"{root}/alive", COORDINATOR))
         t0 = time.perf_counter()
-        slots_run, complete, last_active = 0, False, 0
+        slots_run, finished, last_active = 0, False, 0
         for slot in range(spec.slots):
             inbox.slot = slot
             done = await inbox.take("done", k, slot, f"the shards to finish slot {slot}")
             done.sort(key=lambda d: d[1])
             batch.replay([d[2] for d in done])
-            slots_run = slot + 1
-            reporter.end_slot(slot)
             if tracer is not None:
-                tracer.extend(ev for d in done for ev in d[3])
-                tracer.end_slot()
+                tracer.buffer.extend(ev for d in done for ev in d[3])
+            slots_run = slot + 1
             last_active = max(last_active, max(d[5] for d in done))
-            if progress is not None:
-                progress.update(slot)
-            if on_slot is not None:
-                on_slot(slot)
-            go = monitor.sample(slot, reporter.backlog()) and slot + 1 < spec.slots
+            go = observers.close_slot(slot)
             if go and one_shot and all(d[4] for d in done):
-                complete, go = True, False
+                finished, go = True, False  # as in one process: quiescent after this slot
+            go = go and slot + 1 < spec.slots
             client.publish(f"{root}/go", encode((slot, 0, go)))
             if not go:
                 break
@@ -312,26 +294,21 @@ async def run_sharded(prep: Prepared, *, progress: Progress | None = None,
         wall = time.perf_counter() - t0
         beats.cancel()
         client.publish(f"{root}/spec", b"", retain=True)  # clear the retained spec
-    if tracer is not None:
-        tracer.close()
-    if progress is not None:
-        progress.close()
-    return _merge(prep, reporter, monitor, slots_run, wall, finals, smap, broker, collect, one_shot, complete,
-                  last_active, inbox.rejected)
+    result = _merge(prep, reporter, monitor, slots_run, wall, finals, smap, broker, inbox.rejected)
+    complete(result, prep, finished, last_active)
+    return result
 
 
 @asynccontextmanager
 async def _beating(client: MqttClient, topic: str, sender: int) -> AsyncIterator[trio.CancelScope]:
     """Heartbeats on ``topic`` while the body runs (yields the scope that stops them)."""
-    from ._driver import _single
-
     try:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_heartbeat, client, topic, sender)
             yield nursery.cancel_scope
             nursery.cancel_scope.cancel()
     except BaseExceptionGroup as group:  # the body's own error, not a group around it
-        raise _single(group) from None
+        raise single_error(group) from None
 
 
 def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
@@ -347,8 +324,8 @@ def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
 
 
 def _merge(prep: Prepared, reporter: Any, monitor: StabilityMonitor, slots_run: int, wall: float, finals: list[Any],
-           smap: ShardMap, broker: BrokerAddress, collect: Any, one_shot: bool, complete: bool, last_active: int,
-           rejected: dict[str, int]) -> Result:
+           smap: ShardMap, broker: BrokerAddress, rejected: dict[str, int]) -> Result:
+    """The run's result from every shard's end-of-run state."""
     n = prep.topology.n_nodes
     ledger = FaultLedger()
     in_flight: list[tuple[int, int, Any]] = []
@@ -375,14 +352,8 @@ def _merge(prep: Prepared, reporter: Any, monitor: StabilityMonitor, slots_run: 
     transport = {"kind": "mqtt", "shards": smap.shards, "broker": broker.url,
                  "cross_shard_fraction": sent_cross / sent if sent else 0.0,
                  "cross_shard_links": cross_links / links if links else 0.0, "frames_rejected": dict(sorted(rejected.items()))}
-    result: Result = collect(prep, reporter, monitor, slots_run, wall, ledger=ledger, in_flight=sorted(in_flight, key=repr),
-                             held=held, held_packets=held_packets, delivered=delivered, wakeups=wakeups,
-                             transport=transport)
-    if one_shot:
-        result.completion = {"complete": complete, "slot": last_active if complete else None,
-                             "time": last_active / prep.quantum if complete else None}
-        result.metrics.setdefault("completion_time", result.completion["time"])
-    return result
+    return collect(prep, reporter, monitor, slots_run, wall, ledger=ledger, in_flight=sorted(in_flight, key=repr),
+                   held=held, held_packets=held_packets, delivered=delivered, wakeups=wakeups, transport=transport)
 
 
 async def run_shard(broker_url: str, run_id: str, shard: int, shards: int) -> None:
@@ -414,7 +385,7 @@ async def _shard_body(client: MqttClient, root: str, shard: int, shards: int) ->
         raise SpecError("inconsistent shard count")
     reporter = prep.scheme.reporter(prep.setup)
     if wire.get("trace") is not None:
-        tracer = ShardTracer(wire["trace"], reporter.events)
+        tracer = _trace_buffer(wire["trace"], reporter.events)
     kinds = {kind: _never for kind in reporter.events}
     batch = SlotBatch(kinds)
     holder: list[ShardTransport] = []

@@ -53,10 +53,10 @@ from slotnet.errors import FaultSpecError, SpecError
 from slotnet.fabric import NOTE_CAUSES, FaultSchedule, Topology
 from slotnet.schemes import SCHEMES
 
-from ._driver import run
-from ._progress import RunsProgress
+from .._run import run
+from ..engine._progress import RunsProgress
+from ..engine._spec import RunSpec, check_fault_support
 from ._report import format_value, table
-from ._spec import RunSpec, check_fault_support
 
 __all__ = ["FAMILIES", "explore", "faults_of", "format_explore", "judge", "scenarios"]
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from slotnet.schemes import Column
 
-from ._result import Result
+from ..engine._result import Result
 
 __all__ = ["CI_LEGEND", "format_per_node", "format_result", "format_series", "format_theory", "format_value", "table"]
 

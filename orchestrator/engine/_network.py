@@ -4,7 +4,8 @@ A :class:`Network` hosts the nodes of ``local`` (all of them in a one-process ru
 block of them in a shard), builds their contexts, runs one slot at a time (control
 faults, delivery, wake-ups, restarts, the barrier) and is the target of control faults.
 Events nodes record go to a sink: the reporter's handlers directly, or a
-:class:`SlotBatch` that ships them (see ``_observer``).
+:class:`SlotBatch` that ships them (see ``_observer``); traced events go to a
+:class:`~._trace.TraceBuffer`.
 
 A stalled node (``stall@FROM:TO:NODE``) keeps its task and state but is not woken in
 slots FROM..TO: if it was due in the next slot it is taken off the runtime's due list,
@@ -29,7 +30,7 @@ from slotnet.nodes.runtime import NodeContext, SlotRuntime, TracedContext, node_
 
 from ._observer import SlotBatch
 from ._spec import Prepared
-from ._trace import Tracer
+from ._trace import TraceBuffer
 
 __all__ = ["Network", "checked_handlers"]
 
@@ -68,7 +69,7 @@ class Network:
         handlers: Mapping[str, Callable[..., None]] | None,
         batch: SlotBatch | None,
         on_lost: LostSink,
-        tracer: Tracer | None,
+        tracer: TraceBuffer | None,
         local: range | None = None,
     ) -> None:
         self.prep = prep

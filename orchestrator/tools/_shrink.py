@@ -12,7 +12,7 @@ its own, and the ``detect`` setting is no fault: it is kept as it is. Shrinking 
    earliest end that still fails (binary search; a fault lasting to the end of the run
    gains a ``link-up``/``recover``), then the latest start, until neither moves.
 
-Every candidate is a full run judged by :func:`~slotnet.orchestrator._explore.judge`;
+Every candidate is a full run judged by :func:`~slotnet.orchestrator.tools._explore.judge`;
 runs are memoised, and everything is deterministic under the spec's seed, so the
 schedule written replays the same failure (``slotnet explore ... --faults FILE``).
 Binary search assumes that a failure persists when the window grows; where it does not,
