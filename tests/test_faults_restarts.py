@@ -45,3 +45,34 @@ def test_crash_recover_cycles_keep_the_broadcast_books(scheme, seed, node, crash
     eo = _books(result)
     assert "reused_names" not in eo, eo.get("first_reused")
     assert _closes(eo), eo
+
+
+@pytest.mark.parametrize("scheme, topology, load, faults, node", [
+    ("m2o-greedy", "mesh:4x4", {}, ["stall@0:0:7", "crash@1:7"], 7),
+    ("deflection", "hypercube:3", {"offered": 1.0}, ["stall@0:10:3", "crash@11:3"], 3),
+    ("deflection", "hypercube:3", {"offered": 1.0}, ["stall@2:10:3", "crash@11:3", "recover@15:3"], 3),
+])
+def test_a_node_crashed_while_stalled_stays_down(scheme, topology, load, faults, node):
+    """A node whose stall (from slot 0 or later) ends in a crash sends nothing until a recover, and the books close."""
+    result = slotnet.run(slotnet.RunSpec(scheme, topology, load=load, slots=30, seed=1, faults=faults))
+    assert result.invariants["ok"], result.invariants
+    if not any(f.startswith("recover") for f in faults) and "sent" in result.per_node:
+        assert result.per_node["sent"][node] == 0
+    if scheme == "deflection" and faults[0].startswith("stall@0:"):  # it never ran: every send would be a dead node's
+        stalled_then_crashed = slotnet.run(slotnet.RunSpec(scheme, topology, load=load, slots=30, seed=1,
+                                                           faults=[f for f in faults if not f.startswith("recover")]))
+        assert stalled_then_crashed.per_node["sent"][node] == 0
+
+
+def test_crash_and_recover_at_slot_0_restart_the_node():
+    """crash@0 + recover@0: the node loses what it was built with and runs as its next incarnation from slot 0."""
+    faults = ["crash@0:3", "recover@0:3"]
+    result = slotnet.run(slotnet.RunSpec("deflection", "hypercube:3", load={"offered": 1.0}, slots=20, seed=1, faults=faults))
+    assert result.invariants["ok"]
+    assert result.per_node["sent"][3] > 0  # it runs: before, it stayed down the whole run
+    crashed = slotnet.run(slotnet.RunSpec("m2o-greedy", "mesh:4x4", slots=40, seed=1, faults=faults[:1]))
+    restarted = slotnet.run(slotnet.RunSpec("m2o-greedy", "mesh:4x4", slots=40, seed=1, faults=faults))
+    assert crashed.invariants["ok"] and restarted.invariants["ok"]
+    # the packets node 3 was built holding are lost to the crash either way; only the restart delivers afterwards
+    lost = crashed.invariants["conservation"]["lost"]
+    assert lost.get("crash", 0) == restarted.invariants["conservation"]["lost"].get("crash", 0)

@@ -189,9 +189,16 @@ class Network:
         """
         for v in self.local:
             self._build(v)
-        for ev in self.prep.spec.faults.by_slot.get(0, ()):
+        events = self.prep.spec.faults.by_slot.get(0, ())
+        for ev in events:
             if not FAULT_KINDS[ev.kind].after_delivery:
                 self.apply(ev)
+        # Slot 0 has no delivery: what follows one (a recover) follows the control faults
+        # at once, so crash@0 + recover@0 is a node that loses its input and starts afresh.
+        for ev in events:
+            if FAULT_KINDS[ev.kind].after_delivery:
+                self.apply(ev)
+        self.restarts.clear()  # every live node starts below, a recovered one as its new incarnation
         for v in self.local:
             if v in self._stalled:
                 self._late_start.add(v)
@@ -213,7 +220,8 @@ class Network:
         woken = self.runtime.wake(slot, await self.transport.exchange(slot), self.contexts)
         for v in self._unstall_after_delivery:
             self._set_stalled(v, False)
-            self.restarts.append(v)
+            if self.transport.is_alive(v):  # a crash in this slot ended it before its first step
+                self.restarts.append(v)
         self._unstall_after_delivery.clear()
         for ev in late:
             self.apply(ev)
@@ -296,6 +304,11 @@ class Network:
         if held:
             self.transport.ledger.add("lost", "crash", held)
         self.transport.set_alive(node, False)
+        # A crash ends the incarnation and any stall of it: a down node is down, not stalled,
+        # and its stall's end later wakes nothing (a recovered node starts unstalled).
+        if self._stalled.pop(node, None) is not None:
+            self._set_stalled(node, False)
+        self._late_start.discard(node)
         scope = self.scopes[node]
         if scope is not None:
             scope.cancel()
