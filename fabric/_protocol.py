@@ -1,8 +1,10 @@
 """The transport seam: what the driver needs from whatever carries the messages.
 
 The driver receives a :class:`Transport` (it never constructs one itself). The
-in-process fabric is the embedded default; a sharded transport exchanges each slot's
-cross-shard traffic through a broker behind the same protocol.
+in-process fabric is the embedded default. A shard's transport
+(:class:`~._sharded.ShardTransport`) is the in-process one for the shard's own nodes,
+with an outbox per other shard; the shard's slot loop carries the outboxes over its
+shard link (``slotnet.orchestrator.shard``), between slots, never inside one.
 """
 
 from __future__ import annotations

@@ -581,7 +581,7 @@ def _cmd_schemes(_: argparse.Namespace) -> int:
 
 
 def _cmd_shard(args: argparse.Namespace) -> int:
-    from .shard._coordinator import run_shard
+    from .shard._shard import run_shard
 
     index, sep, total = args.shard.partition("/")
     if not (sep and index.isdigit() and total.isdigit() and int(index) < int(total)):

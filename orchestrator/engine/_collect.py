@@ -9,6 +9,7 @@ impact, performance), :func:`complete` adds a one-shot collective's completion, 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from slotnet._build import build
@@ -19,9 +20,9 @@ from ._invariants import check_invariants
 from ._result import Result
 from ._spec import Prepared
 from ._stability import StabilityMonitor
-from ._trace import fingerprint
+from ._trace import Tracer, fingerprint
 
-__all__ = ["collect", "complete", "fault_impact", "single_error"]
+__all__ = ["EndState", "collect", "complete", "fault_impact", "single_error"]
 
 
 def single_error(group: BaseExceptionGroup) -> BaseException:
@@ -45,20 +46,37 @@ def single_error(group: BaseExceptionGroup) -> BaseException:
     return chosen
 
 
-def collect(prep: Prepared, reporter: Any, monitor: StabilityMonitor, slots_run: int, wall: float, *,
-            ledger: FaultLedger, in_flight: list[tuple[int, int, Any]], held: list[int], held_packets: list[Any],
-            delivered: int, wakeups: int, transport: dict[str, Any]) -> Result:
-    """The result of a finished run from the end-of-run state of its network (or shards)."""
+@dataclass
+class EndState:
+    """What a run's network holds at the end (or its shards', merged)."""
+
+    ledger: FaultLedger
+    #: messages sent but not delivered, as ``(receiver, in_port, message)``
+    in_flight: list[tuple[int, int, Any]]
+    #: per node, the packets it holds (its ``held()``) and which (``held_packets()``)
+    held: list[int]
+    held_packets: list[Any]
+    delivered: int
+    wakeups: int
+    #: the result's ``transport`` object
+    transport: dict[str, Any]
+
+
+def collect(prep: Prepared, reporter: Any, monitor: StabilityMonitor, slots_run: int, wall: float, end: EndState,
+            tracer: Tracer | None = None) -> Result:
+    """The result of a finished run from its end-of-run state (``tracer``: the run's trace
+    writer, closed; a trace it could not finish has no fingerprint)."""
     spec = prep.spec
-    reporter.holdings(held_packets)
-    invariants = check_invariants(reporter.invariants(ledger, in_flight, held))
+    ledger, in_flight = end.ledger, end.in_flight
+    reporter.holdings(end.held_packets)
+    invariants = check_invariants(reporter.invariants(ledger, in_flight, end.held))
     stability = monitor.verdict()
     metrics = dict(reporter.metrics())
     metrics["stable"] = stability["stable"]
     theory = None
     if prep.scheme.theory is not None:
         theory = prep.scheme.theory(prep.setup)
-    hops = delivered + len(in_flight) + sum(ledger.values())
+    hops = end.delivered + len(in_flight) + sum(ledger.values())
     return Result(
         scheme=prep.scheme.name,
         topology=prep.topology.describe(),
@@ -75,14 +93,19 @@ def collect(prep: Prepared, reporter: Any, monitor: StabilityMonitor, slots_run:
         series=reporter.series(),
         faults=spec.faults.to_list(),
         slots_run=slots_run,
-        transport=transport,
-        trace_fingerprint=fingerprint(spec.trace.path) if spec.trace is not None else None,
+        transport=end.transport,
+        trace_fingerprint=fingerprint(spec.trace.path) if spec.trace is not None and _complete(tracer) else None,
         fault_impact=None if spec.faults.empty else fault_impact(spec.faults, ledger, invariants, metrics),
         wall_seconds=wall,
-        performance={"messages": hops, "node_wakeups": wakeups,
+        performance={"messages": hops, "node_wakeups": end.wakeups,
                      "messages_per_second": hops / wall if wall else None,
                      "build": build()},  # this process's hot path: compiled or pure Python
     )
+
+
+def _complete(tracer: Tracer | None) -> bool:
+    """Whether the trace file holds the whole run (no write failed)."""
+    return tracer is None or tracer.error is None
 
 
 #: Which ledger entries each fault kind accounts for: (book, cause).

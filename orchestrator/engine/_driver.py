@@ -24,7 +24,7 @@ import trio
 
 from slotnet.fabric import InProcessTransport, SlotClock, Transport
 
-from ._collect import collect, complete, single_error
+from ._collect import EndState, collect, complete, single_error
 from ._gc import quiet_gc
 from ._network import Network, checked_handlers
 from ._observer import SlotBatch, SlotObservers
@@ -87,10 +87,8 @@ async def run_local(prep: Prepared, *, progress: Progress | None = None,
         observers.close()
     wall = time.perf_counter() - t0
     t = net.transport
-    result = collect(prep, reporter, monitor, slots_run, wall, ledger=t.ledger, in_flight=t.in_flight(),
-                     held=net.held(), held_packets=net.held_packets(), delivered=t.delivered,
-                     wakeups=net.runtime.wakeups, transport=t.describe())
-    if tracer is not None and tracer.error is not None:
-        result.trace_fingerprint = None  # the file holds only part of the run
+    end = EndState(t.ledger, t.in_flight(), net.held(), net.held_packets(), t.delivered, net.runtime.wakeups,
+                   t.describe())
+    result = collect(prep, reporter, monitor, slots_run, wall, end, tracer)
     complete(result, prep, done, net.last_active)
     return result

@@ -63,7 +63,7 @@ class RunSpec:
     #: stop and report unstable past this many queued packets per node; None: the
     #: scheme's default (1000, or more where stable queues are long, e.g. periodic schemes)
     max_backlog_per_node: float | None = None
-    #: builds the transport; None: the in-process fabric
+    #: builds the transport; None: the in-process fabric (refused with ``shards > 1``)
     transport: TransportFactory | None = field(default=None, compare=False)
     #: "direct": events reach the reporter as nodes record them; "buffered": batched per
     #: slot as msgpack frames and replayed in node order, as shards do (same results)
@@ -121,6 +121,9 @@ class RunSpec:
             raise SpecError(f"observer must be 'direct' or 'buffered', got {self.observer!r}")
         if isinstance(self.shards, bool) or not isinstance(self.shards, int) or self.shards < 1:
             raise SpecError(f"shards must be an integer >= 1, got {self.shards!r}")
+        if self.transport is not None and self.shards > 1:
+            raise SpecError("transport= and shards > 1 do not go together: a sharded run's transport is its shards' "
+                            "(leave transport out, or run in one process)")
         if self.warmup >= self.slots:
             raise SpecError(f"warmup ({self.warmup}) must be less than slots ({self.slots})")
         load = _load(scheme, self.load)

@@ -1,5 +1,8 @@
-"""Sharded runs: the nodes of one run spread over worker processes.
+"""Sharded runs: the nodes of one run spread over shards.
 
-``_coordinator`` (the coordinator and the shard loop), ``_broker`` (a private mosquitto,
-or the one the user names), ``_mqtt`` (a Trio client for it).
+``_coordinator`` (the coordinator: reporter, trace, slot decisions, the merge), ``_shard``
+(one shard's slot loop), ``_link`` (the protocol between them), ``_mqtt_link`` (that link
+over an MQTT broker, one process per shard) and ``_memory_link`` (in one process, every
+shard a Trio task), ``_wire`` (the spec, faults and ledger as plain data), ``_broker`` (a
+private mosquitto, or the one the user names), ``_mqtt`` (a Trio client for it).
 """

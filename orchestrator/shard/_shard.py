@@ -1,0 +1,93 @@
+"""One shard: its block of nodes, run slot by slot as the coordinator says.
+
+A shard hosts a contiguous block of node ids (:class:`~slotnet.fabric.ShardMap`) in the
+engine's ``Network``, whose transport is a :class:`~slotnet.fabric.ShardTransport`:
+messages to its own nodes are delivered as in one process, messages to other shards'
+nodes leave as one frame per shard and slot. It records its nodes' events in a
+``SlotBatch`` and its trace events in a ``TraceBuffer``, and hands both to the
+coordinator every slot; the coordinator's reporter and trace writer do the rest.
+:func:`serve_shard` follows the slot protocol over any :class:`~._link.ShardLink`;
+:func:`run_shard` is ``slotnet shard``: the same over MQTT.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import trio
+
+from slotnet.fabric import ShardMap, ShardTransport, SlotClock, Transport, parse_topology
+
+from ..engine._collect import single_error
+from ..engine._gc import quiet_gc
+from ..engine._network import LostSink, Network
+from ..engine._observer import SlotBatch
+from ..engine._trace import TraceBuffer
+from ._link import Done, ShardLink
+from ._mqtt_link import shard_link
+from ._wire import ledger_to_wire, spec_from_wire
+
+__all__ = ["run_shard", "serve_shard"]
+
+
+async def serve_shard(link: ShardLink) -> None:
+    """Host this shard's nodes and follow the coordinator slot by slot, over ``link``.
+
+    Raises:
+        SpecError: the spec does not prepare here (or its nodes do not fit this machine).
+        NodeFailure, CapacityError: as in one process.
+    """
+    shard, shards = link.shard, link.shards
+    spec = spec_from_wire(await link.spec())
+    smap = ShardMap(parse_topology(spec.topology).n_nodes, shards)
+    prep = spec.prepare(hosted=len(smap.nodes(shard)))
+    reporter = prep.scheme.reporter(prep.setup)  # only for its event schema: the coordinator reports
+    tracer = TraceBuffer(spec.trace, reporter.events) if spec.trace is not None else None
+    batch = SlotBatch({kind: _never for kind in reporter.events})
+
+    def factory(clock: SlotClock, lost: LostSink) -> Transport:
+        return ShardTransport(prep.topology, clock, smap, shard, spec.faults, spec.seed, on_lost=lost,
+                              quantum=prep.quantum)
+
+    net = Network(prep, factory, handlers=None, batch=batch, on_lost=batch.lost, tracer=tracer, local=smap.nodes(shard))
+    transport = net.transport
+    assert isinstance(transport, ShardTransport)
+    await link.ready()
+    try:
+        async with trio.open_nursery() as nursery:
+            await net.start(nursery)
+            with quiet_gc():  # as in one process: the cyclic GC stays off the long-lived network
+                slot = 0
+                while True:
+                    frames = transport.frames()
+                    for j in range(shards):
+                        if j != shard:
+                            link.send(slot, j, frames[j])
+                    idle = net.quiescent() and not any(len(f) > 1 for f in frames)
+                    traced = tracer.take() if tracer is not None else []
+                    link.done(Done(slot, shard, batch.frame(), traced, idle, net.last_active))
+                    go = await link.go(slot)
+                    for frame in await link.frames(slot):
+                        transport.accept(frame)  # after the last slot too: they are the messages still in flight
+                    if not go:
+                        break
+                    slot += 1
+                    await net.step(slot, nursery)
+            nursery.cancel_scope.cancel()
+    except BaseExceptionGroup as group:  # unwrap a lone failure into its precise error
+        raise single_error(group) from None
+    held, held_packets = net.held(), net.held_packets()
+    link.final({"ledger": ledger_to_wire(transport.ledger), "in_flight": transport.in_flight(),
+                "held": [held[v] for v in net.local], "held_packets": [list(held_packets[v]) for v in net.local],
+                "delivered": transport.delivered, "wakeups": net.runtime.wakeups, "sent_local": transport.sent_local,
+                "sent_cross": transport.sent_cross, "rejected": link.rejected})
+
+
+async def run_shard(broker_url: str, run_id: str, shard: int, shards: int) -> None:
+    """``slotnet shard``: shard ``shard`` of ``shards`` of run ``run_id``, over the MQTT broker at ``broker_url``."""
+    async with shard_link(broker_url, run_id, shard, shards) as link:
+        await serve_shard(link)
+
+
+def _never(*_: Any) -> None:  # pragma: no cover - shards only record, the coordinator replays
+    raise AssertionError("a shard never replays events")
