@@ -181,22 +181,34 @@ def fault_impact(faults: FaultSchedule, ledger: FaultLedger, invariants: dict[st
 
 def _packets(invariants: dict[str, Any], copies: int) -> dict[str, Any]:
     """Delivered / lost to a fault / in progress, from the scheme's own invariants (``dup_copies``:
-    copies a dup fault added, which count among the delivered and in progress)."""
+    copies a dup fault added, which count among the delivered and in progress).
+
+    Each book carries its own copies: the invariant's ``dup_copies`` where it counts them;
+    the ledger's total only where the invariant is the run's one packet book (then every
+    copy is one of its packets). Copies of another book's packets are never stamped on it.
+    """
     out: dict[str, Any] = {}
+    unicast = {name: inv for name, inv in invariants.items()
+               if isinstance(inv, dict) and "delivered" in inv and ("created" in inv or "born" in inv)}
+    books = sum(1 for inv in invariants.values()
+                if isinstance(inv, dict) and (("broadcasts" in inv and "completed" in inv) or inv in unicast.values()))
     for name, inv in invariants.items():
         if not isinstance(inv, dict):
             continue
         if "broadcasts" in inv and "completed" in inv:
             out[name] = {"broadcasts": inv["broadcasts"], "completed": inv["completed"],
                          "lost_to_faults": inv.get("missed", 0), "in_progress": inv.get("in_progress", 0)}
-        elif "delivered" in inv and ("created" in inv or "born" in inv):
+        elif name in unicast:
             lost = inv.get("dropped", inv.get("lost", {}))
             destroyed = sum(n for c, n in lost.items() if n > 0 and c != "node_finished") if isinstance(lost, dict) else 0
             out[name] = {"packets": inv.get("created", inv.get("born")), "delivered": inv["delivered"],
                          "lost_to_faults": destroyed,
                          "in_progress": int(inv.get("in_flight", 0)) + int(inv.get("held", 0))}
-            if copies:
-                out[name]["dup_copies"] = copies
+            own = inv.get("dup_copies", copies if books == 1 else 0)
+            if own:
+                out[name]["dup_copies"] = own
+            if inv.get("second_deliveries"):  # copies delivered after the packet's first delivery
+                out[name]["second_deliveries"] = inv["second_deliveries"]
     return out
 
 
