@@ -27,6 +27,10 @@ from ._transport import InProcessTransport, LostCallback
 
 __all__ = ["ShardMap", "ShardTransport"]
 
+#: The ``due`` of an outbox entry that is no message but a sender's unforced dead-port send
+#: (``(UNFORCED, sender, slot, b"")``): a real entry's due is a slot, never negative.
+UNFORCED = -1
+
 
 class ShardMap:
     """Which shard hosts each node: contiguous blocks of node ids.
@@ -102,6 +106,13 @@ class ShardTransport(InProcessTransport):
             self.sent_cross += 1
             self._outbox[self.map.shard_of(receiver)].append((due, receiver, in_port, data))
 
+    def mark_unforced(self, sender: int, slot: int) -> None:
+        """Also tell every other shard: its receivers judge the losses of ``sender``'s messages."""
+        super().mark_unforced(sender, slot)
+        for j, box in enumerate(self._outbox):
+            if j != self.shard:
+                box.append((UNFORCED, sender, slot, b""))
+
     def frames(self) -> list[bytes]:
         """This slot's outbox for each shard (empty for itself), as frames; outboxes are emptied."""
         out = [encode(box) for box in self._outbox]
@@ -112,6 +123,9 @@ class ShardTransport(InProcessTransport):
     def accept(self, frame: bytes) -> None:
         """Take another shard's messages for this shard's nodes."""
         for due, receiver, in_port, data in decode(frame):
+            if due == UNFORCED:  # (UNFORCED, sender, slot, b""): see mark_unforced
+                self.unforced.add((receiver, in_port))
+                continue
             if receiver not in self.local:
                 raise FabricError(f"shard {self.shard} got a message for node {receiver}, hosted elsewhere")
             if due:

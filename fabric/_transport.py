@@ -157,6 +157,10 @@ class Outlet:
         self._stamp[port] = slot
         self._load[port] = load
 
+    def idle_ports(self, slot: int) -> list[int]:
+        """The ports that carried nothing in ``slot`` (judged at the end of that slot)."""
+        return [p for p, t in enumerate(self._targets) if t is not None and self._stamp[p] != slot]
+
     def capacity_left(self, port: int) -> float:
         """Units ``port`` can still take in the current slot."""
         self._target(port, self._clock.slot)
@@ -202,6 +206,11 @@ class TimedOutlet(Outlet):
         self._load[port] = 1.0
         self._busy[port] = slot + ticks
         self._later(slot + ticks, target[0], target[1], self._pack(message))
+
+    def idle_ports(self, slot: int) -> list[int]:
+        """The ports that carried nothing in tick ``slot``: none started there, none still busy."""
+        return [p for p, t in enumerate(self._targets)
+                if t is not None and self._stamp[p] != slot and self._busy[p] <= slot]
 
     def capacity_left(self, port: int) -> float:
         """Largest message size (paper units) ``port`` can start now: 0 while it is busy."""
@@ -256,6 +265,11 @@ class InProcessTransport:
         self._timeline: PortTimeline | None = None
         self.delivered = 0
         self.ledger = FaultLedger()
+        #: (sender, slot) of senders that put a message on a port they saw dead in that slot
+        #: while a port they saw alive stayed idle: only their losses there are avoidable. A
+        #: node with more packets than live ports (a bufferless deflection node) must use a
+        #: dead one; that send is forced, not avoidable.
+        self.unforced: set[tuple[int, int]] = set()
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "inprocess"}
@@ -275,6 +289,10 @@ class InProcessTransport:
     def park_later(self, due: int, receiver: int, in_port: int, data: bytes) -> None:
         """Hold ``data`` for ``receiver`` until slot ``due``."""
         self._later.setdefault(due, []).append((receiver, in_port, data))
+
+    def mark_unforced(self, sender: int, slot: int) -> None:
+        """``sender`` used a port it saw dead in ``slot`` while one it saw alive stayed idle."""
+        self.unforced.add((sender, slot))
 
     # -- link and node state --------------------------------------------------------------
     def set_alive(self, node: int, alive: bool) -> None:
@@ -496,7 +514,7 @@ class InProcessTransport:
         sender = self.topology.neighbour(r, in_port)
         assert sender is not None
         port = self.topology.reverse_port(r, in_port)
-        if cause in _DEAD_CAUSES and self._known_dead(sender, port, slot):
+        if cause in _DEAD_CAUSES and (sender, slot) in self.unforced and self._known_dead(sender, port, slot):
             self.ledger.add("lost", AVOIDABLE + cause)
         if self.on_lost is not None:
             self.on_lost(slot, sender, port, r, self._payload(data), cause)

@@ -314,6 +314,12 @@ class Scheme:
     #: why the kinds left out of :attr:`faults` are refused (one line, citing the paper
     #: section whose schedule assumption they break)
     faults_why: str = ""
+    #: nodes are bufferless for packets in transit (hot-potato, e.g. deflection routing):
+    #: every such packet leaves its node each slot. A send on a port the node sees dead is
+    #: then forced, not avoidable, when every port it sees alive is busy that slot. Other
+    #: schemes could always hold a packet back, so every loss on a port seen dead counts
+    #: as avoidable.
+    must_forward: bool = False
 
     def param(self, name: str) -> Param:
         """The parameter called ``name``.

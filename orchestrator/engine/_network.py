@@ -88,6 +88,8 @@ class Network:
         self._stalled: dict[int, bool] = {}  # stalled local node -> it was due next slot when the stall began
         self._late_start: set[int] = set()  # stalled since slot 0: first step when the stall ends
         self._unstall_after_delivery: list[int] = []
+        #: local nodes whose context ever shows a dead port: their sends are judged each slot
+        self._watched = [v for v in self.local if v in self._timeline]
         self.outlets: dict[int, Any] = {v: self.transport.outlet(v) for v in self.local}
         self.contexts: list[NodeContext | None] = [None] * n
         for v in self.local:
@@ -206,6 +208,7 @@ class Network:
                 await nursery.start(self.node_main, v)
         self.last_active = 0
         await self.runtime.wait_quiescent()
+        self._judge_dead_sends(0)
 
     async def step(self, slot: int, nursery: trio.Nursery) -> None:
         """Run slot ``slot``: control faults, delivery, wake-ups, restarts, then the barrier."""
@@ -231,6 +234,27 @@ class Network:
         if woken or self.runtime.running:
             self.last_active = slot
         await self.runtime.wait_quiescent()
+        self._judge_dead_sends(slot)
+
+    def _judge_dead_sends(self, slot: int) -> None:
+        """At the end of ``slot``: which senders used a port they saw dead by choice (their
+        losses there are avoidable). A bufferless node (``Scheme.must_forward``) with every
+        port it saw alive busy had no choice: its send was forced."""
+        if not self._watched:
+            return
+        alive = self.transport.is_alive
+        must_forward = self.prep.scheme.must_forward
+        for v in self._watched:
+            ctx = self.contexts[v]
+            assert ctx is not None
+            live = ctx.live_ports
+            if len(live) == len(ctx.ports) or not alive(v):
+                continue
+            idle = set(self.outlets[v].idle_ports(slot))
+            seen_alive = set(live)
+            used_dead = any(p.index not in seen_alive and p.index not in idle for p in ctx.ports)
+            if used_dead and (not must_forward or not idle.isdisjoint(seen_alive)):
+                self.transport.mark_unforced(v, slot)
 
     def quiescent(self) -> bool:
         """Nothing left to do here: no node awake or due, nothing in flight."""

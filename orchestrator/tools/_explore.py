@@ -235,7 +235,7 @@ def judge(request: Mapping[str, Any]) -> dict[str, Any]:
         result = run(spec)
     w = box[-1]
     timeline = spec.faults.port_timeline(prep.topology)
-    lost = _judge_losses(w, timeline, spec.faults.detect)
+    lost = _judge_losses(w, timeline, spec.faults.detect, (result.fault_impact or {}).get("avoidable", {}))
     missed = _judge_misses(w, prep.topology, spec.faults, timeline, result.slots_run) if w.broadcasts else None
     reasons = []
     if not result.invariants.get("ok"):
@@ -281,9 +281,17 @@ def _dead_mask(timeline: Mapping[int, tuple[tuple[int, ...], tuple[int, ...]]], 
     return line[1][i] if i >= 0 else 0
 
 
-def _judge_losses(w: _Witness, timeline: Mapping[int, Any], detect: int | None) -> dict[str, Any]:
-    """Every lost message by cause: the fault's own (``excused``), ``avoidable``, or ``other``."""
-    books: dict[str, dict[str, int]] = {"excused": {}, "avoidable": {}, "other": {}}
+def _judge_losses(w: _Witness, timeline: Mapping[int, Any], detect: int | None,
+                  unforced: Mapping[str, int]) -> dict[str, Any]:
+    """Every lost message by cause: the fault's own (``excused``), ``avoidable``, ``forced``, or ``other``.
+
+    A loss on a port its sender saw dead is avoidable unless the send was forced: the
+    sender had no port it saw alive left idle in that slot (a bufferless node with more
+    packets than live ports). The witness sees losses, not the sender's other ports, so
+    it takes forcedness from the run's own count of unforced dead-port losses by cause
+    (``unforced``, the ledger's avoidable book): a cause the run found none of is forced.
+    """
+    books: dict[str, dict[str, int]] = {"excused": {}, "avoidable": {}, "forced": {}, "other": {}}
     first = None
     seen: dict[str, int] = {}
     for sent, sender, port, receiver, cause in w.losses:
@@ -291,8 +299,8 @@ def _judge_losses(w: _Witness, timeline: Mapping[int, Any], detect: int | None) 
         book = "other" if cause in _NOT_FAULTS else "excused"
         if (cause in _DEAD and detect is not None and sender >= 0
                 and _dead_mask(timeline, sender, sent - detect) >> port & 1):
-            book = "avoidable"
-            if first is None:
+            book = "avoidable" if unforced.get(cause) else "forced"
+            if first is None and book == "avoidable":
                 first = (sent, sender, port, receiver, cause)
         books[book][cause] = books[book].get(cause, 0) + 1
     for cause, n in w.ledger.items():  # lost without a message to judge (a crash's held state)

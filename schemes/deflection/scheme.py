@@ -113,6 +113,7 @@ SCHEME = Scheme(
         Load("lam", "Poisson arrival rate per node per slot (input queueing, §IV)", "λ"),
     ),
     topologies=("hypercube",),
+    must_forward=True,  # §II: a node has no buffer for packets in transit; each leaves every slot
     columns=(Column("link_utilization", "util"), Column("accept_fraction", "accept"),
              Column("deflection_fraction", "deflect"), Column("mean_distance", "dist")),
 )
