@@ -4,7 +4,7 @@
                        --slots N --warmup W --seed S [--json] [--per-node] [--series]
     slotnet theory SCHEME --topology SPEC [load flags] [--json]
     slotnet trace FILE [--node N ...] [--event KIND ...] [--slots A:B] [--packet ID] [--perfetto OUT] [--diagram OUT]
-    slotnet repro PAPER [--quick] [--sweep-d D --plot FILE] [--dims A-B] [--json]
+    slotnet repro PAPER|all [--quick] [--sweep-d D --plot FILE] [--dims A-B] [--json] [--html FILE] [--cache DIR | --no-cache]
     slotnet explore SCHEME --topology SPEC [load flags] --faults FAMILY|FILE [--samples K] [--shrink OUT] [--json]
     slotnet schemes
     slotnet --version
@@ -193,7 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--max-backlog", type=float, default=None, metavar="Q", help="as for slotnet run")
 
     rp = sub.add_parser("repro", help="rerun a paper's comparisons", description=_repro_doc())
-    rp.add_argument("paper", help="the paper to reproduce: " + ", ".join(papers()))
+    rp.add_argument("paper", help="the paper to reproduce: " + ", ".join(papers()) + "; or all")
     rp.add_argument("--seed", type=int, default=1, metavar="S", help="seed of every run (default 1)")
     rp.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default: min(2, cores))")
     rp.add_argument("--quick", action="store_true", help="a subset of rows and shorter runs (a smoke test)")
@@ -204,6 +204,11 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--dims", metavar="A-B", help="greenberg-hajek: the mean delay at v = 1 for each cube dimension "
                     "A..B (or D, or a comma list) beside the §III model, with each point's wall seconds")
     rp.add_argument("--json", action="store_true", help="print the rows as one JSON object")
+    rp.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report: tables, figures, verdicts, "
+                    "where the papers slip, metadata (needs matplotlib: the report extra)")
+    rp.add_argument("--cache", metavar="DIR", help="the results cache (default $SLOTNET_CACHE_DIR, else "
+                    "~/.cache/slotnet/runs): a run finished before is not run again by the same code")
+    rp.add_argument("--no-cache", action="store_true", help="run everything afresh and keep nothing")
 
     sh = sub.add_parser("shard", help="run one shard of a sharded run",
                         description="Host one shard of a run whose coordinator is `slotnet run --shards K --no-spawn "
@@ -523,8 +528,15 @@ def _cmd_repro(args: argparse.Namespace) -> int:
         raise SpecError(f"--jobs must be >= 1, got {args.jobs}")
     if args.sweep_d is not None and args.sweep_d < 1:
         raise SpecError(f"--sweep-d must be a cube dimension (an integer >= 1), got {args.sweep_d}")
+    if args.paper == "all" or args.html:  # several papers, or the HTML report
+        from .tools.repro_all import repro_many
+
+        return repro_many(args, rhos, _jsonable)
     if args.plot:
         _check_plot(args.plot)
+    from .tools.repro_all import open_cache
+
+    cache = open_cache(args)
     printed: list[Row] = []
 
     def show(batch: list[Row]) -> None:  # human output: each batch as soon as it is done
@@ -535,7 +547,7 @@ def _cmd_repro(args: argparse.Namespace) -> int:
         extra = {} if args.dims is None else {"dims": args.dims}  # only a paper that names it takes it
         rows, wall = repro(args.paper, seed=args.seed, jobs=args.jobs, quick=args.quick, sweep_d=args.sweep_d,
                            sweep_rho=rhos, plot=args.plot, sweep_only=args.sweep_only, progress=RunsProgress(),
-                           on_rows=None if args.json else show, **extra)
+                           on_rows=None if args.json else show, cache=cache, **extra)
     except PartialRepro as exc:  # never discard what was computed: print it, then fail
         if args.json:
             print(json.dumps(_jsonable({"paper": args.paper, "seed": args.seed, "error": str(exc),
@@ -556,6 +568,8 @@ def _cmd_repro(args: argparse.Namespace) -> int:
         print(f"{len(rows)} rows in {wall:.1f} s")
         if args.plot:
             print(f"plot saved to {args.plot}")
+    if cache is not None and cache.write_error:
+        print(f"slotnet repro: note: results not kept: {cache.write_error}", file=sys.stderr)
     return 0
 
 

@@ -20,4 +20,16 @@ def shuffled_scheduling(monkeypatch: pytest.MonkeyPatch):
     return use
 
 
+@pytest.fixture(scope="session")
+def _results_cache_base(tmp_path_factory: pytest.TempPathFactory):
+    return tmp_path_factory.mktemp("results-cache")
+
+
+@pytest.fixture(autouse=True)
+def _private_results_cache(_results_cache_base, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`slotnet repro` keeps finished runs in a results cache: each test gets an empty one of
+    its own (made only if the test writes to it), never the user's: a test runs what it asks for."""
+    monkeypatch.setenv("SLOTNET_CACHE_DIR", str(_results_cache_base / f"t{id(request.node):x}"))
+
+
 __all__ = ["trio"]

@@ -3,8 +3,9 @@
 The reproductions themselves belong to the scheme packages (their ``EXPERIMENTS``); this
 module only runs them. Each experiment hands over lists of independent run requests
 (one seed fixes each), which are spread over worker processes; results do not depend
-on how many workers there are. Progress (runs done of those submitted, elapsed time,
-an estimate of what is left) goes to stderr on a terminal; an experiment that publishes
+on how many workers there are; a run finished before is taken from the results cache
+(:mod:`.tools.results_cache`) when one is given. Progress (runs done of those submitted,
+elapsed time, an estimate of what is left) goes to stderr on a terminal; an experiment that publishes
 its rows batch by batch (``runner.publish(rows)``) has them printed as they complete.
 Every row carries a verdict (:meth:`~slotnet.schemes.Row.verdict`): within the paper's
 agreement, outside it for a documented reason (the row's note), or outside it.
@@ -28,6 +29,7 @@ from .._run import run
 from ..engine._progress import RunsProgress
 from ..engine._spec import RunSpec
 from ._report import CI_LEGEND, WIDTH, format_value, table
+from .results_cache import ResultsCache
 
 __all__ = ["LEGEND", "PartialRepro", "format_rows", "papers", "repro"]
 
@@ -61,14 +63,25 @@ def _run_metrics(request: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: Called with each finished run: its request, its result, and whether it came from the cache.
+OnRun = Callable[[Mapping[str, Any], Mapping[str, Any], bool], None]
+
+
 class _Runner:
-    """Runs an experiment's requests in ``jobs`` worker processes, reporting each finished run."""
+    """Runs an experiment's requests in ``jobs`` worker processes, reporting each finished run.
+
+    With a ``cache``, a request kept there is answered from it (and not counted in the
+    progress), and every run finished here is kept.
+    """
 
     def __init__(self, jobs: int, progress: RunsProgress | None = None,
-                 on_rows: Callable[[list[Row]], None] | None = None) -> None:
+                 on_rows: Callable[[list[Row]], None] | None = None, cache: ResultsCache | None = None,
+                 on_run: OnRun | None = None) -> None:
         self.jobs = jobs
         self.progress = progress
         self.on_rows = on_rows
+        self.cache = cache
+        self.on_run = on_run
         self.published: list[Row] = []
 
     def publish(self, rows: list[Row]) -> None:
@@ -97,19 +110,34 @@ class _Runner:
         """
         for r in requests:
             RunSpec(**r).prepare()  # every bad request surfaces before any run
+        kept = {i: res for i, r in enumerate(requests) if self.cache is not None and (res := self.cache.get(r)) is not None}
         if self.progress is not None:
-            self.progress.add(len(requests))
-        return self._completed(list(requests))
+            self.progress.add(len(requests) - len(kept))
+        return self._completed(list(requests), kept)
 
-    def _completed(self, requests: list[Mapping[str, Any]]) -> Iterator[tuple[int, dict[str, Any]]]:
-        if self.jobs <= 1 or len(requests) <= 1:
-            for i, r in enumerate(requests):
-                result = _run_metrics(r)
+    def _completed(self, requests: list[Mapping[str, Any]], kept: dict[int, dict[str, Any]]
+                   ) -> Iterator[tuple[int, dict[str, Any]]]:
+        for i, result in kept.items():
+            if self.on_run is not None:
+                self.on_run(requests[i], result, True)
+            yield i, result
+        todo = [i for i in range(len(requests)) if i not in kept]
+        for i, result in self._run(requests, todo):
+            if self.cache is not None:
+                self.cache.put(requests[i], result)
+            if self.on_run is not None:
+                self.on_run(requests[i], result, False)
+            yield i, result
+
+    def _run(self, requests: list[Mapping[str, Any]], todo: list[int]) -> Iterator[tuple[int, dict[str, Any]]]:
+        if self.jobs <= 1 or len(todo) <= 1:
+            for i in todo:
+                result = _run_metrics(requests[i])
                 self._done()
                 yield i, result
             return
-        with ProcessPoolExecutor(max_workers=min(self.jobs, len(requests))) as pool:
-            futures: dict[Future[dict[str, Any]], int] = {pool.submit(_run_metrics, r): i for i, r in enumerate(requests)}
+        with ProcessPoolExecutor(max_workers=min(self.jobs, len(todo))) as pool:
+            futures: dict[Future[dict[str, Any]], int] = {pool.submit(_run_metrics, requests[i]): i for i in todo}
             pending = set(futures)
             while pending:
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -143,19 +171,21 @@ def _refuse_unnamed(paper: str, run_it: Callable[..., Any], options: Mapping[str
 
 def repro(paper: str, *, seed: int = 1, jobs: int | None = None, quick: bool = False,
           progress: RunsProgress | None = None, on_rows: Callable[[list[Row]], None] | None = None,
-          **options: Any) -> tuple[list[Row], float]:
+          cache: ResultsCache | None = None, on_run: OnRun | None = None, **options: Any) -> tuple[list[Row], float]:
     """Run one paper's comparisons; returns the rows and the wall time in seconds.
 
     Args:
         progress: shows runs done / submitted, elapsed time and an estimate (a terminal).
         on_rows: called with each batch of rows an experiment publishes as it completes
             (the returned list holds them too).
+        cache: answers the runs it keeps and keeps every run finished here (None: none).
+        on_run: called with each finished run (request, result, taken from the cache?).
 
     Raises:
         SpecError: for an unknown paper name or options the paper does not take.
         PartialRepro: the experiment failed after publishing rows (they are attached).
     """
-    runner = _Runner(jobs or min(2, os.cpu_count() or 1), progress, on_rows)
+    runner = _Runner(jobs or min(2, os.cpu_count() or 1), progress, on_rows, cache, on_run)
     t0 = time.perf_counter()
     try:
         experiment = get_experiment(paper)

@@ -1,0 +1,359 @@
+"""``slotnet repro all`` and ``slotnet repro ... --html FILE``: several papers in one go, one report.
+
+Each paper is reproduced as by ``slotnet repro PAPER`` (its tables printed as they
+complete, or one JSON object for all with ``--json``); a paper that fails is reported
+and the others still run. With ``--html FILE`` the rows, the experiments' own figures
+and the metadata of the run go to one self-contained page (:mod:`.report_html`). The
+results cache (:mod:`.results_cache`) makes an interrupted reproduction resume and a
+second one of the same code nearly instant; ``--no-cache`` runs everything afresh and
+keeps nothing.
+
+Progress (on a terminal) names the paper, its runs done of those submitted and an
+estimate of what is left: for the paper at hand, the mean time per finished run times
+its runs left; for the papers after it, the wall time each took the last time it was
+computed with nothing from the cache (kept as ``walls.json`` in the cache directory).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from slotnet.errors import SlotnetError, SpecError
+from slotnet.schemes import Row
+
+from ..engine._progress import RunsProgress, _clock
+from ._paper_run import VERDICTS, PaperRun, repro_command, run_command, verdict_counts, verdict_word
+from .results_cache import ResultsCache, file_mode
+
+__all__ = ["ALL", "VERDICTS", "PaperRun", "ReportError", "ReportProgress", "check_html", "git_commit", "metadata",
+           "open_cache", "repro_command", "repro_many", "run_command", "run_papers", "verdict_counts", "verdict_word"]
+
+#: The name that stands for every paper.
+ALL = "all"
+
+class ReportError(SlotnetError):
+    """The report could not be written after the rows were computed, or a paper failed (exit status 1)."""
+
+
+# --- progress -------------------------------------------------------------------------
+
+
+class ReportProgress(RunsProgress):
+    """:class:`RunsProgress` for one paper of several: ``paper i/N NAME`` before the runs,
+    and after them the estimate for the papers still to come (from :func:`_walls`)."""
+
+    def __init__(self, index: int, total: int, paper: str, later: Sequence[str], walls: Mapping[str, float],
+                 stream: TextIO | None = None, enabled: bool | None = None) -> None:
+        super().__init__(stream, enabled)
+        self.head = f"paper {index}/{total} {paper}: " if total > 1 else f"{paper}: "
+        known = [walls[p] for p in later if p in walls]
+        unknown = len(later) - len(known)
+        tail = []
+        if known:
+            tail.append(f"then about {_clock(sum(known))} for {len(known)} more paper{'s' * (len(known) > 1)}")
+        if unknown:
+            tail.append(f"{unknown} more paper{'s' * (unknown > 1)} not yet timed")
+        self.tail = "; " + ", ".join(tail) if tail else ""
+
+    def line(self) -> str:
+        return self.head + super().line() + self.tail
+
+
+def _walls_path(cache: ResultsCache | None) -> Path | None:
+    return cache.root / "walls.json" if cache is not None else None
+
+
+def _walls(cache: ResultsCache | None, quick: bool) -> dict[str, float]:
+    """Each paper's wall seconds the last time it was computed with nothing from the cache."""
+    path = _walls_path(cache)
+    try:
+        data = json.loads(path.read_text()) if path is not None else {}
+        got = data.get("quick" if quick else "full", {})
+        return {str(k): float(v) for k, v in got.items()}
+    except (OSError, ValueError, AttributeError, TypeError):
+        return {}
+
+
+def _remember_wall(cache: ResultsCache | None, quick: bool, paper: str, wall: float) -> None:
+    path = _walls_path(cache)
+    if path is None:
+        return
+    try:
+        data = json.loads(path.read_text()) if path.exists() else {}
+        if not isinstance(data, dict):
+            data = {}
+    except (OSError, ValueError):
+        data = {}
+    mode = "quick" if quick else "full"
+    if not isinstance(data.get(mode), dict):
+        data[mode] = {}
+    data[mode][paper] = round(wall, 1)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-walls-", dir=path.parent)
+    except OSError:
+        return  # only an estimate is lost
+    try:
+        os.chmod(tmp, file_mode())
+        with os.fdopen(fd, "w") as fh:
+            json.dump(data, fh)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+# --- running --------------------------------------------------------------------------
+
+
+def _figures(folder: str) -> list[tuple[str, bytes]]:
+    """The PNGs an experiment wrote for ``--plot FOLDER/fig.png``: its separate panels
+    (``fig_*.png``) when it wrote some, else the one file."""
+    names = sorted(n for n in os.listdir(folder) if n.endswith(".png"))
+    parts = [n for n in names if n.startswith("fig_")]
+    out = []
+    for name in parts or [n for n in names if n == "fig.png"]:
+        with open(os.path.join(folder, name), "rb") as fh:
+            out.append((name[len("fig_"):-4] if name.startswith("fig_") else "", fh.read()))
+    return out
+
+
+def run_papers(papers: Sequence[str], *, seed: int, quick: bool, jobs: int | None, cache: ResultsCache | None,
+               figures: bool, options: Mapping[str, Any] | None = None, keep_going: bool = True,
+               progress: bool | None = None, on_paper: Callable[[str], None] | None = None,
+               on_rows: Callable[[list[Row]], None] | None = None) -> list[PaperRun]:
+    """Reproduce each paper in turn.
+
+    Args:
+        figures: ask each experiment for its own figures (its ``plot`` option); one that
+            draws none on request (it refuses ``plot`` before its first run) runs without.
+        options: the experiment options of a single paper (``sweep_d`` ...).
+        keep_going: a paper that fails is kept with its error (and the rows it computed)
+            and the next one runs; otherwise a failure before any row is raised.
+        progress: draw the progress line (None: when stderr is a terminal).
+        on_paper: called with each paper's name before it starts.
+        on_rows: called with each batch of rows as an experiment publishes it.
+
+    Raises:
+        SpecError: (``keep_going`` off) the paper refused its options; nothing was run.
+        KeyboardInterrupt: passed on; the runs finished so far are in the cache.
+    """
+    from ._repro import PartialRepro, repro
+
+    walls = _walls(cache, quick)
+    out: list[PaperRun] = []
+    for i, paper in enumerate(papers):
+        if on_paper is not None:
+            on_paper(paper)
+        run = PaperRun(paper, seed, quick, dict(options or {}))
+        out.append(run)
+
+        def on_run(request: Mapping[str, Any], result: Mapping[str, Any], hit: bool, run: PaperRun = run) -> None:
+            run.runs.append((dict(request), float(result.get("_wall_s") or 0.0), hit))
+
+        def attempt(plot: str | None, index: int = i, paper: str = paper, run: PaperRun = run) -> list[Row]:
+            bar = ReportProgress(index + 1, len(papers), paper, papers[index + 1:], walls, enabled=progress)
+            rows, _ = repro(paper, seed=seed, jobs=jobs, quick=quick, progress=bar, on_rows=on_rows, cache=cache,
+                            on_run=on_run, plot=plot, **run.options)
+            return rows
+
+        t0 = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix="slotnet-report-") as tmp:
+            try:
+                try:
+                    run.rows = attempt(os.path.join(tmp, "fig.png") if figures else None)
+                except SpecError:
+                    if not figures or run.runs:
+                        raise
+                    run.rows = attempt(None)  # draws no figures of its own: the report draws its rows
+            except PartialRepro as exc:
+                run.rows, run.error = exc.rows, str(exc)
+            except SlotnetError as exc:
+                if not keep_going and isinstance(exc, SpecError):
+                    raise
+                run.error = str(exc)
+            run.figures = _figures(tmp)
+        run.wall_s = time.perf_counter() - t0
+        if not run.error and run.runs and not run.cached:
+            _remember_wall(cache, quick, paper, run.wall_s)
+    return out
+
+
+# --- metadata -------------------------------------------------------------------------
+
+
+def git_commit() -> str:
+    """The commit of the checkout slotnet runs from, ``+ local changes`` if edited; else why unknown."""
+    import slotnet
+
+    where = str(Path(slotnet.__file__).resolve().parent)
+    try:
+        head = subprocess.run(["git", "-C", where, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+        if head.returncode != 0:
+            return "unknown (not run from a git checkout)"
+        dirty = subprocess.run(["git", "-C", where, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown (git is not available)"
+    return head.stdout.strip() + (" + local changes" if dirty.stdout.strip() else "")
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.partition(":")[2].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def slotnet_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("slotnet")
+    except Exception:  # not installed as a distribution: the package's own
+        import slotnet
+
+        return str(getattr(slotnet, "__version__", "unknown"))
+
+
+def metadata(runs: Sequence[PaperRun], *, jobs: int, cache: ResultsCache | None, wall_s: float) -> list[tuple[str, str]]:
+    """(label, value) pairs: what produced the report, where, how long it took."""
+    from slotnet._build import build
+
+    from .results_cache import code_version
+
+    seeds = sorted({r.seed for r in runs})
+    n_runs = sum(len(r.runs) for r in runs)
+    cached = sum(r.cached for r in runs)
+    return [
+        ("slotnet", slotnet_version()),
+        ("hot path", build()),
+        ("git commit", git_commit()),
+        ("code version (cache key)", cache.version if cache is not None else code_version()),
+        ("seeds", ", ".join(map(str, seeds)) + " (every run's seed is fixed by it; the rerun commands name it)"),
+        ("mode", "--quick (a subset of rows, shorter runs)" if any(r.quick for r in runs) else "full"),
+        ("machine", f"{_cpu_model()}, {os.cpu_count()} cores; {platform.platform()}"),
+        ("python", f"{platform.python_implementation()} {platform.python_version()}"),
+        ("worker processes", str(jobs)),
+        ("runs", f"{n_runs}, of which {cached} from the results cache" + (f" ({cache.dir})" if cache is not None else "")
+         if cache is not None else f"{n_runs} (results cache off)"),
+        ("wall time", f"{_clock(wall_s)} in all; " + ", ".join(f"{r.paper} {r.wall_s:.1f} s" for r in runs)),
+        ("generated", time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())),
+    ]
+
+
+# --- the command line -----------------------------------------------------------------
+
+
+def open_cache(args: argparse.Namespace) -> ResultsCache | None:
+    """The results cache ``slotnet repro`` uses: ``--cache DIR`` or the default; None with ``--no-cache``."""
+    if getattr(args, "no_cache", False):
+        if getattr(args, "cache", None):
+            raise SpecError("--cache and --no-cache contradict each other: give one")
+        return None
+    return ResultsCache(getattr(args, "cache", None))
+
+
+def check_html(path: str) -> None:
+    """--html needs matplotlib and a writable path: both checked before any run.
+
+    Raises:
+        SpecError: naming what is missing.
+    """
+    import importlib.util
+
+    existed = os.path.exists(path)
+    try:
+        with open(path, "ab"):
+            pass
+    except OSError as exc:
+        raise SpecError(f"--html: cannot write {path!r}: {exc.strerror or exc}") from None
+    if not existed:
+        os.unlink(path)
+    if importlib.util.find_spec("matplotlib") is None:
+        raise SpecError("--html needs matplotlib, which is not installed: pip install 'slotnet[report]'")
+
+
+def repro_many(args: argparse.Namespace, sweep_rho: list[float] | None, jsonable: Callable[[Any], Any]) -> int:
+    """``slotnet repro all`` and ``slotnet repro PAPER --html FILE`` (the options already checked by the CLI)."""
+    from ._repro import LEGEND, format_rows, papers
+
+    many = args.paper == ALL
+    options: dict[str, Any] = {"sweep_d": args.sweep_d, "sweep_rho": sweep_rho, "sweep_only": args.sweep_only}
+    if args.dims is not None:
+        options["dims"] = args.dims
+    given = [k for k, v in options.items() if v not in (None, False)] + (["plot"] if args.plot else [])
+    if many and given:
+        raise SpecError(f"repro all takes no {', '.join('--' + k.replace('_', '-') for k in given)} "
+                        "(give one paper for those)")
+    if args.html and args.plot:
+        raise SpecError("--html draws the figures into the report: leave out --plot")
+    if args.html:
+        check_html(args.html)
+    cache = open_cache(args)
+    jobs = args.jobs or min(2, os.cpu_count() or 1)
+    names = papers() if many else [args.paper]
+    printed: list[Row] = []
+
+    def heading(paper: str) -> None:
+        if not args.json:
+            print(f"=== {paper} ===", flush=True)
+
+    def show(batch: list[Row]) -> None:
+        print(format_rows(batch, legend=False), flush=True)
+        printed.extend(batch)
+
+    t0 = time.perf_counter()
+    runs = run_papers(names, seed=args.seed, quick=args.quick, jobs=jobs, cache=cache, figures=bool(args.html),
+                      options={k: v for k, v in options.items() if v not in (None, False)}, keep_going=many,
+                      on_paper=heading if many else None, on_rows=None if args.json else show,
+                      progress=None)
+    wall = time.perf_counter() - t0
+    if args.json:
+        print(json.dumps(jsonable({"seed": args.seed, "quick": args.quick, "html": args.html, "papers": [
+            {"paper": r.paper, "timing": {"wall_seconds": r.wall_s}, "runs": len(r.runs), "from_cache": r.cached,
+             "rows": [row.as_dict() for row in r.rows], **({"error": r.error} if r.error else {})} for r in runs]})))
+    else:
+        for r in runs:
+            rest = [row for row in r.rows if not any(row is p for p in printed)]
+            if rest:
+                if many:
+                    print(f"=== {r.paper} (continued) ===")
+                print(format_rows(rest, legend=False))
+        print("\n".join(LEGEND))
+        for r in runs:
+            counts = verdict_counts(r.rows)
+            print(f"{r.paper}: {len(r.rows)} rows ({', '.join(f'{n} {w}' for w, n in counts.items() if n)}) in "
+                  f"{r.wall_s:.1f} s, {len(r.runs)} runs ({r.cached} from the cache)" + (f"; FAILED: {r.error}" if r.error else ""))
+    if cache is not None and cache.write_error:
+        print(f"slotnet repro: note: results not kept: {cache.write_error}", file=sys.stderr)
+    if args.html:
+        from . import report_html
+
+        try:
+            report_html.write(args.html, runs, metadata(runs, jobs=jobs, cache=cache, wall_s=wall))
+        except OSError as exc:
+            raise ReportError(f"--html: cannot write {args.html!r}: {exc.strerror or exc}") from None
+        if not args.json:
+            print(f"report written to {args.html}")
+    failed = [r for r in runs if r.error]
+    if failed:
+        raise ReportError("; ".join(f"{r.paper}: {r.error}" for r in failed))
+    return 0
+
+
