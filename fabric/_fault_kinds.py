@@ -56,8 +56,17 @@ class FaultKind:
     sets: tuple[str, bool] | None = None
     #: the fields its JSON object may have besides "kind"
     json_fields: tuple[str, ...] = ("slot", "node", "port")
+    #: the ledger entries (book, cause) its entries account for in ``fault_impact``
+    books: tuple[tuple[str, str], ...] = ()
+    #: the cause the transport reports for what the kind does that is no loss (a copy, a
+    #: message held back); None: everything it reports is a loss
+    note_cause: str | None = None
 
     _EVENT = re.compile(r"^([a-z-]+)@(\d+):(\d+)(?::(\d+))?$")
+
+    def impact(self, entry: Any) -> tuple[tuple[str, str], ...]:
+        """The ledger entries (book, cause) that ``entry`` of this kind accounts for."""
+        return self.books
 
     def parse(self, text: str) -> Any | None:
         """The entry ``text`` describes, None if it is not of this kind.
@@ -148,6 +157,7 @@ class _LinkKind(FaultKind):
         self.name, self.up, self.order = name, up, order
         self.syntax = f"{name}@SLOT:NODE:PORT"
         self.sets = ("link", up)
+        self.books = () if up else (("lost", "link_down"),)
 
     def apply(self, entry: Any, target: FaultTarget) -> None:
         target.set_link(entry.node, entry.port, self.up)
@@ -155,6 +165,7 @@ class _LinkKind(FaultKind):
 
 class _CrashKind(FaultKind):
     name, syntax, order, sets = "crash", "crash@SLOT:NODE", 2, ("node", False)
+    books = (("lost", "node_down"), ("lost", "crash"))
 
     def apply(self, entry: Any, target: FaultTarget) -> None:
         target.crash(entry.node)
@@ -237,6 +248,7 @@ class _WindowKind(FaultKind):
 
 class _LossKind(_WindowKind):
     bucket = "loss"
+    books = (("lost", "loss"),)
 
     def __init__(self) -> None:
         super().__init__("loss")
@@ -248,9 +260,16 @@ class _LossKind(_WindowKind):
         return LossStage(entries)
 
 
+class _DupKind(_WindowKind):
+    books = (("duplicated", "dup"),)
+    note_cause = "dup"
+
+
 class _DelayKind(_WindowKind):
     arg_syntax = ":SLOTS"
     json_fields = ("rate", "slots", "from", "until")
+    books = (("delayed", "delay"),)
+    note_cause = "delay"
 
     def arg_text(self, text: str, args: list[str]) -> Any:
         if len(args) != 1:
@@ -279,6 +298,11 @@ def _delay_slots(text: str, x: Any) -> int:
 class _CorruptKind(_WindowKind):
     arg_syntax = "[:undetected]"
     json_fields = ("rate", "undetected", "from", "until")
+    books = (("corrupted", "corrupt"), ("lost", "corrupt"))
+
+    def impact(self, entry: Any) -> tuple[tuple[str, str], ...]:
+        """A detected corruption is dropped by the checksum; an undetected one by the decoder."""
+        return (("corrupted", "undetected"), ("lost", "undecodable")) if entry.undetected else self.books
 
     def arg_text(self, text: str, args: list[str]) -> Any:
         if args == ["undetected"]:
@@ -363,6 +387,7 @@ class _SpanKind(FaultKind):
 class _PartitionKind(_SpanKind):
     name, order = "partition", 1
     json_fields = ("from", "to", "nodes")
+    books = (("lost", "partition"),)
 
     def nodes_json(self, item: Mapping[str, Any], where: str) -> tuple[int, ...]:
         nodes = item.get("nodes")
@@ -397,6 +422,7 @@ class _PartitionKind(_SpanKind):
 class _StallKind(_SpanKind):
     name, order, what = "stall", 2, "NODE"
     json_fields = ("from", "to", "node")
+    books = (("lost", "stalled"),)
 
     def nodes_text(self, text: str, who: str) -> tuple[int, ...]:
         if not who.isdigit():
@@ -454,7 +480,7 @@ def register_fault_kind(kind: FaultKind) -> FaultKind:
 
 
 for _k in (_LinkKind("link-down", False, 0), _LinkKind("link-up", True, 1), _CrashKind(), _RecoverKind(),
-           _LossKind(), _WindowKind("dup"), _DelayKind("delay"), _CorruptKind("corrupt"), _PartitionKind(),
+           _LossKind(), _DupKind("dup"), _DelayKind("delay"), _CorruptKind("corrupt"), _PartitionKind(),
            _StallKind()):
     register_fault_kind(_k)
 

@@ -142,8 +142,8 @@ __all__ = [
 DEFAULT_DETECT = 1
 
 #: Causes the transport reports through its loss callback that are not losses: a copy a
-#: ``dup`` fault added, a message a ``delay`` fault held back.
-NOTE_CAUSES = frozenset({"dup", "delay"})
+#: ``dup`` fault added, a message a ``delay`` fault held back (each kind's ``note_cause``).
+NOTE_CAUSES = frozenset(k.note_cause for k in FAULT_KINDS.values() if k.note_cause)
 
 #: Per node, the slots at which its dead-port mask changes and the masks from then on.
 PortTimeline = dict[int, tuple[tuple[int, ...], tuple[int, ...]]]
@@ -344,6 +344,13 @@ class FaultSchedule:
         out += [(sp.kind, sp.describe()) for sp in sorted(self.spans, key=lambda s: s.start)]
         windows: tuple[Any, ...] = (*self.loss, *self.windows)
         return out + [(w.kind, w.describe()) for w in windows]
+
+    def impacts(self) -> list[tuple[str, str, tuple[tuple[str, str], ...]]]:
+        """``(kind, text, ledger entries)`` of every fault, in :meth:`entries` order: what each
+        entry accounts for in the ledger, as its kind says (:meth:`FaultKind.impact`)."""
+        out: list[Any] = sorted(self.events, key=lambda e: e.slot) + sorted(self.spans, key=lambda s: s.start)
+        out += [*self.loss, *self.windows]
+        return [(e.kind, e.describe(), FAULT_KINDS[e.kind].impact(e)) for e in out]
 
     def port_timeline(self, topology: Topology) -> PortTimeline:
         """Which ports of each node are dead, slot by slot, as the schedule alone fixes it.

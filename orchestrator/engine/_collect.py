@@ -108,20 +108,6 @@ def _complete(tracer: Tracer | None) -> bool:
     return tracer is None or tracer.error is None
 
 
-#: Which ledger entries each fault kind accounts for: (book, cause).
-_IMPACT = {
-    "loss": (("lost", "loss"),),
-    "dup": (("duplicated", "dup"),),
-    "delay": (("delayed", "delay"),),
-    "corrupt": (("corrupted", "corrupt"), ("lost", "corrupt")),
-    "corrupt:undetected": (("corrupted", "undetected"), ("lost", "undecodable")),
-    "link-down": (("lost", "link_down"),),
-    "partition": (("lost", "partition"),),
-    "crash": (("lost", "node_down"), ("lost", "crash")),
-    "stall": (("lost", "stalled"),),
-}
-
-
 def fault_impact(faults: FaultSchedule, ledger: FaultLedger, invariants: dict[str, Any],
                  metrics: dict[str, Any]) -> dict[str, Any]:
     """The result's ``fault_impact``: what each fault cost, and a verdict on the scheme.
@@ -140,22 +126,20 @@ def fault_impact(faults: FaultSchedule, ledger: FaultLedger, invariants: dict[st
     """
     books = {"lost": ledger.causes, "duplicated": ledger.duplicated, "delayed": ledger.delayed,
              "corrupted": ledger.corrupted}
-    groups: dict[str, int] = {}
-    listed = []
-    for kind, text in faults.entries():
-        group = "corrupt:undetected" if text.startswith("corrupt=") and ":undetected" in text else kind
-        groups[group] = groups.get(group, 0) + 1
-        listed.append((group, kind, text))
+    listed = faults.impacts()
+    groups: dict[tuple[tuple[str, str], ...], int] = {}  # faults that share ledger entries share their counts
+    for _, _, entries_of in listed:
+        groups[entries_of] = groups.get(entries_of, 0) + 1
     entries = []
-    for group, kind, text in listed:
+    for kind, text, entries_of in listed:
         impact: dict[str, dict[str, int]] = {}
-        for book, cause in _IMPACT.get(group, ()):
+        for book, cause in entries_of:
             n = books[book].get(cause, 0)
             if n:
                 impact.setdefault(book, {})[cause] = n
         row: dict[str, Any] = {"fault": text, "kind": kind, "messages": impact}
-        if _IMPACT.get(group) and groups[group] > 1:
-            row["shared_by"] = groups[group]
+        if entries_of and groups[entries_of] > 1:
+            row["shared_by"] = groups[entries_of]
         entries.append(row)
     avoidable = ledger.avoidable
     ok = bool(invariants.get("ok")) and not avoidable
