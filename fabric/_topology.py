@@ -188,6 +188,11 @@ class _Grid(Topology):
         self._strides = tuple(math.prod(sides[:k]) for k in range(len(sides)))
 
     @property
+    def n_links(self) -> int:  # a closed form of the cached one: per dimension, every node has both ports on a
+        # torus; on a mesh the n_nodes / side nodes at either end lack one
+        return sum(2 * (self.n_nodes if self.wrap else self.n_nodes - self.n_nodes // s) for s in self.sides)
+
+    @property
     def spec(self) -> str:
         return f"{self.kind}:" + "x".join(map(str, self.sides))
 

@@ -6,13 +6,19 @@
     slotnet trace FILE [--node N ...] [--event KIND ...] [--slots A:B] [--packet ID] [--perfetto OUT] [--diagram OUT]
     slotnet repro PAPER|all [--quick] [--sweep-d D --plot FILE] [--dims A-B] [--json] [--html FILE] [--cache DIR | --no-cache]
     slotnet explore SCHEME --topology SPEC [load flags] --faults FAMILY|FILE [--samples K] [--shrink OUT] [--json]
-    slotnet schemes
+    slotnet schemes [NAME]
     slotnet --version
 
 Bad input exits with status 2 and one line on stderr; a scheme that breaks the slot
 model (or raises) exits with status 1 and one line naming the node and slot; an output
 that cannot be written (a trace or plot on a full disk, a closed or full stdout) exits
 with status 1 and one line, after every result that could be printed.
+
+Each command's ``--help`` is written here for people (a short description, the options,
+examples in the epilog), never taken from a module docstring: text that comes from
+elsewhere (scheme and paper descriptions) is stripped of reST markup by :func:`_plain`.
+Every ``--json`` object is :func:`~.engine._result.json_ready` data: a number that is not
+finite is null, its JSON Pointer listed under the top-level ``non_finite``.
 """
 
 from __future__ import annotations
@@ -20,9 +26,11 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import math
 import os
+import re
+import shlex
 import sys
+import textwrap
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -31,17 +39,18 @@ import trio
 
 from slotnet.errors import NodeFailure, SlotnetError
 from slotnet.fabric import FAULT_KINDS, FaultSchedule, parse_topology
-from slotnet.schemes import SCHEMES, Load, Row, get_scheme
+from slotnet.schemes import SCHEMES, Load, Row, Scheme, get_scheme
 
 from ._run import run
 from .engine._progress import Progress, RunsProgress
+from .engine._result import json_ready
 from .engine._spec import RunSpec, SpecError, TraceSpec
 from .tools._perfetto import write_perfetto
 from .tools._report import format_per_node, format_result, format_series, format_theory
 from .tools._repro import papers
 from .tools._trace_query import describe_follow, follow, format_event, learn_links, parse_packet, read_trace, timeline
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "describe_scheme", "main", "scheme_example", "scheme_faults", "scheme_theory"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -104,7 +113,7 @@ def _add_load(p: argparse.ArgumentParser) -> None:
     for flag, users in _load_flags().items():
         meanings: dict[str, list[str]] = {}
         for scheme, load in users:
-            meanings.setdefault(load.help, []).append(scheme)
+            meanings.setdefault(_plain(load.help), []).append(scheme)
         text = "; ".join(f"{h} ({', '.join(s)})" for h, s in meanings.items())
         g.add_argument(f"--{flag}", type=float, metavar=users[0][1].metavar, help=text)
 
@@ -117,13 +126,161 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     _add_load(p)
 
 
+#: Width the descriptions and epilogs are wrapped to (they are printed as written).
+_HELP_WIDTH = 79
+
+_ROLE = re.compile(r":[\w.-]+:`(~?)([^`]*)`")
+_LITERAL = re.compile(r"``([^`]*)``")
+
+
+def _plain(text: str) -> str:
+    """``text`` without reST markup, for the terminal: ``x`` and :role:`x` become x (:role:`~a.b` b)."""
+    text = _ROLE.sub(lambda m: m.group(2).rsplit(".", 1)[-1] if m.group(1) else m.group(2), text)
+    return _LITERAL.sub(r"\1", text)
+
+
+def _para(text: str, indent: str = "") -> str:
+    """One paragraph of plain prose, wrapped to the help width."""
+    return textwrap.fill(" ".join(_plain(text).split()), _HELP_WIDTH, initial_indent=indent, subsequent_indent=indent,
+                         break_on_hyphens=False, break_long_words=False)
+
+
+def _listing(title: str, items: Sequence[tuple[str, str]]) -> str:
+    """``title:`` then each (name, meaning) on its own line, the meanings aligned."""
+    width = max(len(name) for name, _ in items) + 2
+    lines = [f"{title}:"]
+    for name, text in items:
+        body = textwrap.wrap(" ".join(_plain(text).split()), _HELP_WIDTH - 2 - width, break_on_hyphens=False,
+                             break_long_words=False) or [""]
+        lines.append(f"  {name.ljust(width)}{body[0]}")
+        lines += [" " * (2 + width) + line for line in body[1:]]
+    return "\n".join(lines)
+
+
+def _examples(*items: tuple[str, str]) -> str:
+    """An epilog: each example command under a comment saying what it does."""
+    lines = ["examples:"]
+    for what, command in items:
+        lines += [f"  # {what}", f"  {command}"]
+    return "\n".join(lines)
+
+
+def _description(*parts: str) -> str:
+    """Paragraphs of prose (wrapped here) and pre-formatted blocks (a listing: kept as they are)."""
+    return "\n\n".join(p if "\n" in p else _para(p) for p in parts)
+
+
+_RUN_EXAMPLES = _examples(
+    ("one-pass deflection routing on a 64-node cube at full offered load",
+     "slotnet run deflection -t hypercube:6 --offered 1 --slots 2000 --warmup 200"),
+    ("a broadcast scheme with node 5 crashing at slot 12, every event written to a trace",
+     "slotnet run bcast-simple -t hypercube:3 --rho 0.15 --slots 40 --fault crash@12:5 --trace run.jsonl"),
+    ("the result as one JSON object, with the per-slot series",
+     "slotnet run star -t torus:8x8 --rho 0.5 --slots 500 --json --series"),
+)
+_THEORY_EXAMPLES = _examples(
+    ("the blocking model of deflection routing on a 64-node cube",
+     "slotnet theory deflection -t hypercube:6 --offered 1"),
+    ("a million nodes: the model is answered for sizes no run could hold",
+     "slotnet theory deflection -t hypercube:20 --offered 1"),
+    ("above saturation as JSON: an infinite delay is null, its key listed under non_finite",
+     "slotnet theory star -t torus:8x8 --rho 1.2 --json"),
+)
+_TRACE_EXAMPLES = _examples(
+    ("what node 3 did in the first 20 slots",
+     "slotnet trace run.jsonl --node 3 --slots 0:20"),
+    ("follow one broadcast (origin 7, sequence number 1) from birth to its last reception",
+     "slotnet trace run.jsonl --packet 7,1"),
+    ("the first 20 slots as an SVG slot diagram and as Perfetto JSON",
+     "slotnet trace run.jsonl --slots 0:20 -t hypercube:3 --diagram run.svg --perfetto run.json"),
+)
+_EXPLORE_EXAMPLES = _examples(
+    ("deflection routing with each link of a 16-node cube down in turn",
+     "slotnet explore deflection -t hypercube:4 --offered 0.5 --faults single-link"),
+    ("every node crashed in turn; the first failing scenario shrunk to a faults file",
+     "slotnet explore bcast-simple -t hypercube:3 --rho 0.2 --faults single-node --shrink minimal.json"),
+    ("five pairs of links drawn with seed 2, as one JSON object",
+     "slotnet explore star -t torus:4x4 --rho 0.5 --faults double-link --samples 5 --seed 2 --json"),
+)
+_REPRO_EXAMPLES = _examples(
+    ("a quick smoke test of Greenberg & Hajek's tables",
+     "slotnet repro greenberg-hajek --quick"),
+    ("Stamoulis & Tsitsiklis's delay against load on the 6-cube, plotted",
+     "slotnet repro stamoulis --sweep-d 6 --plot stamoulis.png"),
+    ("the mean delay at full load on cubes of dimension 4 to 10, beside the model",
+     "slotnet repro greenberg-hajek --dims 4-10"),
+)
+_SHARD_EXAMPLES = _examples(
+    ("a coordinator whose two shards are started by hand, on machines that reach the broker",
+     "slotnet run deflection -t hypercube:10 --offered 1 --shards 2 --no-spawn --broker mqtt://host:1883 --run-id demo"),
+    ("shard 0 of 2 of that run", "slotnet shard --broker mqtt://host:1883 --run demo --shard 0/2"),
+    ("shard 1 of 2", "slotnet shard --broker mqtt://host:1883 --run demo --shard 1/2"),
+)
+_SCHEMES_EXAMPLES = _examples(
+    ("every scheme with its parameters", "slotnet schemes"),
+    ("one scheme in full, with a command that runs it", "slotnet schemes deflection"),
+)
+_TOP_EXAMPLES = _examples(
+    ("the schemes, and one of them in full with a command that runs it", "slotnet schemes deflection"),
+    ("a run of 2,000 slots, the paper's theory beside the simulation",
+     "slotnet run deflection -t hypercube:6 --offered 1 --slots 2000 --warmup 200"),
+    ("a command's options and examples", "slotnet run --help"),
+)
+
+#: What each fault family of ``slotnet explore`` is (families not listed here are named only).
+_FAMILY_HELP = {
+    "single-link": "every undirected link down, one at a time",
+    "single-node": "every node crashed, one at a time",
+    "double-link": "pairs of links down, --samples K of them (default 20) drawn with the seed",
+    "crash-points": "every node crashing at each of the --crash-slots",
+}
+
+
+def _explore_description() -> str:
+    from .tools._explore import FAMILIES
+
+    return _description(
+        "Run a scheme once under each fault of a family (or once under a faults file) and judge every run, "
+        "the fault-free run first. A run is ok when nothing is unaccounted for (the invariants hold), no "
+        "message was lost to a port its sender could already see dead (after --detect slots), and no node "
+        "the faults left reachable missed a broadcast.",
+        _listing("families (each fault lasts from slot 0, or from its crash slot, to the end of the run)",
+                 [(f, _FAMILY_HELP.get(f, "")) for f in FAMILIES]),
+        "So deflection, which routes around a dead link, is ok under single-link, while a broadcast on fixed "
+        "spanning trees is not: the subtree behind the link misses packets although it is still reachable. "
+        "--samples K caps every family (a sample drawn with the seed). Scenarios run in worker processes; "
+        "results do not depend on how many.",
+    )
+
+
+def _repro_description() -> str:
+    from slotnet.schemes import EXPERIMENTS
+
+    return _description(
+        "Rerun a paper's comparisons: each row puts the paper's figure beside the simulation and the theory, "
+        "with a verdict (within the paper's agreement, outside it for a documented reason, or outside it). "
+        "Runs are spread over worker processes (results do not depend on how many); rows print as they are "
+        "done, and progress goes to stderr on a terminal.",
+        _listing("papers", [(name, EXPERIMENTS[name].doc) for name in sorted(EXPERIMENTS)]),
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser (also used to render ``--help``)."""
-    parser = _Parser(prog="slotnet", description="Slotted, message-passing emulator of interconnection networks.")
+    parser = _Parser(prog="slotnet", description="Slotted, message-passing emulator of interconnection networks.",
+                     epilog=_TOP_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action=_VersionAction, nargs=0, help="show the version and which build of the hot path runs")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
 
-    r = sub.add_parser("run", help="run a scheme on the emulated network", description="Run a scheme; every node is its own Trio task.")
+    def command(name: str, help: str, description: str, epilog: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help, description=description, epilog=epilog,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+
+    r = command("run", "run a scheme on the emulated network", _description(
+        "Run a scheme on an emulated network, slot by slot, and report what it measured beside the paper's "
+        "theory: delays, queues and link use, the invariants checked and a stability verdict. Every node is "
+        "its own task; one --seed fixes the whole run. Faults, a trace and a sharded run are options."),
+        _RUN_EXAMPLES)
     _add_common(r)
     r.add_argument("--slots", type=int, default=1000, metavar="N", help="slots to run, warm-up included (default 1000)")
     r.add_argument("--warmup", type=int, default=0, metavar="W", help="leading slots excluded from metrics (default 0)")
@@ -154,13 +311,16 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--no-spawn", action="store_true", help="start no shards: wait for K `slotnet shard` processes")
     g.add_argument("--run-id", metavar="ID", help="the run's id (topic namespace slotnet/ID); default random")
 
-    t = sub.add_parser("theory", help="the scheme's analytic model", description="Evaluate the paper's analytic model.")
+    t = command("theory", "the scheme's analytic model", _description(
+        "Evaluate the scheme's analytic model (the paper's formulas and bounds) for a topology and load, under "
+        "the metric names `slotnet run` reports. No network is built, so the answer does not wait for memory a "
+        "run would need: any size the model can compute is answered."), _THEORY_EXAMPLES)
     _add_common(t)
     t.add_argument("--slots", type=int, default=25, metavar="N", help="slots of a transient prediction (default 25)")
 
-    tr = sub.add_parser("trace", help="query a trace file", description=(
+    tr = command("trace", "query a trace file", _description(
         "Query a trace written by `slotnet run --trace`: filters combine (node, event kind, slot range, packet); "
-        "print the events, follow one packet, or export them to Perfetto or a slot diagram."))
+        "print the events, follow one packet, or export them to Perfetto or a slot diagram."), _TRACE_EXAMPLES)
     tr.add_argument("file", help="trace file written by `slotnet run --trace`")
     tr.add_argument("--node", type=int, action="append", default=[], metavar="N", help="only this node (repeatable)")
     tr.add_argument("--event", action="append", default=[], metavar="KIND", help="only these event kinds (repeatable)")
@@ -173,8 +333,8 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--diagram", metavar="OUT", help="draw the slot diagram (nodes as columns, slots as rows, "
                     "messages as arrows; at most 16 nodes and 40 slots) as SVG to OUT")
 
-    ex = sub.add_parser("explore", help="run a scheme under every fault of a family and judge each run",
-                        description=_explore_doc(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    ex = command("explore", "run a scheme under every fault of a family and judge each run", _explore_description(),
+                 _EXPLORE_EXAMPLES)
     _add_common(ex)
     ex.add_argument("--slots", type=int, default=200, metavar="N", help="slots of every run, warm-up included (default 200)")
     ex.add_argument("--warmup", type=int, default=0, metavar="W", help="leading slots excluded from metrics (default 0)")
@@ -192,7 +352,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "and write it to OUT as a --faults file")
     ex.add_argument("--max-backlog", type=float, default=None, metavar="Q", help="as for slotnet run")
 
-    rp = sub.add_parser("repro", help="rerun a paper's comparisons", description=_repro_doc())
+    rp = command("repro", "rerun a paper's comparisons", _repro_description(), _REPRO_EXAMPLES)
     rp.add_argument("paper", help="the paper to reproduce: " + ", ".join(papers()) + "; or all")
     rp.add_argument("--seed", type=int, default=1, metavar="S", help="seed of every run (default 1)")
     rp.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default: min(2, cores))")
@@ -210,14 +370,18 @@ def build_parser() -> argparse.ArgumentParser:
                     "~/.cache/slotnet/runs): a run finished before is not run again by the same code")
     rp.add_argument("--no-cache", action="store_true", help="run everything afresh and keep nothing")
 
-    sh = sub.add_parser("shard", help="run one shard of a sharded run",
-                        description="Host one shard of a run whose coordinator is `slotnet run --shards K --no-spawn "
-                                    "--broker URL --run-id ID`; start K of these, on any machines that reach the broker.")
+    sh = command("shard", "run one shard of a sharded run", _description(
+        "Host one shard of a run whose coordinator is `slotnet run --shards K --no-spawn --broker URL --run-id ID`; "
+        "start K of these, on any machines that reach the broker."), _SHARD_EXAMPLES)
     sh.add_argument("--broker", required=True, metavar="URL", help="mqtt://[user@]host:port (password in $SLOTNET_MQTT_PASSWORD)")
     sh.add_argument("--run", required=True, metavar="ID", help="the run's id")
     sh.add_argument("--shard", required=True, metavar="I/K", help="this shard's index and the number of shards")
 
-    sub.add_parser("schemes", help="list the schemes", description="List every scheme with its parameters.")
+    sc = command("schemes", "list the schemes, or show one", _description(
+        "List every scheme with its parameters, or show one in full: its source, topologies, load flags and "
+        "parameters, the theory beside its runs, the faults it runs under, and a command that runs it."),
+        _SCHEMES_EXAMPLES)
+    sc.add_argument("name", nargs="?", metavar="NAME", help="show this scheme only, in full")
     return parser
 
 
@@ -258,18 +422,9 @@ def _trace_spec(args: argparse.Namespace) -> TraceSpec | None:
     return TraceSpec(args.trace, _int_set(args.trace_nodes, "--trace-nodes"), slots, kinds, on_error=errors.append)
 
 
-def _jsonable(x: Any) -> Any:
-    if isinstance(x, float) and not math.isfinite(x):
-        return None if math.isnan(x) else ("inf" if x > 0 else "-inf")
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, (set, frozenset)):
-        return sorted(_jsonable(v) for v in x)
-    if hasattr(x, "item"):  # numpy scalars
-        return x.item()
-    return x
+def _print_json(obj: Any) -> None:
+    """One JSON object on stdout: non-finite numbers as null, listed under ``non_finite`` (``json_ready``)."""
+    print(json.dumps(json_ready(obj), allow_nan=False))
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -299,7 +454,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     else:
         result = run(spec, progress=progress)
     if args.json:
-        print(json.dumps(_jsonable(result.to_dict(per_node=args.per_node, series=args.series))))
+        _print_json(result.to_dict(per_node=args.per_node, series=args.series))
     else:
         scheme = get_scheme(args.scheme)
         columns = scheme.columns
@@ -321,11 +476,11 @@ def _cmd_theory(args: argparse.Namespace) -> int:
         raise SpecError(f"scheme {scheme.name!r} has no analytic model")
     spec = RunSpec(scheme=args.scheme, topology=args.topology, params=_params(args.param), load=_load(args),
                    slots=max(args.slots, 1), warmup=0)
-    prep = spec.prepare()
+    prep = spec.prepare(check_memory=False)  # the model only: no network is built, whatever its size
     theory = scheme.theory(prep.setup)
     if args.json:
-        print(json.dumps(_jsonable({"scheme": scheme.name, "topology": prep.topology.describe(),
-                                    "load": prep.setup.load, "params": prep.params, "theory": theory})))
+        _print_json({"scheme": scheme.name, "topology": prep.topology.describe(), "load": prep.setup.load,
+                     "params": prep.params, "theory": theory})
     else:
         print(format_theory(scheme.name, prep.topology.spec, theory, scheme.columns))
     return 0
@@ -385,12 +540,6 @@ def _cmd_trace(args: argparse.Namespace) -> int:
     if not count:
         print(f"no events match in {args.file}")
     return 0
-
-
-def _explore_doc() -> str:
-    from .tools import _explore
-
-    return "Run a scheme once per fault of a family and judge each run.\n\n" + (_explore.__doc__ or "").split("\n\n", 1)[1]
 
 
 def _check_writable(path: str, flag: str) -> None:
@@ -458,7 +607,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
             raise _OutputError(f"--shrink: cannot write {args.shrink!r}: {exc.strerror or exc}") from None
         report["shrunk"] = shrunk
     if args.json:
-        print(json.dumps(_jsonable(report)))
+        _print_json(report)
         return 0
     print(format_explore(report))
     if shrunk is not None:
@@ -484,16 +633,6 @@ def _replay_command(args: argparse.Namespace, spec: RunSpec) -> str:
     if args.max_backlog is not None:
         parts += ["--max-backlog", f"{args.max_backlog:g}"]
     return " ".join(shlex.quote(p) for p in [*parts, "--faults", args.shrink])
-
-
-def _repro_doc() -> str:
-    from slotnet.schemes import EXPERIMENTS
-
-    from .tools import _repro
-
-    lines = [(_repro.__doc__ or "").strip(), ""]
-    lines += [f"* {name}: {EXPERIMENTS[name].doc}" for name in sorted(EXPERIMENTS)]
-    return "\n".join(lines)
 
 
 def _check_plot(path: str) -> None:
@@ -531,7 +670,7 @@ def _cmd_repro(args: argparse.Namespace) -> int:
     if args.paper == "all" or args.html:  # several papers, or the HTML report
         from .tools.repro_all import repro_many
 
-        return repro_many(args, rhos, _jsonable)
+        return repro_many(args, rhos)
     if args.plot:
         _check_plot(args.plot)
     from .tools.repro_all import open_cache
@@ -550,16 +689,15 @@ def _cmd_repro(args: argparse.Namespace) -> int:
                            on_rows=None if args.json else show, cache=cache, **extra)
     except PartialRepro as exc:  # never discard what was computed: print it, then fail
         if args.json:
-            print(json.dumps(_jsonable({"paper": args.paper, "seed": args.seed, "error": str(exc),
-                                        "rows": [r.as_dict() for r in exc.rows]})))
+            _print_json({"paper": args.paper, "seed": args.seed, "error": str(exc), "rows": [r.as_dict() for r in exc.rows]})
         else:
             rest = [r for r in exc.rows if not any(r is p for p in printed)]
             if rest:
                 print(format_rows(rest))
         raise _OutputError(str(exc)) from None
     if args.json:
-        print(json.dumps(_jsonable({"paper": args.paper, "seed": args.seed, "timing": {"wall_seconds": wall},
-                                    "rows": [r.as_dict() for r in rows]})))
+        _print_json({"paper": args.paper, "seed": args.seed, "timing": {"wall_seconds": wall},
+                     "rows": [r.as_dict() for r in rows]})
     else:
         rest = [r for r in rows if not any(r is p for p in printed)]
         if rest:
@@ -573,20 +711,96 @@ def _cmd_repro(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_schemes(_: argparse.Namespace) -> int:
+#: Small topologies of each kind a scheme's example command tries, in order: the first its spec accepts.
+_EXAMPLE_TOPOLOGIES = {"hypercube": ("hypercube:4", "hypercube:3"), "torus": ("torus:4x4", "torus:8", "torus:4x4x4"),
+                       "mesh": ("mesh:4x4", "mesh:8", "mesh:4x4x4")}
+#: The value of a scheme's first load flag in its example command.
+_EXAMPLE_LOAD = 0.5
+#: Slots of a slot-bound scheme's example run (a one-shot run stops when the network is quiet).
+_EXAMPLE_SLOTS = 500
+
+
+def scheme_example(scheme: Scheme) -> list[list[str]]:
+    """Commands (argv without ``slotnet``) that run ``scheme`` small, and evaluate its theory if it has one.
+
+    The topology is the first small one of the scheme's kinds that its spec accepts (with
+    the first load flag at 0.5 and the default parameters); no command if none is.
+    """
+    load = {scheme.loads[0].name: _EXAMPLE_LOAD} if scheme.loads else {}
+    flags = [word for k, v in load.items() for word in (f"--{k}", f"{v:g}")]
+    for kind in scheme.topologies:
+        for topology in _EXAMPLE_TOPOLOGIES.get(kind, ()):
+            try:
+                RunSpec(scheme.name, topology, load=load, slots=_EXAMPLE_SLOTS).prepare()
+            except SlotnetError:
+                continue
+            run = ["run", scheme.name, "-t", topology, *flags]
+            if scheme.until == "slots":
+                run += ["--slots", str(_EXAMPLE_SLOTS)]
+            return [run] + ([["theory", scheme.name, "-t", topology, *flags]] if scheme.theory is not None else [])
+    return []
+
+
+def scheme_theory(scheme: Scheme) -> str:
+    """One line: whether the scheme has a theory, what a run heads it, and where ``slotnet theory`` stands."""
+    if scheme.theory is None:
+        return "none: `slotnet theory` refuses this scheme, and a run shows the simulation alone"
+    what = ("the paper's formulas and bounds" if scheme.theory_label == "theory"
+            else "computed by executing the paper's algorithm centrally, not a formula")
+    return (f"yes, headed {scheme.theory_label!r} beside a run's simulation ({what}); "
+            f"`slotnet theory {scheme.name}` prints it alone, under the run's metric names")
+
+
+def scheme_faults(scheme: Scheme) -> tuple[str, str | None]:
+    """The fault kinds the scheme runs under, and (if it refuses some) which and why."""
+    if scheme.faults is None:
+        return f"every kind ({', '.join(sorted(FAULT_KINDS))})", None
+    refused = sorted(k for k in FAULT_KINDS if k not in scheme.faults)
+    return ", ".join(sorted(scheme.faults)) or "none", f"{', '.join(refused)}: {scheme.faults_why}" if refused else None
+
+
+def describe_scheme(scheme: Scheme) -> str:
+    """What ``slotnet schemes NAME`` prints: one scheme in full, with commands that run it."""
+    runs = "the given --slots" if scheme.until == "slots" else "until the network is quiet (--slots is an upper bound)"
+    takes, refuses = scheme_faults(scheme)
+    facts = [("source", scheme.source), ("topologies", ", ".join(scheme.topologies)), ("runs", runs),
+             ("theory", scheme_theory(scheme)), ("faults", takes)]
+    if refuses is not None:
+        facts.append(("refuses", refuses))
+    parts = [_para(f"{scheme.name}: {scheme.summary}"), _listing("about", facts)]
+    if scheme.loads:
+        parts.append(_listing("load flags", [(f"--{ld.name} {ld.metavar}", ld.help) for ld in scheme.loads]))
+    else:
+        parts.append("load flags: none")
+    if scheme.params:
+        params = []
+        for p in scheme.params:
+            choices = f"; one of {', '.join(map(str, p.choices))}" if p.choices else ""
+            params.append((f"--param {p.name}=...", f"{p.help}{choices}; default {p.default}"))
+        parts.append(_listing("parameters", params))
+    else:
+        parts.append("parameters: none")
+    examples = scheme_example(scheme)
+    if examples:
+        parts.append("\n".join(["example:", *("  slotnet " + shlex.join(argv) for argv in examples)]))
+    return "\n\n".join(parts)
+
+
+def _cmd_schemes(args: argparse.Namespace) -> int:
+    if args.name is not None:
+        print(describe_scheme(get_scheme(args.name)))
+        return 0
     for name in sorted(SCHEMES):
         s = SCHEMES[name]
-        print(f"{name}: {s.summary}")
-        print(f"    source: {s.source}")
+        print(f"{name}: {_plain(s.summary)}")
+        print(f"    source: {_plain(s.source)}")
         print(f"    topologies: {', '.join(s.topologies)}; load: {', '.join('--' + k for k in s.load_names) or 'none'}")
-        if s.faults is None:
-            print("    faults: every kind")
-        else:
-            refused = sorted(k for k in FAULT_KINDS if k not in s.faults)
-            print(f"    faults: {', '.join(sorted(s.faults)) or 'none'}; refuses {', '.join(refused)}: {s.faults_why}")
+        takes, refuses = scheme_faults(s)
+        print(f"    faults: {takes}" + (f"; refuses {_plain(refuses)}" if refuses else ""))
         for p in s.params:
             choices = f" (one of {', '.join(map(str, p.choices))})" if p.choices else ""
-            print(f"    --param {p.name}=...  {p.help}{choices}; default {p.default}")
+            print(f"    --param {p.name}=...  {_plain(p.help)}{choices}; default {p.default}")
+    print("\n(`slotnet schemes NAME` shows one scheme in full, with a command that runs it)")
     from slotnet.schemes._registry import FAILED
 
     for pkg, why in sorted(FAILED.items()):

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import argparse
 import re
+import shlex
 import sys
+import textwrap
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -104,12 +106,35 @@ def _groups(parser: argparse.ArgumentParser) -> Iterable[tuple[str, list[argpars
 
 
 def _description(text: str | None) -> list[str]:
+    """A help description as Markdown: its prose paragraphs, and its listings (a ``title:``
+    line, then ``  name  meaning`` lines) as a bold title over a list."""
     if not text:
         return []
-    text = text.strip("\n")
-    if "\n" not in text:
-        return [_escape(text), ""]
-    return ["```text", *(line.rstrip() for line in text.splitlines()), "```", ""]
+    out: list[str] = []
+    for para in text.strip("\n").split("\n\n"):
+        lines = para.splitlines()
+        if len(lines) > 1 and lines[0].endswith(":") and lines[1].startswith("  "):
+            out += [f"**{_escape(lines[0][:1].upper() + lines[0][1:-1])}**", ""]
+            items: list[list[str]] = []
+            for line in lines[1:]:
+                if line.startswith("  ") and not line.startswith("   "):
+                    items.append(re.split(r"\s{2,}", line.strip(), maxsplit=1) + [""])
+                else:
+                    items[-1][1] += " " + line.strip()
+            out += [f"- {_code(name)}: {_escape(meaning)}" for name, meaning, *_ in items]
+        else:
+            out.append(_escape(para))
+        out.append("")
+    return out
+
+
+def _epilog(text: str | None) -> list[str]:
+    """A help epilog (the examples) as a text block under a bold title."""
+    if not text:
+        return []
+    title, _, body = text.strip("\n").partition("\n")
+    return [f"**{_escape(title[:1].upper() + title[1:].rstrip(':'))}**", "", "```text",
+            *textwrap.dedent(body).splitlines(), "```", ""]
 
 
 def render_cli() -> str:
@@ -135,6 +160,7 @@ def render_cli() -> str:
         "",
         "Global options: " + "; ".join(f"{_option(a)}: {_meaning(a)}" for _, acts in _groups(parser) for a in acts) + ".",
         "",
+        *_epilog(parser.epilog),
         "Exit status: 0 on success; 2 for bad input (a bad flag, parameter, topology or fault entry: one line on "
         "stderr, before anything runs); 1 when a scheme breaks the slot model or raises (one line naming the node "
         "and slot), a sharded run loses a shard or its broker, or an output cannot be written (after every result "
@@ -147,12 +173,13 @@ def render_cli() -> str:
             lines += [f"**{_escape(title[:1].upper() + title[1:])}**", "", "| option | meaning |", "|---|---|"]
             lines += [f"| {_option(a)} | {_meaning(a)} |" for a in actions]
             lines.append("")
+        lines += _epilog(p.epilog)
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def render_schemes() -> str:
     """``docs/reference/schemes.md``: every scheme slotnet ships, as ``slotnet schemes`` lists it."""
-    from slotnet.fabric import FAULT_KINDS
+    from slotnet.orchestrator.cli import scheme_example, scheme_faults, scheme_theory
     from slotnet.schemes import SCHEMES
 
     shipped = sorted(name for name, s in SCHEMES.items() if getattr(s.node, "__module__", "").startswith("slotnet.schemes."))
@@ -160,7 +187,7 @@ def render_schemes() -> str:
         _GENERATED.format(source="the scheme registry, `slotnet.SCHEMES`"),
         "# Schemes",
         "",
-        "Every scheme slotnet ships, with what `slotnet schemes` prints for it. `slotnet theory SCHEME` "
+        "Every scheme slotnet ships, with what `slotnet schemes NAME` prints for it. `slotnet theory SCHEME` "
         "evaluates the paper's model under the same metric names as `slotnet run`; "
         "[Reproducing the papers](../how-to/reproduce.md) reruns each paper's comparisons.",
         "",
@@ -184,12 +211,15 @@ def render_schemes() -> str:
         else:
             lines.append("- **Runs** until the network is quiet (a one-shot task: `completion` in the result); "
                          "`--slots` is an upper bound.")
+        lines.append(f"- **Theory:** {_escape(scheme_theory(s))}.")
+        takes, refuses = scheme_faults(s)
         if s.faults is None:
             lines.append("- **Faults:** runs under every kind.")
         else:
-            refused = sorted(k for k in FAULT_KINDS if k not in s.faults)
-            took = ", ".join(_code(k) for k in sorted(s.faults)) or "none"
-            lines.append(f"- **Faults:** {took}; refuses {', '.join(_code(k) for k in refused)}: {_escape(s.faults_why)}.")
+            lines.append(f"- **Faults:** {_escape(takes)}" + (f"; refuses {_escape(refuses)}." if refuses else "."))
+        examples = scheme_example(s)
+        if examples:
+            lines.append("- **Example:** " + "; ".join(_code("slotnet " + shlex.join(argv)) for argv in examples) + ".")
         lines.append("")
         if s.loads:
             lines += ["| load flag | meaning |", "|---|---|"]

@@ -1,11 +1,69 @@
-"""The result of a run: metrics, theory, invariants, per-node statistics."""
+"""The result of a run: metrics, theory, invariants, per-node statistics.
+
+JSON has no infinity and no NaN. Where a value is not finite (a model's delay above
+saturation is ``math.inf``), the JSON object holds ``null`` and its top level holds
+``non_finite``: the JSON Pointer (RFC 6901) of every such value, e.g.
+``"/theory/mean_wait"``, mapped to ``"inf"``, ``"-inf"`` or ``"nan"``. :func:`json_ready`
+makes that object; ``Result.to_dict()`` returns it, so ``json.loads`` of what
+``slotnet run --json`` prints equals ``result.to_dict()``. The attributes of a
+:class:`Result` keep Python's floats (``result.theory["mean_wait"]`` is ``math.inf``).
+"""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Result", "WALL_CLOCK_FIELDS"]
+__all__ = ["NON_FINITE", "Result", "WALL_CLOCK_FIELDS", "json_ready"]
+
+#: The top-level key of a JSON object that lists its non-finite values (see the module docstring).
+NON_FINITE = "non_finite"
+
+
+def json_ready(value: Any) -> Any:
+    """``value`` as plain JSON data: what ``json.dumps`` writes and ``json.loads`` reads back equal.
+
+    Dicts get string keys; tuples become lists, sets sorted lists, numpy scalars and
+    arrays Python numbers and lists. A float that is not finite becomes None, and a dict
+    at the top gets :data:`NON_FINITE`: each such value's JSON Pointer mapped to ``"inf"``,
+    ``"-inf"`` or ``"nan"`` (the key is left out when every number is finite).
+
+    Example:
+        >>> json_ready({"theory": {"mean_wait": float("inf"), "rho": 1.2}, "hist": (0.5, float("nan"))})
+        {'theory': {'mean_wait': None, 'rho': 1.2}, 'hist': [0.5, None], 'non_finite': {'/theory/mean_wait': 'inf', '/hist/1': 'nan'}}
+    """
+    found: dict[str, str] = {}
+    out = _plain(value, "", found)
+    if found and isinstance(out, dict):
+        out[NON_FINITE] = found
+    return out
+
+
+def _plain(x: Any, path: str, found: dict[str, str]) -> Any:
+    if x is None or type(x) in (bool, int, str):
+        return x
+    if isinstance(x, float):
+        if math.isfinite(x):
+            return float(x)
+        found[path] = "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+        return None
+    if isinstance(x, dict):
+        return {str(k): _plain(v, f"{path}/{_pointer(str(k))}", found) for k, v in x.items()}
+    if isinstance(x, (set, frozenset)):
+        x = sorted(x)
+    if isinstance(x, (list, tuple)):
+        return [_plain(v, f"{path}/{i}", found) for i, v in enumerate(x)]
+    if isinstance(x, (int, str)):  # subclasses (an IntEnum, a str enum): their plain value
+        return int(x) if isinstance(x, int) else str(x)
+    if hasattr(x, "tolist"):  # numpy scalars and arrays
+        return _plain(x.tolist(), path, found)
+    return x
+
+
+def _pointer(key: str) -> str:
+    """One reference token of a JSON Pointer (RFC 6901)."""
+    return key.replace("~", "~0").replace("/", "~1")
 
 #: Keys of ``to_dict()`` that depend on the machine, not on the spec and seed: everything
 #: timed is under ``"timing"`` (``wall_seconds`` and ``performance``); drop it and the
@@ -65,6 +123,13 @@ class Result:
                 f"slots run after the warm-up, not the {self.slots - self.warmup} planned")
 
     def to_dict(self, *, per_node: bool = False, series: bool = False) -> dict[str, Any]:
+        """The ``--json`` object: plain JSON data, non-finite values as None listed under
+        ``non_finite`` (see :func:`json_ready`).
+
+        Args:
+            per_node: add ``per_node`` (``--per-node``).
+            series: add ``series`` (``--series``).
+        """
         out: dict[str, Any] = {
             "scheme": self.scheme,
             "topology": self.topology,
@@ -97,4 +162,4 @@ class Result:
             out["per_node"] = self.per_node
         if series:
             out["series"] = self.series
-        return out
+        return json_ready(out)

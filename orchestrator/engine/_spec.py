@@ -90,22 +90,24 @@ class RunSpec:
         elif isinstance(faults, str) or (isinstance(faults, (list, tuple)) and all(isinstance(x, str) for x in faults)):
             object.__setattr__(self, "faults", FaultSchedule.parse(faults))
 
-    def prepare(self, *, hosted: int | None = None) -> Prepared:
+    def prepare(self, *, hosted: int | None = None, check_memory: bool = True) -> Prepared:
         """Validate everything and resolve the scheme, topology and node parameters.
 
         Args:
             hosted: in a shard process, the number of nodes it hosts (the memory check
                 counts those, not the whole run).
+            check_memory: refuse a run too big for the memory available (the default);
+                False where no network is built (``slotnet theory`` evaluates the model only).
 
         Raises:
             SpecError, TopologyError, FaultSpecError: naming the bad input.
         """
         try:
-            return self._prepare(hosted)
+            return self._prepare(hosted, check_memory)
         except SchemeError as exc:
             raise SpecError(str(exc)) from None
 
-    def _prepare(self, hosted: int | None = None) -> Prepared:
+    def _prepare(self, hosted: int | None = None, check_memory: bool = True) -> Prepared:
         scheme = get_scheme(self.scheme)
         topology = parse_topology(self.topology)
         if topology.kind not in scheme.topologies:
@@ -116,7 +118,8 @@ class RunSpec:
         if not isinstance(self.series, bool):
             raise SpecError(f"series must be True or False, got {self.series!r}")
         shards = self.shards if isinstance(self.shards, int) and not isinstance(self.shards, bool) else 1
-        check_fits(topology, self.slots, series=self.series, shards=shards, hosted=hosted)  # before anything per node
+        if check_memory:  # before anything per node
+            check_fits(topology, self.slots, series=self.series, shards=shards, hosted=hosted)
         if self.observer not in ("direct", "buffered"):
             raise SpecError(f"observer must be 'direct' or 'buffered', got {self.observer!r}")
         if isinstance(self.shards, bool) or not isinstance(self.shards, int) or self.shards < 1:

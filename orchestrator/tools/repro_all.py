@@ -33,6 +33,7 @@ from slotnet.errors import SlotnetError, SpecError
 from slotnet.schemes import Row
 
 from ..engine._progress import RunsProgress, _clock
+from ..engine._result import json_ready
 from ._paper_run import VERDICTS, PaperRun, repro_command, run_command, verdict_counts, verdict_word
 from .results_cache import ResultsCache, file_mode
 
@@ -289,7 +290,7 @@ def check_html(path: str) -> None:
         raise SpecError("--html needs matplotlib, which is not installed: pip install 'slotnet[report]'")
 
 
-def repro_many(args: argparse.Namespace, sweep_rho: list[float] | None, jsonable: Callable[[Any], Any]) -> int:
+def repro_many(args: argparse.Namespace, sweep_rho: list[float] | None) -> int:
     """``slotnet repro all`` and ``slotnet repro PAPER --html FILE`` (the options already checked by the CLI)."""
     from ._repro import LEGEND, format_rows, papers
 
@@ -325,9 +326,9 @@ def repro_many(args: argparse.Namespace, sweep_rho: list[float] | None, jsonable
                       progress=None)
     wall = time.perf_counter() - t0
     if args.json:
-        print(json.dumps(jsonable({"seed": args.seed, "quick": args.quick, "html": args.html, "papers": [
+        print(json.dumps(json_ready({"seed": args.seed, "quick": args.quick, "html": args.html, "papers": [
             {"paper": r.paper, "timing": {"wall_seconds": r.wall_s}, "runs": len(r.runs), "from_cache": r.cached,
-             "rows": [row.as_dict() for row in r.rows], **({"error": r.error} if r.error else {})} for r in runs]})))
+             "rows": [row.as_dict() for row in r.rows], **({"error": r.error} if r.error else {})} for r in runs]}), allow_nan=False))
     else:
         for r in runs:
             rest = [row for row in r.rows if not any(row is p for p in printed)]
