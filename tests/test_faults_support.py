@@ -37,7 +37,7 @@ CONFIGS: dict[str, tuple[str, dict[str, float], int]] = {
 }
 
 #: Schemes that run under every fault kind and report what it cost in packets (issue #11).
-TOLERANT = ("m2o-greedy", "array-broadcast")
+TOLERANT = ("m2o-greedy", "m2o-rec", "m2o-bfs", "m2o-offline", "array-broadcast")
 
 #: Every fault kind of the catalogue (corrupt twice: caught by the checksum, and not).
 KINDS = ("loss", "dup", "delay", "corrupt", "corrupt:undetected", "partition", "stall", "link-down", "crash")
@@ -112,7 +112,7 @@ def test_every_scheme_runs_or_refuses_each_fault_kind(name, kind):
 
 
 def test_the_tolerant_schemes_declare_every_kind():
-    """m2o-greedy and array-broadcast are in the tolerated set: no fault kind refused, no reason needed."""
+    """The many-to-one schemes and array-broadcast are in the tolerated set: no fault kind refused, no reason needed."""
     for name in TOLERANT:
         scheme = get_scheme(name)
         assert scheme.faults is None and all(scheme.refuses_fault(k) is None for k in FAULT_KINDS), name
@@ -131,8 +131,8 @@ def test_explore_refuses_an_unsupported_family_before_any_run():
     spec = RunSpec("partial-exchange", "torus:4x4", slots=400, seed=1)
     with pytest.raises(SpecError, match=r"'partial-exchange' cannot run under link-down faults \(explore --faults single-link\)"):
         explore(spec, "single-link", jobs=1)
-    with pytest.raises(SpecError, match=r"'m2o-rec' cannot run under crash faults \(explore --faults single-node\)"):
-        explore(RunSpec("m2o-rec", "mesh:4x4", slots=400, seed=1), "single-node", jobs=1)
+    with pytest.raises(SpecError, match=r"'partial-exchange' cannot run under crash faults \(explore --faults single-node\)"):
+        explore(RunSpec("partial-exchange", "torus:4x4", slots=400, seed=1), "single-node", jobs=1)
 
 
 def test_explore_refuses_an_unsupported_schedule_file():

@@ -31,6 +31,17 @@ its own packets before and on their virtual arcs, root-bound packets, ``L1``/``L
 ``B2`` at a root, and broadcast packets waiting for their hop (the paper's footnote
 under Table 1: nodes are asymmetric here, Q is the average over nodes).
 
+Faults: every kind runs. Lost copies (``loss``, ``corrupt``, a down link, a partition, a
+crash) cost the subtree behind them, as in the other tree broadcasts; a copy a ``dup`` or
+``delay`` fault adds to a slot waits one ``C1``/``C2`` slot behind the first. A stalled
+node resumes from the slot it wakes in: the Rule C forwards and Rule F starts planned
+for the slots the stall took are dropped (event ``overdue``, counted in
+``sends_missed_while_stalled``), as ``bcast-periodic`` drops its missed sends; sending
+them late could put two starts of one root on its ports in one slot. Root-bound packets
+and virtual arcs only wait for the next ``C0`` slot. The broadcasts these leave
+incomplete are reported lost to the faults (:class:`IndirectReporter`), not as
+violations. Without faults none of this happens and results are unchanged.
+
 Measured against the paper (see :mod:`._theory_indirect_slots`): D is Proposition 5 /
 Corollary 8 minus ``3/2 + (3/2) 2^-d`` (the analysis counts the ``l1``/``l2`` crossing as a
 3-slot service, and the observer's D stops at the last first reception), and Q is
@@ -40,11 +51,13 @@ Corollary 8 minus ``3/2 + (3/2) 2^-d`` (the analysis counts the ``l1``/``l2`` cr
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from slotnet.nodes import NodeContext
 
 from .._base import Param, Setup, parse_bool
+from ..kit import BroadcastReporter
 from . import _theory_indirect_slots, theory
 from ._cube_node import CubeNode
 from ._indirect_nonidling import IndirectNonIdlingNode
@@ -52,7 +65,7 @@ from ._indirect_rules import RULES, node_plan, path_test
 from ._inputs import make_scheme
 from .trees import root_buffer, rule_f_start_slots
 
-__all__ = ["SCHEME", "IndirectNode", "IndirectNonIdlingNode", "make_node"]
+__all__ = ["SCHEME", "IndirectNode", "IndirectNonIdlingNode", "IndirectReporter", "make_node"]
 
 UP, BCAST = 1, 0  # last field of a message: (origin, seq, tree, UP | BCAST)
 
@@ -75,6 +88,7 @@ class IndirectNode(CubeNode):
         self.n_up = 0  # packets heading to the root: v_wait, v_arcs, up_q, L1, L2
         self.n_arcs = 0  # ... of which on virtual arcs (v_arcs)
         self.n_bc = 0  # packets under broadcast: B1, B2, hold
+        self.wake_at: int | None = None  # the slot this node last asked to be woken in (None: a message)
         self._randrange = ctx.rng.randrange
         self._getrandbits = ctx.rng.getrandbits
 
@@ -177,6 +191,32 @@ class IndirectNode(CubeNode):
                 if q and q[0][0] <= slot:
                     q[0] = (slot + 1 if slot % 3 == 1 else slot + 2, q[0][1])
 
+    def drop_overdue(self, slot: int) -> None:
+        """Forget the broadcast sends planned for slots before ``slot`` (the slots a stall took).
+
+        Rule C forwards and Rule F starts are bound to their slots; each dropped one is
+        recorded (event ``overdue``, the number of sends it would have made). Root-bound
+        packets and packets on virtual arcs keep their places: they leave in the next
+        ``C0`` slot.
+        """
+        down = self.plan.down
+        missed = 0
+        for j, q in enumerate(self.hold):
+            if any(due < slot for due, _ in q):
+                kept = [entry for entry in q if entry[0] >= slot]
+                dropped = len(q) - len(kept)
+                missed += dropped * len(down[j])
+                self.n_bc -= dropped
+                q.clear()
+                q.extend(kept)
+        for b, entry in enumerate(self.buf):
+            if entry is not None and entry[0] < slot:
+                missed += len(down[entry[1][2]])
+                self.buf[b] = None
+                self.n_bc -= 1
+        if missed:
+            self.ctx.record("overdue", missed)
+
     def next_event(self, slot: int) -> int | None:
         """The next slot this node has work in (births aside); ``None`` if none."""
         nxt = None
@@ -184,6 +224,8 @@ class IndirectNode(CubeNode):
             nxt = slot + 3 - slot % 3
         elif self.n_arcs:  # only packets on virtual arcs: sleep until the first leaves
             nxt = min(arcs[0][0] for arcs in self.v_arcs if arcs)
+            if nxt <= slot:  # due in slots a stall took: it leaves in the next C0 slot
+                nxt = slot + 3 - slot % 3
         if self.n_bc:
             for q in self.hold:
                 if q and (nxt is None or q[0][0] < nxt):
@@ -198,6 +240,8 @@ class IndirectNode(CubeNode):
         inbox: Any = ()
         while True:
             slot = ctx.slot
+            if self.wake_at is not None and slot > self.wake_at:  # woken late: a stall took slots
+                self.drop_overdue(slot)
             for _, msg in inbox:
                 self.arrive(slot, msg)
             for seq, _tau in self.births(slot):
@@ -212,10 +256,41 @@ class IndirectNode(CubeNode):
             birth = self.next_wake()
             if birth is not None and (wake is None or birth < wake):
                 wake = birth
+            self.wake_at = wake
             if wake == slot + 1:
                 inbox = await ctx.next_slot()
             else:
                 inbox = await ctx.idle(until=wake)
+
+
+class IndirectReporter(BroadcastReporter):
+    """The shared broadcast metrics, with the sends a stall took off the schedule booked.
+
+    A broadcast a stalled node's dropped forward or start left incomplete is the fault's,
+    like one a lost copy left incomplete: counted (``sends_missed_while_stalled``), not a
+    violation.
+    """
+
+    events: Mapping[str, tuple[str, ...]] = {**BroadcastReporter.events, "overdue": ("sends",)}
+
+    def __init__(self, setup: Setup) -> None:
+        super().__init__(setup)
+        self.missed_sends = 0  # scheduled sends a stall took
+
+    def handlers(self) -> dict[str, Callable[..., None]]:
+        return {"step": self.step, "overdue": self.overdue}
+
+    def overdue(self, node: int, slot: int, sends: int) -> None:
+        self.missed_sends += sends
+
+    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+        out = super().invariants(lost, in_flight, held)
+        if self.missed_sends:
+            ex = out["exactly_once"]
+            ex["sends_missed_while_stalled"] = self.missed_sends
+            ex["ok"] = ex["duplicate_receptions"] == 0 and ex["unknown_packets"] == 0 and "reused_names" not in ex
+            ex["lost_to_faults"] = ex["missed"]
+        return out
 
 
 def make_node(ctx: NodeContext) -> CubeNode:
@@ -256,4 +331,5 @@ SCHEME = make_scheme(
                     (True, False)),
     ),
     theory=indirect_theory,
+    reporter=IndirectReporter,
 )

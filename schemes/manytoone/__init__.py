@@ -8,7 +8,7 @@ seed=S``.
 Schemes, one module each (record, node rule, prepare, theory beside the run):
 
 * :mod:`.greedy` -- ``m2o-greedy``, the baseline: dimension-order shortest paths, one
-  FIFO (or farthest-first) queue per out-port; runs under every fault kind;
+  FIFO (or farthest-first) queue per out-port;
 * :mod:`.rec` -- ``m2o-rec``, rec_route of §4 carried out locally, reproducing the pure
   reference :func:`._rec_reference.reference_run` step for step;
 * :mod:`.bfs` -- ``m2o-bfs``, §5's bfs_route with load balancing (Theorem 5.1) and time
@@ -16,10 +16,14 @@ Schemes, one module each (record, node rule, prepare, theory beside the run):
 * :mod:`.offline` -- ``m2o-offline``, CENTRALISED: the §3 schedule computed in
   ``prepare`` and replayed by the nodes as a precomputed plan.
 
+All four run under every fault kind: a node that misses what its schedule expects, or
+gets what it does not, handles it locally and goes on; the reporter accounts for every
+packet and reports the damage beside the books.
+
 Shared by them: :mod:`.reporter` (metrics and invariants, fault books); :mod:`._inputs`
-(params, instance parsing, mesh checks, the fault declarations); :mod:`._engine` (the
-node base: buffer accounting, and the engine that runs local programs written as
-generators, time-multiplexed).
+(params, instance parsing, mesh checks); :mod:`._engine` (the node base: buffer
+accounting, and the engine that runs local programs written as generators,
+time-multiplexed, and handles what faults do to their schedules).
 
 Pure, network-free parts:
 

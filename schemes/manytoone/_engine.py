@@ -31,6 +31,30 @@ encodes a message when it is sent).
 Events recorded: ``delivered(src, first, last)`` once per packet, at its destination;
 ``peak(load, occupancy)`` whenever the node's largest load or occupancy grows.
 
+Faults. A schedule run on the fabric meets what §2's model rules out: a message lost,
+copied, held back, or a node stalled or restarted. The engine and the programs handle
+each such surprise where it happens, never raising, and record it as
+``off_schedule(version, why, src)`` (``src`` -1 unless a packet is concerned; the
+whys are :data:`OFF_SCHEDULE`):
+
+* a packet the node cannot move as planned -- its send is late (the node was stalled,
+  or the packet arrived after its slot), its out-port already carries a message this
+  slot, or the plan has no place for it -- is *stranded*: it stays stored here, named
+  by :meth:`EngineNode.held_packets`, and never moves again (at its destination it is
+  delivered instead). A control message that cannot go out on time is dropped;
+* a node woken later than it asked (a stall) takes up every version from the slot it
+  wakes in; the sends due meanwhile are late (above). Its ``woken late`` record and a
+  restarted node's ``restarted`` are the node's own evidence of a fault;
+* a restarted node keeps none of its state: its own packet (§2's input at time 0) is
+  gone -- sent before the crash, or destroyed by it -- so it is not created again, and
+  its programs start over, their past sends all late;
+* messages reaching a version whose program has ended are handled as they come:
+  moves in progress go on, packets ending their move here are stranded (delivered at
+  their destination), control messages dropped; a node never returns, so nothing
+  that reaches it later is lost for that.
+
+Without faults none of this happens (the schedules are exact), and nothing is recorded.
+
 Shared by rec_route and bfs_route (§4's Step 1, which §5 reuses): packets carry
 Definition 4.1's address of their destination in field :data:`R_ADDR` and are ordered
 by :func:`packet_key`; :func:`cross_to_mirror` is one stage of Step 1.
@@ -54,9 +78,12 @@ __all__ = [
     "FIRST",
     "HOPS",
     "LAST",
+    "OFF_SCHEDULE",
     "R_ADDR",
     "SRC",
+    "STRANDING",
     "TAG",
+    "FAULT_EVIDENCE",
     "BufferedNode",
     "EngineNode",
     "Gen",
@@ -66,9 +93,37 @@ __all__ = [
     "hier_coords",
     "packet",
     "packet_key",
+    "take",
 ]
 
 HOPS, SRC, DST, FIRST, LAST, ABSORB, TAG = 2, 3, 4, 5, 6, 7, 8
+
+#: Why a node went off its schedule (the ``off_schedule`` event): the node's own evidence
+#: of a fault first, then what a packet or message met. Only faults cause any of them.
+OFF_SCHEDULE = {
+    "woken late": "the node was woken after the slot it asked for (a stall)",
+    "restarted": "the node restarted after a crash, with none of its state",
+    "late send": "a packet's send fell in a slot already past: the packet is stranded",
+    "late control": "a control message's send fell in a slot already past: dropped",
+    "port busy": "the out-port already carried a message this slot: the packet is stranded (control: dropped)",
+    "after end": "a packet reached a version whose program had ended: stranded",
+    "late arrival": "a packet arrived after its planned send had passed: stranded",
+    "left at end": "a packet was still held when its version's program ended: stranded",
+    "over rounds": "more movers than the stage has rounds: the excess is stranded",
+    "over capacity": "more packets than the sort's capacity: the excess is stranded",
+    "slot taken": "a spread packet landed on a slot already taken: stranded",
+    "layout": "the sorted layout is not the one the count implies (a packet or count went missing)",
+    "wrong node": "the spread left a packet at a node other than its rank's",
+    "not at destination": "a packet was not at its destination when the recursion bottomed out: stranded",
+    "too far": "a packet is more than one cube away in the pre-step: stranded",
+    "missing": "the plan's packet was not here at its send step",
+    "extra copy": "a second copy of a packet the plan holds: stranded",
+}
+#: The whys that are a node's own evidence of a fault (the rest are consequences).
+FAULT_EVIDENCE = frozenset({"woken late", "restarted"})
+#: The whys recorded with the packet (``src``) they leave stranded.
+STRANDING = frozenset({"late send", "port busy", "after end", "late arrival", "left at end", "over rounds",
+                       "over capacity", "slot taken", "not at destination", "too far", "extra copy"})
 #: The field of rec_route's and bfs_route's packets holding R(dest), Definition 4.1's address.
 R_ADDR = 9
 
@@ -158,20 +213,31 @@ class Program:
         self.drain(now)
 
     # helpers for subclasses
-    def send_packet(self, port: int, msg: list[Any], hops: int, at: int) -> None:
-        """Send a held packet on ``port`` for a move of ``hops`` hops, at version time ``at``."""
-        self._check_time(at)
-        msg[HOPS] = hops - 1
-        self.node.depart(port, msg)
+    def send_packet(self, port: int, msg: list[Any], hops: int, at: int) -> bool:
+        """Send a held packet on ``port`` for a move of ``hops`` hops, at version time ``at``.
 
-    def send_control(self, port: int, msg: list[Any], at: int) -> None:
-        """Send a control message (``msg[2]`` hops still to go after the first)."""
-        self._check_time(at)
-        self.node.ctx.send(port, msg)
-
-    def _check_time(self, at: int) -> None:
+        Returns whether it left: a send due at another time than now (only after a fault)
+        strands the packet here, as does an out-port already used this slot.
+        """
+        if msg[ABSORB] == 2:  # a copy already delivered here (faults only): nothing to move
+            return False
         if at != self.now:
-            raise RuntimeError(f"node {self.node.ctx.node} version {self.version}: a send due at {at} runs at {self.now}")
+            self.node.strand(msg, self.version, "late send")
+            return False
+        msg[HOPS] = hops - 1
+        return self.node.depart(port, msg, self.version)
+
+    def send_control(self, port: int, msg: list[Any], at: int) -> bool:
+        """Send a control message (``msg[2]`` hops still to go after the first); one due at
+        another time than now, or on a port already used this slot, is dropped (faults only)."""
+        if at != self.now:
+            self.node.off_schedule(self.version, "late control")
+            return False
+        return self.node.send_control(port, msg, self.version)
+
+    def strand(self, msg: list[Any], why: str) -> None:
+        """Keep a packet here off the schedule for good (see the module docstring)."""
+        self.node.strand(msg, self.version, why)
 
 
 def _boot(prog: Program) -> Gen:
@@ -205,59 +271,131 @@ class EngineNode(BufferedNode):
     def __init__(self, ctx: NodeContext) -> None:
         super().__init__(ctx)
         self.delivered_here = 0
+        #: every packet message stored here (counted in ``occ``), by identity
+        self.stored: dict[int, list[Any]] = {}
+        self.stranded: set[int] = set()  # identities of the stored packets kept off the schedule
+        self.at_home = False  # its own packet starts at its destination: delivered in its first step
+        self.start()
+
+    def held_packets(self) -> list[int]:
+        """The sources of the packets stored here (a packet is named by its source, §2)."""
+        return sorted([msg[SRC] for msg in self.stored.values()] + ([self.me] if self.at_home else []))
+
+    def off_schedule(self, version: int, why: str, src: int = -1) -> None:
+        """Record a surprise a fault caused (see the module docstring; ``why`` in :data:`OFF_SCHEDULE`)."""
+        self.ctx.record("off_schedule", version, why, src)
 
     def programs(self) -> list[Program]:
         """The node's programs, version c at index c."""
         raise NotImplementedError
 
     def start(self) -> None:
-        """Called once before the programs start (the node's own packet, counters)."""
+        """Called once when the node is built, before slot 0's faults (§2's input: the node's
+        own packet, :meth:`hold` or ``at_home``; counters). It records nothing: a crash in
+        slot 0 books what it holds, and its events come in its first step."""
+
+    def home(self) -> None:
+        """The node's own packet starts at its destination: held until its first step, where
+        it is delivered at time 0 (a crash before then destroys it, as any held packet)."""
+        self.at_home = True
+        self.occ += 1
 
     def finish(self) -> None:
         """Called once after every program has returned."""
 
     # -- buffers ------------------------------------------------------------------------
     def hold(self, msg: list[Any]) -> None:
-        """A packet starts being stored here (its source, at time 0)."""
+        """A packet starts being stored here (its source, at time 0; the peak is recorded in the first step)."""
+        self.stored[id(msg)] = msg
         self.occ += 1
         if msg[DST] != self.me:
             self.load += 1
-        self._peak()
 
-    def depart(self, port: int, msg: list[Any]) -> None:
-        """A stored packet leaves on ``port``."""
-        self.occ -= 1
-        if msg[DST] != self.me:
-            self.load -= 1
+    def _free(self, port: int) -> bool:
+        """Whether ``port`` can still take a message this slot (always, without faults)."""
+        return self.ctx.capacity_left(port) >= 1.0
+
+    def depart(self, port: int, msg: list[Any], version: int = -1) -> bool:
+        """A stored packet leaves on ``port``; returns False (the packet stranded here) if
+        the port already carried a message this slot (faults only)."""
+        if not self._free(port):
+            self.strand(msg, version, "port busy")
+            return False
+        if self.stored.pop(id(msg), None) is not None:
+            self.occ -= 1
+            if msg[DST] != self.me:
+                self.load -= 1
         self.ctx.send(port, msg)
+        return True
+
+    def send_control(self, port: int, msg: list[Any], version: int = -1) -> bool:
+        """Send a control message; one for a port already used this slot is dropped (faults only)."""
+        if not self._free(port):
+            self.off_schedule(version, "port busy")
+            return False
+        self.ctx.send(port, msg)
+        return True
 
     def absorb(self, msg: list[Any]) -> None:
         """A stored packet at its destination is consumed (delivered)."""
         if msg[DST] != self.me:
             raise RuntimeError(f"node {self.me} absorbs a packet bound for {msg[DST]}")
-        self.occ -= 1
+        if self.stored.pop(id(msg), None) is not None:
+            self.occ -= 1
+        self.stranded.discard(id(msg))
         self.delivered_here += 1
         self.ctx.record("delivered", msg[SRC], msg[FIRST], msg[LAST])
+
+    def strand(self, msg: list[Any], version: int, why: str) -> None:
+        """Keep a packet here for good, off its schedule (delivered instead at its destination).
+
+        A packet already delivered here (a copy handed on with ``absorb`` 2) or not stored
+        here needs nothing; each stranded packet is recorded once.
+        """
+        key = id(msg)
+        if msg[0] != "p" or msg[ABSORB] == 2 or key not in self.stored or key in self.stranded:
+            return
+        if msg[DST] == self.me:
+            self.absorb(msg)
+            msg[ABSORB] = 2
+            return
+        self.stranded.add(key)
+        self.off_schedule(version, why, msg[SRC])
 
     # -- the loop -----------------------------------------------------------------------
     async def run(self) -> None:
         ctx = self.ctx
-        self.start()
+        if self.at_home:
+            self.at_home = False
+            self.occ -= 1
+            ctx.record("delivered", self.me, 0, 0)
+        self._peak()
+        if ctx.incarnation:
+            self.off_schedule(-1, "restarted")
         progs = self.programs()
         k = len(progs)
         gens: list[Gen | None] = [_boot(p) for p in progs]
         wake: list[int | None] = [next(g) for g in gens if g is not None]
         pending: list[list[tuple[int, Any]]] = [[] for _ in range(k)]
         alive = k
+        finished = False
+        asked: int | None = None  # the slot this node asked to be woken in (None: a message)
         inbox: Any = ()
         while True:
             slot = ctx.slot
+            if asked is not None and slot > asked:  # a stall took the slots asked .. slot - 1
+                self.off_schedule(-1, "woken late")
             if inbox:
                 self._arrive(slot, inbox, pending)
             c, tau = slot % k, slot // k
             gen = gens[c]
-            if gen is not None and (pending[c] or wake[c] == tau):
-                finals = self._forward(pending[c]) if pending[c] else []
+            if gen is None and pending[c]:  # the version has ended: what reaches it is handled here
+                for _, msg in self._forward(pending[c], c):
+                    self.strand(msg, c, "after end")
+                pending[c] = []
+            w = wake[c]
+            if gen is not None and (pending[c] or (w is not None and w <= tau)):  # w < tau: woken late
+                finals = self._forward(pending[c], c) if pending[c] else []
                 pending[c] = []
                 prog = progs[c]
                 prog.now = tau
@@ -267,23 +405,32 @@ class EngineNode(BufferedNode):
                     gens[c] = None
                     wake[c] = None
                     alive -= 1
+                    self._left_at_end(c)
                 if wake[c] is not None and wake[c] <= tau:
                     raise RuntimeError(f"node {self.me} version {c}: wake {wake[c]} is not after {tau}")
-            if not alive and not any(pending):
+            if not alive and not finished:
                 self.finish()
-                return
+                finished = True
             nxt = None
             for v in range(k):
-                if gens[v] is None:
-                    continue
-                w = wake[v]
-                cand = None if w is None else k * w + v
+                w = wake[v] if gens[v] is not None else None
+                cand = None if w is None else max(k * w + v, slot + 1 + (v - slot - 1) % k)
                 if pending[v]:
                     due = slot + 1 + (v - slot - 1) % k
                     cand = due if cand is None else min(cand, due)
                 if cand is not None and (nxt is None or cand < nxt):
                     nxt = cand
+            asked = nxt
+            # a node never returns: a message that reaches it after its programs end is
+            # handled (faults only; without them nothing comes and it sleeps for good)
             inbox = await (ctx.idle(until=nxt) if nxt is not None else ctx.idle())
+
+    def _left_at_end(self, version: int) -> None:
+        """Strand the packets of ``version`` its program left here when it ended (faults only)."""
+        left = [msg for msg in self.stored.values()
+                if msg[1] == version and id(msg) not in self.stranded]
+        for msg in left:
+            self.strand(msg, version, "left at end")
 
     def _arrive(self, slot: int, inbox: Any, pending: list[list[tuple[int, Any]]]) -> None:
         me = self.me
@@ -303,18 +450,19 @@ class EngineNode(BufferedNode):
                 else:
                     self.load += 1
                 self.occ += 1
+                self.stored[id(msg)] = msg
             pending[msg[1]].append((port, msg))
         self._peak()
 
-    def _forward(self, msgs: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
+    def _forward(self, msgs: list[tuple[int, Any]], version: int) -> list[tuple[int, Any]]:
         finals = []
         for port, msg in msgs:
             if msg[HOPS] > 0 and not (msg[0] == "p" and msg[ABSORB] == 2):
                 msg[HOPS] -= 1
                 if msg[0] == "p":
-                    self.depart(port ^ 1, msg)
+                    self.depart(port ^ 1, msg, version)
                 else:
-                    self.ctx.send(port ^ 1, msg)
+                    self.send_control(port ^ 1, msg, version)
             else:
                 finals.append((port, msg))
         return finals
@@ -333,13 +481,11 @@ def hier_coords(sides: tuple[int, ...], node: int) -> tuple[int, ...]:
 
 
 def cross_to_mirror(prog: Program, hier: Hierarchy, level: int, dim: int, t: int, rounds: int, mine: list[list[Any]],
-                    absorb: int, fallback: int, where: str) -> Sub:
+                    absorb: int, fallback: int) -> Sub:
     """One stage of Step 1 (§4, and §5's versions): the packets of ``mine`` that must change
     half along ``dim`` cross to the mirror node, one per round of ``d = side/2`` steps, in
-    address order. Both rec_route and bfs_route run it.
-
-    Raises:
-        RuntimeError: more movers than rounds (the schedule's bound broken), naming ``where``.
+    address order. Both rec_route and bfs_route run it. More movers than rounds (only a
+    fault brings them: the schedule's bound) -- the excess is stranded (``over rounds``).
     """
     d = hier.level_sides(level)[dim] // 2
     movers = []
@@ -347,12 +493,24 @@ def cross_to_mirror(prog: Program, hier: Hierarchy, level: int, dim: int, t: int
         sign = approx_direction(hier, level, dim, prog.coords, hier_coords(prog.sides, pkt[DST]))
         if sign:
             movers.append((pkt, sign))
-    if len(movers) > rounds:
-        raise RuntimeError(f"node {prog.me}: {len(movers)} movers for {rounds} rounds ({where})")
+    if len(movers) > rounds:  # more than the schedule allows (faults only): the excess stays here
+        for pkt, _ in movers[rounds:]:
+            take(mine, pkt)
+            prog.strand(pkt, "over rounds")
+        movers = movers[:rounds]
     for r, (pkt, sign) in enumerate(movers):
         ts = t + r * d
         yield from prog.reach(ts, lambda: True, fallback)
-        mine.remove(pkt)
+        take(mine, pkt)
         pkt[TAG] = "a"
         pkt[ABSORB] = absorb
         prog.send_packet(prog.port(dim, sign), pkt, d, ts)
+
+
+def take(items: list[Any], obj: Any) -> None:
+    """Remove ``obj`` itself from ``items`` (two copies a dup fault made are equal lists, not one)."""
+    for i, x in enumerate(items):
+        if x is obj:
+            del items[i]
+            return
+    raise ValueError("not held")  # pragma: no cover - a bug in a program

@@ -9,15 +9,17 @@ RNGs; none of these schemes draws from them). The node parameters hold the insta
 reads only its own entry ``dest[ctx.node]`` (§2: a node knows its own packet), never
 another node's.
 
-Faults. ``m2o-greedy`` runs under every fault kind (:mod:`.greedy`); the other three
-declare :data:`NO_FAULTS` (a faulted run is a SpecError before its first slot), each
-saying why in its ``faults_why``. §2's model has reliable, synchronous links and every
-packet exists exactly once, unacknowledged: ``m2o-offline`` replays the §3 schedule in
-which each node expects a packet at a planned step, ``m2o-rec`` runs §4's invocations
-in windows every node computes from the instance (Lemma 4.3's common return), and
-``m2o-bfs`` time-multiplexes §5's distance classes in fixed phases; a message a fault
-destroys, copies or delays leaves a node waiting at a step for a packet that is not
-there, or holding one the plan has no place for.
+Faults. Every scheme runs under every fault kind. §2's model has reliable, synchronous
+links and every packet exists exactly once, unacknowledged: ``m2o-offline`` replays the
+§3 schedule in which each node expects a packet at a planned step, ``m2o-rec`` runs §4's
+invocations in windows every node computes from the instance (Lemma 4.3's common
+return), and ``m2o-bfs`` time-multiplexes §5's distance classes in fixed phases. A
+message a fault destroys, copies or delays leaves a node waiting at a step for a packet
+that is not there, or holding one the plan has no place for; ``m2o-greedy`` has no
+schedule to break (:mod:`.greedy`), and the other three handle each such surprise
+locally (:mod:`._engine`: the node goes on with what it has, strands what it cannot
+place, never raises), while the reporter books every packet and reports the damage
+(:mod:`.reporter`).
 """
 
 from __future__ import annotations
@@ -34,8 +36,6 @@ __all__ = [
     "COMMON_PARAMS",
     "INSTANCE",
     "MESH",
-    "NO_FAULTS",
-    "NO_RETRY",
     "SEED",
     "SOURCE",
     "WORKLOAD",
@@ -63,10 +63,6 @@ COMMON_PARAMS = (INSTANCE, WORKLOAD, SEED)
 SOURCE = "Y. Mansour and B. Patt-Shamir, Many-to-one packet routing on grids"
 #: The topologies every scheme of the family runs on.
 MESH = ("mesh",)
-#: The fault kinds m2o-rec, m2o-bfs and m2o-offline declare supported: none (see the module docstring).
-NO_FAULTS: frozenset[str] = frozenset()
-#: The reason the three share, the end of each one's ``faults_why``.
-NO_RETRY = "each packet exists once, with no acknowledgement or retransmission to replace one a fault destroys, copies or moves"
 
 
 def check_mesh(topology: Any, scheme: str, power_of_two: bool) -> tuple[int, ...]:

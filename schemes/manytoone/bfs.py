@@ -19,9 +19,19 @@ level, packets)`` from any node still holding a packet away from its target when
 balancing window closes (never seen in the tests; an invariant).
 
 The scheme runs on meshes whose sides are powers of two, until quiescence, with the
-instance of :mod:`._inputs`; beside the run it reports the instance's bounds. It
-declares no fault kind supported: §5 time-multiplexes the distance classes in fixed
-phases, which a packet a fault destroys, copies or moves breaks (:mod:`._inputs`).
+instance of :mod:`._inputs`; beside the run it reports the instance's bounds.
+
+Faults: every kind runs, and what it breaks is handled where it happens
+(:mod:`._engine`). §5's phases have durations every node of a cube computes from its
+reduces, so a packet or reduce value a fault destroys, copies or holds back leaves a
+node with more movers than a stage's rounds, or a packet more than one cube away in
+the pre-step (the excess stays where it is, stranded), a late send after a stall
+(stranded; a late reduce value is dropped, and the partner takes it as 0), or a
+balancing target off the line (that packet stays put). Each node goes on with what it
+has; it never raises; a version that ends strands the packets it still holds. A
+restarted node runs its versions again with nothing (its own packet is gone with the
+crash). The reporter books every packet and reports the damage beside the books
+(:mod:`.reporter`), the phase windows included.
 """
 
 from __future__ import annotations
@@ -44,8 +54,9 @@ from ._engine import (
     hier_coords,
     packet,
     packet_key,
+    take,
 )
-from ._inputs import COMMON_PARAMS, MESH, NO_FAULTS, NO_RETRY, SOURCE, instance_of, prepare_instance
+from ._inputs import COMMON_PARAMS, MESH, SOURCE, instance_of, prepare_instance
 from ._rec_route import Hierarchy
 from .reporter import M2OReporter
 from .theory import instance_bounds
@@ -133,19 +144,23 @@ class BfsProgram(Program):
             down: list[list[Any]] = []
             for pkt in sorted(mine, key=packet_key):
                 off = block_offsets(sides, level, self.coords, hier_coords(sides, pkt[DST]))[dim]
-                if abs(off) > 1:
-                    raise RuntimeError(f"node {self.me}: version {self.version} packet {off} cubes away")
-                if off:
+                if abs(off) > 1:  # only a fault brings one from farther
+                    take(mine, pkt)
+                    self.strand(pkt, "too far")
+                elif off:
                     (up if off > 0 else down).append(pkt)
-            if len(up) > rounds or len(down) > rounds:
-                raise RuntimeError(f"node {self.me}: pre-step movers exceed {rounds} rounds")
+            for group in (up, down):  # more movers than rounds (faults only): the excess stays here
+                for pkt in group[rounds:]:
+                    take(mine, pkt)
+                    self.strand(pkt, "over rounds")
+                del group[rounds:]
             for r in range(max(len(up), len(down))):
                 ts = t + r * b
                 yield from self.reach(ts, lambda: True, end)
                 for group, sign in ((up, 1), (down, -1)):
                     if r < len(group):
                         pkt = group[r]
-                        mine.remove(pkt)
+                        take(mine, pkt)
                         pkt[TAG] = "a"
                         pkt[ABSORB] = 1
                         self.send_packet(self.port(dim, sign), pkt, b, ts)
@@ -184,7 +199,7 @@ class BfsProgram(Program):
             rounds = top << q
             yield from self.reach(t, lambda: bool(mine or self.incoming), end)
             self.take(mine)
-            yield from cross_to_mirror(self, hier, level, dim, t, rounds, mine, 1, end, f"version {self.version}")
+            yield from cross_to_mirror(self, hier, level, dim, t, rounds, mine, 1, end)
             t += rounds * d
         yield from self.reach(t, lambda: bool(mine or self.incoming), t)
         return t
@@ -216,11 +231,14 @@ class BfsProgram(Program):
         # the flow: each packet to its position in the balanced layout
         stop = end + flow_window(top, m)
         for i, pkt in enumerate(sorted(mine, key=packet_key)):
-            pkt[TARGET] = target_of(before + i, total, m)
+            pkt[TARGET] = target_of(before + i, total, m) if before + i < total else pos  # (faults: a short total)
         plus, minus = self.ctx.port(dim, 1), self.ctx.port(dim, -1)
 
+        def away(p: list[Any]) -> bool:  # a target off the line only comes with a fault: it stays put
+            return p[TARGET] != pos and 0 <= p[TARGET] < m
+
         def moving() -> bool:
-            return any(p[TARGET] != pos for p in mine) or any(p[TARGET] != pos for p in self.incoming)
+            return any(away(p) for p in mine) or any(away(p) for p in self.incoming)
 
         tau = end
         while tau < stop:
@@ -230,13 +248,14 @@ class BfsProgram(Program):
                 continue
             self.take(mine)
             for port, pick in ((plus, max), (minus, min)):
-                ahead = [p for p in mine if (p[TARGET] > pos if pick is max else p[TARGET] < pos)]
+                if port is None:  # the line's end (a target beyond it only comes with a fault)
+                    continue
+                ahead = [p for p in mine if away(p) and (p[TARGET] > pos if pick is max else p[TARGET] < pos)]
                 if ahead:
                     pkt = pick(ahead, key=lambda p: (p[TARGET], packet_key(p)))
-                    mine.remove(pkt)
+                    take(mine, pkt)
                     pkt[TAG] = "b"
                     pkt[ABSORB] = 1
-                    assert port is not None
                     self.send_packet(port, pkt, 1, tau)
             tau += 1
         yield from self.reach(stop, lambda: bool(mine or self.incoming), stop)
@@ -255,10 +274,10 @@ class BfsNode(EngineNode):
         self.own: list[Any] | None = None
         self.own_class = -1
         dest = ctx.params["dest"][me]
-        if dest < 0:
+        if dest < 0 or ctx.incarnation:  # restarted after a crash: its packet is gone
             return
         if dest == me:  # born at its destination: delivered at time 0
-            ctx.record("delivered", me, 0, 0)
+            self.home()
             return
         pkt = packet(0, me, dest, -1)
         hier = _hierarchy(self.sides)
@@ -293,6 +312,5 @@ SCHEME = Scheme(
     params=COMMON_PARAMS,
     topologies=MESH,
     until="quiescent",
-    faults=NO_FAULTS,
-    faults_why=f"§5 time-multiplexes the distance classes in fixed phases (Theorem 5.1); {NO_RETRY}",
+    faults=None,  # every kind: see the module docstring
 )

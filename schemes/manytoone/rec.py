@@ -41,9 +41,21 @@ reporter sums them per invocation: Lemma 4.3); the engine's ``delivered`` and ``
 
 The scheme runs on meshes whose sides are powers of two (§4), until quiescence, with
 the instance of :mod:`._inputs`; beside the run it reports the pure reference execution
-of the same instance (:func:`theory`). It declares no fault kind supported: §4's
-invocations run in windows every node computes from the instance (Lemma 4.3), and a
-packet a fault destroys, copies or moves breaks them (:mod:`._inputs`).
+of the same instance (:func:`theory`); a fault-free run equals it step for step.
+
+Faults: every kind runs, and what it breaks is handled where it happens
+(:mod:`._engine`). §4's invocations run in windows every node computes from the
+instance, so a packet a fault destroys, copies or holds back shows up as a node with
+more or fewer packets than its window expects: more movers than a stage has rounds or
+more packets than the sort's capacity (the excess stays where it is, stranded), a
+layout the count does not match, a spread slot already taken, a packet that is not at
+its destination when the recursion bottoms out (stranded), a late send after a stall
+(stranded; a late key block or count is dropped, and the partner takes it as none).
+Each node goes on with what it has; it never raises. A restarted node starts the
+recursion again with nothing (its own packet is gone with the crash), and a barrier
+whose flood a fault cut never returns: its nodes wait, and their packets are reported
+held. The reporter books every packet and reports the damage beside the books
+(:mod:`.reporter`); Lemma 4.3 and the common return are then part of that report.
 """
 
 from __future__ import annotations
@@ -58,7 +70,6 @@ from ._engine import (
     ABSORB,
     DST,
     R_ADDR,
-    SRC,
     TAG,
     EngineNode,
     Gen,
@@ -69,7 +80,7 @@ from ._engine import (
     packet,
     packet_key,
 )
-from ._inputs import COMMON_PARAMS, MESH, NO_FAULTS, NO_RETRY, SOURCE, instance_of, prepare_instance
+from ._inputs import COMMON_PARAMS, MESH, SOURCE, instance_of, prepare_instance
 from ._rec_reference import reference_run
 from ._rec_route import (
     Hierarchy,
@@ -200,9 +211,9 @@ class RecProgram(Program):
             self.ctx.record("inv", level, cube, index, len(mine), t0)
         if level == self.levels:
             for pkt in mine:
-                if pkt[DST] != me:
-                    raise RuntimeError(f"node {me}: packet of {pkt[SRC]} not at its destination at the last level")
-                if pkt[ABSORB] != 2:  # a one-node mesh: nothing ever moved
+                if pkt[DST] != me:  # only a fault leaves one elsewhere
+                    self.strand(pkt, "not at destination")
+                elif pkt[ABSORB] != 2:  # a one-node mesh: nothing ever moved
                     self.node.absorb(pkt)
                     pkt[ABSORB] = 2
             return t0
@@ -247,7 +258,7 @@ class RecProgram(Program):
             rounds = plan.c_in << q
             yield from self.reach(t, self.holding(mine), t_calls)
             mine += self.take_incoming()
-            yield from cross_to_mirror(self, hier, level, dim, t, rounds, mine, absorb, t_calls, f"level {level}, stage {q}")
+            yield from cross_to_mirror(self, hier, level, dim, t, rounds, mine, absorb, t_calls)
             t += rounds * d
         return mine
 
@@ -261,14 +272,12 @@ class RecProgram(Program):
         c = self.version
         t_sort = t0 + plan.approx_time
         yield from self.reach(t_sort, lambda: bool(mine or self.incoming), t_calls)
-        block = sorted(mine + self.take_incoming(), key=packet_key)
-        if len(block) > cap:
-            raise RuntimeError(f"node {self.me}: {len(block)} packets before sorting, capacity {cap}")
+        block = self.capped(sorted(mine + self.take_incoming(), key=packet_key), cap)
         for k, step in enumerate(self.sched.sort_steps[level]):
             tk = t0 + step.keys_at
             yield from self.reach(tk, self.holding(block), t_calls)
             if self.incoming:
-                block = sorted(block + self.take_incoming(), key=packet_key)
+                block = self.capped(sorted(block + self.take_incoming(), key=packet_key), cap)
             b = hier.local_bits(child)[step.bit][1]
             sign = -1 if (coords[step.dim] >> b) & 1 else 1
             port = self.port(step.dim, sign)
@@ -286,6 +295,9 @@ class RecProgram(Program):
             keep = set(kept)
             sends = [p for p in block if packet_key(p) not in keep]
             block = [p for p in block if packet_key(p) in keep]
+            for pkt in sends[cap:]:  # more than the data rounds (faults only): they stay here
+                self.strand(pkt, "over rounds")
+            sends = sends[:cap]
             for r, pkt in enumerate(sends):
                 ts = td + r * d
                 yield from self.reach(ts, lambda: True, t_calls)
@@ -295,7 +307,7 @@ class RecProgram(Program):
         tc0 = t0 + self.sched.count_at[level]
         yield from self.reach(tc0, lambda: bool(block or self.incoming), t_calls)
         if self.incoming:
-            block = sorted(block + self.take_incoming(), key=packet_key)
+            block = self.capped(sorted(block + self.take_incoming(), key=packet_key), cap)
         partial = [len(block)]
         offset = 0
         for bi, (dim, b) in enumerate(bits):
@@ -309,8 +321,8 @@ class RecProgram(Program):
             yield from self.reach(tc0 + offset, lambda: partial[0] > 0, t_calls)
             partial[0] += self.counts.pop(bi, 0)
         n = partial[0]
-        if len(block) != min(cap, max(0, n - x * cap)):
-            raise RuntimeError(f"node {self.me}: sorted layout not front-loaded ({len(block)} of n={n} at index {x})")
+        if len(block) != min(cap, max(0, n - x * cap)):  # a fault took a packet, a key block or a count
+            self.node.off_schedule(c, "layout")
         # the spread: fix the bits of node * C + slot from the most significant down
         volume = 1 << len(bits)
         logc = cap.bit_length() - 1
@@ -324,11 +336,12 @@ class RecProgram(Program):
             vb = pbit + logc
             ts0 = t0 + self.sched.spread_at[level][pbit]
             yield from self.reach(ts0, lambda: bool(held or self.incoming), t_calls)
-            for pkt in self.take_incoming():
-                held[pkt[CUR] & (cap - 1)] = pkt
+            self.take_spread(held, cap, x)
             movers = []
             for slot in sorted(held):
                 pkt = held[slot]
+                if not 0 <= pkt[RANK] < n:  # a rank the count does not cover (faults only): it stays
+                    continue
                 target = spread_target(pkt[RANK], n, volume, cap)
                 if (pkt[CUR] ^ target) >> vb & 1:
                     movers.append((slot, pkt, -1 if pkt[CUR] >> vb & 1 else 1))
@@ -340,13 +353,29 @@ class RecProgram(Program):
                 pkt[TAG] = "s"
                 self.send_packet(self.port(dim, sign), pkt, d, ts)
         yield from self.reach(t_calls, lambda: bool(held or self.incoming), t_calls)
-        for pkt in self.take_incoming():
-            held[pkt[CUR] & (cap - 1)] = pkt
+        self.take_spread(held, cap, x)
         out = [held[s] for s in sorted(held)]
-        for pkt in out:
-            if spread_target(pkt[RANK], n, volume, cap) // cap != x:
-                raise RuntimeError(f"node {self.me}: spread left rank {pkt[RANK]} at the wrong node")
+        if any(not 0 <= pkt[RANK] < n or spread_target(pkt[RANK], n, volume, cap) // cap != x for pkt in out):
+            self.node.off_schedule(c, "wrong node")
         return out, n
+
+    def capped(self, block: list[list[Any]], cap: int) -> list[list[Any]]:
+        """``block`` (sorted) within the sort's capacity: a fault's extra packets, the last
+        in key order, stay here for good (``over capacity``)."""
+        for pkt in block[cap:]:
+            self.strand(pkt, "over capacity")
+        return block[:cap]
+
+    def take_spread(self, held: dict[int, list[Any]], cap: int, x: int) -> None:
+        """File the spread's arrivals by their virtual slot ``node * C + slot``; one whose
+        virtual index names another node or a slot already taken (faults only) stays here
+        for good (``slot taken``)."""
+        for pkt in self.take_incoming():
+            slot = pkt[CUR] & (cap - 1)
+            if slot in held or pkt[CUR] // cap != x or pkt[ABSORB] == 2:
+                self.strand(pkt, "slot taken")
+            else:
+                held[slot] = pkt
 
     def barrier(self, level: int, t0: int, plan: LevelPlan, f_own: int) -> Sub:
         """Step 3: return once every child cube has returned (see the module docstring)."""
@@ -399,7 +428,7 @@ class RecNode(EngineNode):
         dest = ctx.params["dest"][ctx.node]
         self.own: list[Any] | None = None
         self.return_time = -1
-        if dest >= 0:
+        if dest >= 0 and not ctx.incarnation:  # restarted after a crash: its packet is gone
             me = ctx.node
             pkt = packet(0, me, dest, 0 if dest == me else -1)
             sides = tuple(int(s) for s in ctx.geometry.sides)
@@ -452,6 +481,5 @@ SCHEME = Scheme(
     params=COMMON_PARAMS,
     topologies=MESH,
     until="quiescent",
-    faults=NO_FAULTS,
-    faults_why=f"§4's invocations run in windows every node computes from the instance (Lemma 4.3); {NO_RETRY}",
+    faults=None,  # every kind: see the module docstring
 )

@@ -30,10 +30,11 @@ Metrics (steps; one step is one slot):
 Invariants: every packet delivered exactly once, at its destination; nothing lost;
 every packet accounted for (delivered or still held); for ``m2o-rec`` Lemma 4.3 on
 every invocation (from the nodes' ``inv`` events) and one common return step; for
-``m2o-bfs`` every phase within its window. One message per link direction per step is
+``m2o-bfs`` every phase within its window (these three are fault-free invariants; under
+faults they are reported, not checked: see below). One message per link direction per step is
 the fabric's (a second send is refused).
 
-Under faults (only ``m2o-greedy`` runs under them) the same three checks
+Under faults (every scheme runs under every kind) the same three checks
 account for what the faults did instead of calling every missing packet a violation.
 Every message a fault destroyed reaches :meth:`M2OReporter.on_lost` with its cause, and
 a packet is named by its source (§2: at most one packet per source), so each packet
@@ -47,11 +48,28 @@ before slot 0's faults, so that crash books the packet too. ``every_packet_deliv
 then holds when no packet is left unexplained, none reached a wrong node, and every
 second delivery is of a packet a ``dup`` fault copied (``duplicates_from_dup_faults``,
 no scheme bug); ``no_message_lost`` holds when every lost message has a fault's cause;
-``conservation`` is the ledger's closure over messages, ``created + dup copies ==
+``conservation`` is the closure over packet messages, ``created + dup copies ==
 delivered + second deliveries + in flight + held + lost`` (``created``: every packet of
-the instance, each queued at its source at time 0). Without faults the checks
-are exactly the fault-free ones above (a one-shot run cut short by ``--slots`` still
-fails them: its packets are not delivered).
+the instance, each queued at its source at time 0; ``lost`` and ``dup copies`` count
+packet messages only, by cause -- the ledger also holds the control messages of the
+schedule-driven schemes -- and ``crash`` the ledger's count of packets crashed nodes
+held). Without faults the checks are exactly the fault-free ones above (a one-shot run
+cut short by ``--slots`` still fails them: its packets are not delivered).
+
+The schedule-driven schemes (``m2o-rec``, ``m2o-bfs``, ``m2o-offline``) also record
+``off_schedule(version, why, src)`` wherever a fault took a node off its schedule
+(:data:`._engine.OFF_SCHEDULE`). A packet a node keeps for good because its schedule
+has no place for it any more is *stranded*: held at the end, it is its own book
+(``stranded``, by why), apart from packets still in progress. A run is under faults
+when the ledger shows any, or a node saw one itself (it was woken late, or restarted);
+``off_schedule`` records without either are a scheme error and fail the delivery check.
+Under faults, correctness is reported beside the accounting, in
+``every_packet_delivered_once.correctness``: whether every packet was delivered and the
+last delivery step, the stranded count, the ``off_schedule`` records by why and the
+first of them (slot, node, version, why: where the schedule first broke), and the
+scheme's own checks (Lemma 4.3, the common return, the phase windows) under
+``schedule``, each with ``holds``: faults may break them, and that is damage to report,
+not something unaccounted.
 """
 
 from __future__ import annotations
@@ -63,7 +81,7 @@ from typing import Any
 
 from .._base import Setup
 from ..kit import BaseReporter
-from ._engine import SRC
+from ._engine import FAULT_EVIDENCE, SRC, STRANDING
 from ._inputs import instance_of
 from .instances import Instance
 from .theory import congestion, dilation, distance_class, log_d, lower_bound
@@ -77,6 +95,7 @@ EVENTS: Mapping[str, tuple[str, ...]] = {
     "returned": ("step",),
     "phase": ("version", "level", "start", "end", "overrun"),
     "overrun": ("version", "level", "packets"),
+    "off_schedule": ("version", "why", "src"),
 }
 
 
@@ -110,6 +129,8 @@ class M2OReporter(BaseReporter):
         self.dup_srcs: list[int] = []
         self.wrong = 0
         self.lost_src: dict[int, str] = {}  # packet (source) -> the cause that first destroyed a copy of it
+        self.packet_losses: Counter[str] = Counter()  # packet messages (not control messages) lost, by cause
+        self.packet_copies = 0  # packet messages a dup fault added
         self.copied: set[int] = set()  # packets a dup fault copied
         self.held_srcs: list[int] = []
         self.node_load = [0] * n
@@ -119,11 +140,16 @@ class M2OReporter(BaseReporter):
         self.returned: dict[int, int] = {}
         self.phases = 0
         self.overruns = 0
+        self.off: Counter[str] = Counter()  # off_schedule records by why
+        self.first_off: tuple[int, int, int, str] | None = None  # (slot, node, version, why)
+        self.saw_fault = False  # a node's own evidence of a fault (woken late, restarted)
+        #: packet (source) -> (slot, node, why) of the first stranding of a copy of it (the order of shards' events aside)
+        self.stranded: dict[int, tuple[int, int, str]] = {}
         self._metrics: dict[str, Any] | None = None
 
     def handlers(self) -> Mapping[str, Callable[..., None]]:
         return {"delivered": self._delivered, "peak": self._peak, "inv": self._inv, "returned": self._returned,
-                "phase": self._phase, "overrun": self._overrun}
+                "phase": self._phase, "overrun": self._overrun, "off_schedule": self._off_schedule}
 
     def _delivered(self, node: int, slot: int, src: int, first: int, last: int) -> None:
         if not 0 <= src < len(self.dest) or self.dest[src] != node:
@@ -144,8 +170,10 @@ class M2OReporter(BaseReporter):
             return
         if cause == "dup":
             self.copied.add(src)
+            self.packet_copies += 1
         else:
             self.lost_src.setdefault(src, cause)
+            self.packet_losses[cause] += 1
 
     def holdings(self, per_node: Sequence[Any]) -> None:
         self.held_srcs = [int(s) for items in per_node for s in items]
@@ -168,6 +196,18 @@ class M2OReporter(BaseReporter):
 
     def _overrun(self, node: int, slot: int, version: int, level: int, packets: int) -> None:
         self.overruns += packets
+
+    def _off_schedule(self, node: int, slot: int, version: int, why: str, src: int) -> None:
+        self.off[why] += 1
+        first = (slot, node, version, why)
+        if self.first_off is None or first < self.first_off:
+            self.first_off = first
+        if why in FAULT_EVIDENCE:
+            self.saw_fault = True
+        if why in STRANDING and src >= 0:
+            prev = self.stranded.get(src)
+            if prev is None or first[:2] + (why,) < prev:
+                self.stranded[src] = (slot, node, why)
 
     # -- results ------------------------------------------------------------------------
     def invocations(self) -> list[tuple[int, int, int, int, int]]:
@@ -225,17 +265,45 @@ class M2OReporter(BaseReporter):
 
     def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         out = self._delivery_checks(lost, in_flight, held)
+        checks: dict[str, dict[str, Any]] = {}
         if self.inv:
             worst = [(lv, cube, i, rec[0]) for (lv, cube, i), rec in self.inv.items() if rec[0] > 2 * self._volume(lv)]
-            out["lemma_4_3"] = {"ok": not worst and self.inv_bad_start == 0, "invocations": len(self.inv),
-                                "over_2V": len(worst), "inconsistent_starts": self.inv_bad_start}
+            checks["lemma_4_3"] = {"ok": not worst and self.inv_bad_start == 0, "invocations": len(self.inv),
+                                   "over_2V": len(worst), "inconsistent_starts": self.inv_bad_start}
         if self.returned:
             n = self.setup.topology.n_nodes
             ends = set(self.returned.values())
-            out["common_return"] = {"ok": len(self.returned) == n and len(ends) == 1, "nodes": len(self.returned),
-                                    "return_steps": len(ends)}
+            checks["common_return"] = {"ok": len(self.returned) == n and len(ends) == 1, "nodes": len(self.returned),
+                                       "return_steps": len(ends)}
         if self.phases:
-            out["phases_within_windows"] = {"ok": self.overruns == 0, "phases": self.phases, "overruns": self.overruns}
+            checks["phases_within_windows"] = {"ok": self.overruns == 0, "phases": self.phases, "overruns": self.overruns}
+        correctness = out["every_packet_delivered_once"].get("correctness")
+        if correctness is None:  # fault-free: the scheme's checks are invariants
+            out.update(checks)
+        else:  # under faults they are what the faults did to the schedule (see the module docstring)
+            if checks:
+                correctness["schedule"] = {name: {"holds": c.pop("ok"), **c} for name, c in checks.items()}
+        return out
+
+    def _faulted(self, lost: Mapping[str, int]) -> bool:
+        """Whether the run met a fault: the ledger shows one, or a node saw one itself."""
+        return (any(c != "node_finished" for c in lost) or bool(getattr(lost, "delayed", None))
+                or self.saw_fault)
+
+    def _stranded_held(self, in_flight: list[tuple[int, int, Any]]) -> list[int]:
+        """The undelivered packets held at the end only by nodes that keep them for good."""
+        flying = {s for _, _, m in in_flight if (s := _packet_src(m)) is not None}
+        held = set(self.held_srcs)
+        return sorted(s for s in self.stranded if s not in self.first and s in held and s not in flying)
+
+    def _correctness(self, stranded: int) -> dict[str, Any]:
+        """What the faults did to the result (reported beside the accounting, under faults)."""
+        out: dict[str, Any] = {"all_delivered": len(self.first) == len(self.instance), "delivered": len(self.first),
+                               "last_delivery": max(self.first.values(), default=None), "stranded": stranded}
+        if self.first_off is not None:
+            slot, node, version, why = self.first_off
+            out["first_off_schedule"] = {"slot": slot, "node": node, "version": version, "why": why}
+            out["off_schedule"] = dict(sorted(self.off.items()))
         return out
 
     def fault_books(self, in_flight: list[tuple[int, int, Any]], held: list[int],
@@ -275,20 +343,24 @@ class M2OReporter(BaseReporter):
         """Exactly-once, nothing lost, conservation: the fault-free checks, or under faults
         the fault-aware ones (see the module docstring); the books are reported either way."""
         destroyed = {c: n for c, n in lost.items() if n > 0}
-        faulted = any(c != "node_finished" for c in lost) or bool(getattr(lost, "delayed", None))
+        faulted = self._faulted(lost)
         by_cause, progress, unexplained, first_lost = self.fault_books(in_flight, held, destroyed.get("crash", 0))
         created = len(self.instance)
         scheme_dups = [s for s in self.dup_srcs if s not in self.copied]
         missing = len(self.instance) - len(self.first)
         packets_moving = sum(1 for _, _, m in in_flight if _packet_src(m) is not None)
-        copies = max(0, -lost.get("dup", 0))
-        n_lost = sum(destroyed.values())
+        # packets only: control messages (keys, counts, floods) are in the ledger too, never in a book of packets
+        packets_lost = dict(sorted(self.packet_losses.items()))
+        if destroyed.get("crash"):  # what crashed nodes held: packets, booked by count
+            packets_lost["crash"] = destroyed["crash"]
+        copies = self.packet_copies
+        n_lost = sum(packets_lost.values())
         accounted = len(self.first) + self.dups + self.wrong + packets_moving + sum(held) + n_lost
         if faulted:
             once_ok = unexplained == 0 and not scheme_dups and self.wrong == 0
             lost_ok = not lost.get("node_finished", 0)
             conserved = accounted == created + copies
-            n_lost_shown = n_lost
+            n_lost_shown = sum(destroyed.values())
         else:  # §2's checks: a packet still on a wire or in a queue is not delivered
             once_ok = missing == 0 and self.dups == 0 and self.wrong == 0
             lost_ok = self.lost_messages == 0 and sum(lost.values()) == 0 and not in_flight
@@ -300,12 +372,22 @@ class M2OReporter(BaseReporter):
             once.update({"lost_to_faults": sum(by_cause.values()), "lost_by_cause": by_cause, "in_progress": progress,
                          "unexplained": unexplained, "duplicates_from_dup_faults": self.dups - len(scheme_dups),
                          "first_lost": first_lost[:20]})
+            kept = self._stranded_held(in_flight)
+            if self.off:  # stranded packets are held, but for good: their own book beside in_progress
+                once["in_progress"] = progress - len(kept)
+                once["stranded"] = len(kept)
+                once["stranded_by"] = dict(sorted(Counter(self.stranded[s][2] for s in kept).items()))
+            once["correctness"] = self._correctness(len(kept))
+        elif self.off:  # a node went off its schedule with no fault behind it: a scheme error
+            once["ok"] = False
+            once["off_schedule"] = dict(sorted(self.off.items()))
         return {
             "every_packet_delivered_once": once,
             "no_message_lost": {"ok": lost_ok, "lost": n_lost_shown, "in_flight": len(in_flight), "by_cause": destroyed},
             "conservation": {"ok": conserved, "delivered": len(self.first), "held": sum(held), "packets": len(self.instance),
                              "created": created, "second_deliveries": self.dups + self.wrong,
-                             "in_flight": packets_moving, "lost": destroyed, "dup_copies": copies,
+                             "in_flight": packets_moving, "lost": packets_lost if faulted else destroyed,
+                             "dup_copies": copies,
                              "unaccounted": created + copies - accounted},
         }
 

@@ -23,9 +23,10 @@ Headers (msgpack tuples of small ints): broadcast ``(source, seq, ending, split)
 ``source >= 0``; unicast ``(-(source + 1), seq, dest, tie, birth, hops)`` -- the
 negative first field tells the two apart and keeps unicast identities clear of the
 broadcast observer's ``(origin, seq)`` keys; ``hops`` counts the links crossed so far.
-``seq`` only names a packet for the observer, and the unicast's ``birth`` and ``hops``
-are read by the observer at delivery (delay, path length) and by the arrival order;
-none of them steers a packet.
+``seq`` only names a packet for the observer (a restarted node numbers both kinds after
+its earlier incarnations', :func:`~slotnet.schemes.kit.first_seq`), and the unicast's
+``birth`` and ``hops`` are read by the observer at delivery (delay, path length) and by
+the arrival order; none of them steers a packet.
 
 Observer events: the kit's ``step`` (births, first receptions, Q), unicast ``born`` and
 ``delivered`` (the kit's unicast reporter's events), and ``links``: cumulative counters
@@ -40,7 +41,7 @@ from typing import Any
 
 from slotnet.nodes import Inbox, NodeContext
 
-from ..kit import BirthProcess, BroadcastNode, ClassQueues
+from ..kit import BirthProcess, BroadcastNode, ClassQueues, first_seq
 from ._plans import TYPE_BCAST_ENDING, TYPE_BCAST_OTHER, TYPE_UNICAST, PlanBook, plan_book
 from ._rule import pick_ending, pick_split, pick_tie
 
@@ -140,7 +141,7 @@ class StarNode(BroadcastNode):
         self.x: tuple[float, ...] = tuple(p["x"])
         self.lam_unicast: float = p["lam_unicast"]
         self.ubirths = BirthProcess(ctx.rng, self.lam_unicast, start=float(ctx.slot))
-        self.useq = 0
+        self.useq = first_seq(ctx)  # unicast names stay unique across incarnations, as broadcasts'
         ports = port_table(ctx)
         self.book: PlanBook = plan_book(self.sides, ports, self.classes)
         self.coords_of = _coords_table(ctx)

@@ -8,7 +8,12 @@
   :class:`~slotnet.schemes.kit.UnicastReporter`: ``mean_unicast_delay`` (birth to
   arrival at the destination, CI), ``mean_unicast_hops``, ``unicasts_measured``,
   ``mean_wait_unicast``; invariant ``unicast_conservation`` (every unicast delivered, in
-  flight, held or lost), counted on unicast packets only.
+  flight, held or lost), counted on unicast packets only. Under faults ``lost`` is by
+  cause: the messages a fault destroyed on a link or at a down or stalled node (named,
+  from ``on_lost``), and ``crash``: the unicasts destroyed in the queues of crashed nodes.
+  The fabric books a crashed node's queue by count only (its ``held()``, broadcasts and
+  unicasts together: ``crashed_queues``), so ``crash`` is what no other book names, and
+  the book closes only if that is at most ``crashed_queues``.
 * Waiting time per hop (``send slot - queueing slot``, §3.2's W, service excluded), over
   transmissions made in the measured window: ``mean_wait`` (all), ``mean_wait_high``
   (class 0), ``mean_wait_low`` (the last class), ``mean_wait_medium`` (three classes),
@@ -23,6 +28,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -55,7 +61,7 @@ class StarReporter(BroadcastReporter):
         self.latest: list[tuple[int, ...] | None] = [None] * n
         self.base: list[tuple[int, ...] | None] = [None] * n
         self.last_slot = -1
-        self.unicast_lost = 0
+        self.unicast_lost: Counter[str] = Counter()  # unicast messages a fault destroyed, by cause
         self.unicast_copies = 0  # extra copies made by dup faults
 
     def handlers(self) -> Mapping[str, Any]:
@@ -79,7 +85,7 @@ class StarReporter(BroadcastReporter):
             if cause == "dup":  # not a loss: a dup fault made one more copy (the ledger's convention)
                 self.unicast_copies += 1
             else:
-                self.unicast_lost += 1
+                self.unicast_lost[cause] += 1
 
     def _measured(self) -> list[list[int]]:
         """Per node, its counters over the measured window (latest minus warm-up baseline)."""
@@ -163,10 +169,17 @@ class StarReporter(BroadcastReporter):
         out = super().invariants(lost, in_flight, held)
         u_flight = [e for e in in_flight if _is_unicast(e[2])]
         u_held = [sum(1 for key in items if key[0] < 0) for items in self._holdings]
-        u_lost = {"faults": self.unicast_lost} if self.unicast_lost else {}
+        u_lost = dict(sorted(self.unicast_lost.items()))
+        crashed_queues = max(0, lost.get("crash", 0))
+        if crashed_queues:  # the unicasts among them: those no other book names
+            named = self.unicast.delivered_total + len(u_flight) + sum(u_held) + sum(u_lost.values()) - self.unicast_copies
+            if 0 < self.unicast.born_total - named <= crashed_queues:
+                u_lost["crash"] = self.unicast.born_total - named
         if self.unicast_copies:
             u_lost["dup"] = -self.unicast_copies  # every extra copy is delivered, in flight, held or lost
         cons = self.unicast.invariants(u_lost, u_flight, u_held)["conservation"]
+        if crashed_queues:
+            cons["crashed_queues"] = crashed_queues
         out["unicast_conservation"] = cons
         return out
 
