@@ -470,9 +470,10 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     print(format_explore(report))
     if shrunk is not None:
         v = shrunk["verdict"]
-        texts = FaultSchedule.parse(file=args.shrink).to_list()
-        print(f"\nshrunk {shrunk['from']!r} in {shrunk['runs']} runs to {len(shrunk['faults'])} fault entries: "
-              + (", ".join(texts) if texts else "none (the run fails without faults)"))
+        texts = ", ".join(FaultSchedule.parse(file=args.shrink).to_list())
+        if all(o.get("kind") == "detect" for o in shrunk["faults"]):
+            texts += ("; " if texts else "") + "no fault: the run fails without faults"
+        print(f"\nshrunk {shrunk['from']!r} in {shrunk['runs']} runs to {len(shrunk['faults'])} fault entries: {texts}")
         print(f"  fails: {'; '.join(v['reasons'])}")
         print(f"  written to {args.shrink}; replay: {shrunk['replay']}")
         if "run" in shrunk:
