@@ -233,6 +233,8 @@ _FAMILY_HELP = {
     "single-node": "every node crashed, one at a time",
     "double-link": "pairs of links down, --samples K of them (default 20) drawn with the seed",
     "crash-points": "every node crashing at each of the --crash-slots",
+    "random": "--samples K random mixed schedules of the kinds the scheme runs under, each checked for "
+              "crashes, open books and determinism beyond the verdict (--shrink keeps the failing check)",
 }
 
 
@@ -244,7 +246,8 @@ def _explore_description() -> str:
         "the fault-free run first. A run is ok when nothing is unaccounted for (the invariants hold), no "
         "message was lost to a port its sender could already see dead (after --detect slots), and no node "
         "the faults left reachable missed a broadcast.",
-        _listing("families (each fault lasts from slot 0, or from its crash slot, to the end of the run)",
+        _listing("families (each fault of the first four lasts from slot 0, or from its crash slot, to the end of "
+                 "the run)",
                  [(f, _FAMILY_HELP.get(f, "")) for f in FAMILIES]),
         "So deflection, which routes around a dead link, is ok under single-link, while a broadcast on fixed "
         "spanning trees is not: the subtree behind the link misses packets although it is still reachable. "
@@ -340,16 +343,18 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--warmup", type=int, default=0, metavar="W", help="leading slots excluded from metrics (default 0)")
     ex.add_argument("--seed", type=int, default=0, metavar="S", help="seed of every run and of the samples (default 0)")
     ex.add_argument("--faults", required=True, metavar="FAMILY|FILE",
-                    help="single-link, single-node, double-link, crash-points, or a --faults JSON file to judge alone")
+                    help="single-link, single-node, double-link, crash-points, random (random schedules of the "
+                    "fault kinds the scheme runs under), or a --faults JSON file to judge alone")
     ex.add_argument("--samples", type=int, metavar="K", help="at most K scenarios, drawn with the seed "
-                    "(default: all; double-link: 20)")
+                    "(default: all; double-link and random: 20)")
     ex.add_argument("--crash-slots", metavar="A,B,...", help="crash-points: the crash slots (default: 1/4, 1/2, 3/4 "
                     "into the measured slots)")
     ex.add_argument("--detect", metavar="SLOTS|never", default=None,
                     help="slots a node takes to see a dead port (default 1; never: nodes are never told)")
     ex.add_argument("--jobs", type=int, default=None, metavar="J", help="worker processes (default: every core)")
     ex.add_argument("--shrink", metavar="OUT", help="shrink the first failing scenario to a minimal schedule "
-                    "and write it to OUT as a --faults file")
+                    "and write it to OUT as a --faults file (random: the first sample of the gravest class, to a "
+                    "schedule that fails the same check)")
     ex.add_argument("--max-backlog", type=float, default=None, metavar="Q", help="as for slotnet run")
 
     rp = command("repro", "rerun a paper's comparisons", _repro_description(), _REPRO_EXAMPLES)
@@ -594,11 +599,21 @@ def _cmd_explore(args: argparse.Namespace) -> int:
                      detect="default" if args.detect is None else args.detect)
     shrunk = None
     failing = next((r for r in report["scenarios"] if not r["ok"]), None)
+    if report["family"] == "random":  # the first sample of the gravest class (a refusal is no failure)
+        from .tools._explore import CLASSES
+
+        grave = [r for r in report["scenarios"] if r["class"] not in ("ok", "refused")]
+        failing = min(grave, key=lambda r: CLASSES.index(r["class"]), default=None)
     if args.shrink and failing is not None:
-        shrunk = shrink_failure(spec, failing["faults"])
+        shrunk = shrink_failure(spec, failing["faults"], failing.get("class"))
         shrunk["from"] = failing["fault"]
         shrunk["file"] = args.shrink
         shrunk["replay"] = _replay_command(args, spec)
+        if failing.get("class") is not None:  # a random sample's checks are a run's: replay the run
+            from .tools._explore import base_request
+            from .tools._fuzz import run_command
+
+            shrunk["run"] = run_command(base_request(spec), [], args.shrink)
         text = json.dumps(shrunk["faults"], indent=1) + "\n"
         try:
             with open(args.shrink, "w", encoding="utf-8") as fh:
@@ -612,10 +627,14 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     print(format_explore(report))
     if shrunk is not None:
         v = shrunk["verdict"]
-        print(f"\nshrunk {shrunk['from']!r} in {shrunk['runs']} runs to {len(shrunk['faults'])} fault entries: "
-              + ", ".join(FaultSchedule.parse(file=args.shrink).to_list()))
+        texts = ", ".join(FaultSchedule.parse(file=args.shrink).to_list())
+        if all(o.get("kind") == "detect" for o in shrunk["faults"]):
+            texts += ("; " if texts else "") + "no fault: the run fails without faults"
+        print(f"\nshrunk {shrunk['from']!r} in {shrunk['runs']} runs to {len(shrunk['faults'])} fault entries: {texts}")
         print(f"  fails: {'; '.join(v['reasons'])}")
         print(f"  written to {args.shrink}; replay: {shrunk['replay']}")
+        if "run" in shrunk:
+            print(f"  run: {shrunk['run']}")
     elif args.shrink:
         print("\nnothing to shrink: every scenario is ok (no file written)")
     return 0

@@ -5,7 +5,13 @@ Families (each fault lasts from slot 0, or from its crash slot, to the end of th
 * ``single-link``: every undirected link taken down, one at a time;
 * ``single-node``: every node crashed, one at a time;
 * ``double-link``: pairs of links, ``--samples K`` of them (default 20) drawn with the seed;
-* ``crash-points``: every node crashing at each of the ``--crash-slots``.
+* ``crash-points``: every node crashing at each of the ``--crash-slots``;
+* ``random``: ``--samples K`` random schedules (default 20) of the fault kinds the scheme
+  runs under: 1 to 8 entries of mixed kinds, random slots, windows and rates, faults in
+  slot 0 and in the last slot, crash/recover cycles, overlapping outages, every detection
+  delay (unless ``--detect`` fixes it). Sample ``#i`` is drawn from the seed and ``i``
+  alone, valid by construction (see ``_fuzz``), and printed as the ``slotnet run`` command
+  that replays it.
 
 ``--samples K`` caps every family (a deterministic sample under the seed). Scenarios
 run in worker processes; results do not depend on how many.
@@ -32,6 +38,24 @@ The verdict ``ok`` of a scenario (the fault-free run is judged by the same rule)
 So deflection, which routes around a dead link, is ``ok`` under ``single-link``, and a
 broadcast on fixed spanning trees is not: the subtree behind the link misses packets
 although it is still reachable.
+
+A ``random`` sample is judged by the same rule and checked beyond it; its ``class`` is
+the first that applies of:
+
+* ``crash``: the run raised (anything but a refusal of bad input);
+* ``refused``: the run was refused as bad input (counted apart, neither ok nor failed:
+  the generator never draws such a schedule, so a refusal is its own bug);
+* ``nondeterministic``: a second run of the sample (every 20th: ``#0``, ``#20``, ...) gave
+  another result (its ``--json`` object without ``timing``);
+* ``unaccounted``: ``invariants.ok`` is false;
+* ``books``: a packet book of ``fault_impact.packets`` does not close (unicast: packets +
+  dup copies = delivered + second deliveries + lost to faults + in progress; broadcast:
+  broadcasts = completed + lost to faults + in progress);
+* ``verdict``: an avoidable loss or a missed broadcast (rules 2 and 3);
+* ``ok``.
+
+``classes`` lists every check that failed. ``--shrink`` takes the first sample of the
+gravest class and keeps that class while it shrinks (a crash shrinks to a smaller crash).
 """
 
 from __future__ import annotations
@@ -49,18 +73,23 @@ from dataclasses import replace
 from itertools import combinations
 from typing import Any
 
-from slotnet.errors import FaultSpecError, SpecError
+from slotnet.errors import FaultSpecError, SlotnetError, SpecError
 from slotnet.fabric import NOTE_CAUSES, FaultSchedule, Topology
 from slotnet.schemes import SCHEMES
 
 from .._run import run
 from ..engine._progress import RunsProgress
 from ..engine._spec import RunSpec, check_fault_support
+from . import _fuzz
 from ._report import format_value, table
 
-__all__ = ["FAMILIES", "explore", "faults_of", "format_explore", "judge", "scenarios"]
+__all__ = ["CLASSES", "FAMILIES", "explore", "faults_of", "format_explore", "judge", "scenarios"]
 
-FAMILIES = ("single-link", "single-node", "double-link", "crash-points")
+FAMILIES = ("single-link", "single-node", "double-link", "crash-points", "random")
+#: The classes of a random sample, the first that applies (see the module doc).
+CLASSES = ("crash", "refused", "nondeterministic", "unaccounted", "books", "verdict", "ok")
+#: Every this many random samples (from #0) is run twice.
+REPEAT_EVERY = 20
 
 #: Metrics shown in the table, the first two a run reports.
 _KEY_METRICS = ("mean_delay", "mean_broadcast_delay", "completion_time", "throughput_per_node", "link_utilization",
@@ -87,13 +116,21 @@ def _link_down(slot: int, link: tuple[int, int, int]) -> dict[str, Any]:
 
 
 def scenarios(topology: Topology, family: str, *, slots: int, seed: int, samples: int | None = None,
-              crash_slots: Sequence[int] = ()) -> list[tuple[str, list[dict[str, Any]]]]:
+              crash_slots: Sequence[int] = (), kinds: Sequence[str] = (),
+              draw_detect: bool = True) -> list[tuple[str, list[dict[str, Any]]]]:
     """The scenarios of ``family`` as ``(label, faults as --faults JSON objects)``.
+
+    ``kinds`` and ``draw_detect`` are for ``random``: the fault kinds to draw (see
+    :func:`~._fuzz.random_schedule`), and whether to draw the detection delay too.
 
     Raises:
         SpecError: for an unknown family or crash slots outside the run.
     """
     rng = random.Random(seed)
+    if family == "random":
+        return [(f"#{i}", _fuzz.random_schedule(topology, slots, kinds, _fuzz.sample_rng(seed, i),
+                                                 draw_detect=draw_detect))
+                for i in range(20 if samples is None else samples)]
     if family == "single-link":
         items: list[Any] = links(topology)
         make: Callable[[Any], tuple[str, list[dict[str, Any]]]] = lambda ln: (
@@ -224,10 +261,24 @@ def faults_of(objects: Sequence[Mapping[str, Any]]) -> FaultSchedule:
 
 
 def judge(request: Mapping[str, Any]) -> dict[str, Any]:
-    """Run one scenario (``request``: RunSpec fields, ``faults`` as JSON objects) and judge it."""
+    """Run one scenario (``request``: RunSpec fields, ``faults`` as JSON objects) and judge it.
+
+    With ``checks`` true in ``request`` (random samples), the run is also checked beyond the
+    verdict and classified (see the module doc), never raises, and ``repeat`` true runs it
+    twice to compare the results.
+    """
     fields = dict(request)
     label = fields.pop("label")
     objects = fields.pop("faults")
+    checks = fields.pop("checks", False)
+    repeat = fields.pop("repeat", False)
+    if checks:
+        return _checked(fields, label, objects, repeat)
+    return _judged(fields, label, objects)[0]
+
+
+def _judged(fields: dict[str, Any], label: str, objects: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], Any]:
+    """The verdict of one scenario, and the run's :class:`Result`."""
     spec = RunSpec(**fields, faults=faults_of(objects))
     prep = spec.prepare()
     box: list[_Witness] = []
@@ -254,7 +305,77 @@ def judge(request: Mapping[str, Any]) -> dict[str, Any]:
            "invariants_ok": bool(result.invariants.get("ok")), "slots_run": result.slots_run}
     if missed is not None:
         out["missed"] = missed
+    return out, result
+
+
+def _checked(fields: dict[str, Any], label: str, objects: Sequence[Mapping[str, Any]], repeat: bool) -> dict[str, Any]:
+    """A random sample: explore's verdict, then the checks beyond it, and its class."""
+    out: dict[str, Any] = {"fault": label, "faults": list(objects), "command": None}
+    try:
+        out["command"] = _fuzz.run_command(fields, faults_of(objects).to_list())
+        judged, result = _judged(fields, label, objects)
+    except Exception as exc:  # a sample reports whatever went wrong, never raises
+        cls = "refused" if isinstance(exc, SlotnetError) and isinstance(exc, ValueError) else "crash"
+        return {**out, "ok": False, "class": cls, "classes": [cls], "reasons": [_describe(exc)],
+                "metrics": {}, "lost": {"excused": {}, "avoidable": {}, "other": {}}, "invariants_ok": False,
+                "slots_run": 0}
+    out.update(judged)
+    data = result.to_dict()
+    out["sha256"] = _fuzz.fingerprint(data)
+    classes: list[str] = []
+    reasons: list[str] = []
+    if repeat:
+        try:
+            again = _judged(fields, label, objects)[1].to_dict()
+            where = _difference(json.loads(_fuzz.canonical(data)), json.loads(_fuzz.canonical(again)))
+        except Exception as exc:  # as the first run's
+            where = f"the second run raised {_describe(exc)}"
+        if where is not None:
+            classes.append("nondeterministic")
+            reasons.append(f"a second run differs: {where}")
+        out["repeated"] = True
+    if not judged["invariants_ok"]:
+        classes.append("unaccounted")
+    books = _fuzz.book_failures((result.fault_impact or {}).get("packets"))
+    if books:
+        classes.append("books")
+        reasons += books
+    if sum(judged["lost"]["avoidable"].values()) or (judged.get("missed") or {}).get("broadcasts"):
+        classes.append("verdict")
+    out["reasons"] = reasons + judged["reasons"]
+    out["classes"] = classes
+    out["class"] = classes[0] if classes else "ok"
+    out["ok"] = not classes
     return out
+
+
+def _describe(exc: BaseException) -> str:
+    """``Type: message`` of an exception, and where it was raised."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    where = f" (at {os.path.basename(tb.tb_frame.f_code.co_filename)}:{tb.tb_lineno})" if tb is not None else ""
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {text[:300]}{where}"
+
+
+def _difference(a: Any, b: Any, path: str = "") -> str | None:
+    """Where two JSON values first differ (a path such as ``metrics.mean_delay``), None if equal."""
+    if a == b:
+        return None
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            if k not in a or k not in b:
+                return f"{path}{k} only in {'the first' if k in a else 'the second'} run"
+            d = _difference(a[k], b[k], f"{path}{k}.")
+            if d is not None:
+                return d
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = _difference(x, y, f"{path}{i}.")
+            if d is not None:
+                return d
+    return f"{path.rstrip('.') or 'the result'}: {json.dumps(a)[:80]} vs {json.dumps(b)[:80]}"
 
 
 def _count(n: int, one: str, many: str | None = None) -> str:
@@ -422,10 +543,14 @@ def explore(spec: RunSpec, family: str | None = None, *, schedule: Sequence[Mapp
     """Judge ``spec`` under every scenario of ``family`` (or the one ``schedule``), beside the fault-free run.
 
     ``detect`` is the failure detector's delay in slots (``"never"``; ``"default"``: the
-    fabric's), added to every scenario's schedule as its ``{"kind": "detect"}`` entry.
+    fabric's, and ``random`` draws it), added to every scenario's schedule as its
+    ``{"kind": "detect"}`` entry.
 
     Returns:
-        ``{"scheme", "topology", "seed", "slots", "family", "baseline", "scenarios", "summary"}``.
+        ``{"scheme", "topology", "seed", "slots", "family", "baseline", "scenarios", "summary"}``;
+        for ``random``, each scenario has its ``class``, ``classes``, the ``command`` that
+        replays it and its result's ``sha256`` (see :func:`~._fuzz.fingerprint`), and the
+        summary counts ``refused`` samples and each class (``classes``).
 
     Raises:
         SpecError: bad input, found before any run.
@@ -448,9 +573,12 @@ def explore(spec: RunSpec, family: str | None = None, *, schedule: Sequence[Mapp
         if crash_slots is not None and family != "crash-points":
             raise SpecError("--crash-slots goes with --faults crash-points")
         slots = list(crash_slots) if crash_slots is not None else default_crash_slots(spec.slots, spec.warmup)
+        kinds = _fuzz.drawable_kinds(prep.scheme.refuses_fault) if family == "random" else []
+        if family == "random" and not kinds:
+            raise SpecError(f"scheme {prep.scheme.name!r} runs under no fault kind: --faults random has nothing to draw")
         cases = scenarios(prep.topology, family or "", slots=spec.slots, seed=spec.seed, samples=samples,
-                          crash_slots=slots)
-        for kind in sorted({o["kind"] for _, objs in cases for o in objs}):
+                          crash_slots=slots, kinds=kinds, draw_detect=detect == "default")
+        for kind in sorted({o["kind"] for _, objs in cases for o in objs} - {"detect"}):  # a setting, no fault
             why = prep.scheme.refuses_fault(kind)
             if why is not None:
                 raise SpecError(f"scheme {prep.scheme.name!r} cannot run under {kind} faults "
@@ -465,8 +593,11 @@ def explore(spec: RunSpec, family: str | None = None, *, schedule: Sequence[Mapp
             if not given:
                 objs.append(setting)
     base = base_request(spec)
-    requests = [{**base, "label": "none", "faults": []}]
-    requests += [{**base, "label": label, "faults": faults} for label, faults in cases]
+    checked = family == "random" and schedule is None
+    requests = [{**base, "label": "none", "faults": [], **({"checks": True} if checked else {})}]
+    requests += [{**base, "label": label, "faults": faults,
+                  **({"checks": True, "repeat": i % REPEAT_EVERY == 0} if checked else {})}
+                 for i, (label, faults) in enumerate(cases)]
     try:
         results = _spread(judge, requests, jobs or os.cpu_count() or 1, progress)
     finally:
@@ -476,14 +607,18 @@ def explore(spec: RunSpec, family: str | None = None, *, schedule: Sequence[Mapp
     for r in rest:
         r["delta"] = {k: v - baseline["metrics"][k] for k, v in r["metrics"].items()
                       if _number(v) and _number(baseline["metrics"].get(k))}
-    failed = [r["fault"] for r in rest if not r["ok"]]
+    refused = [r["fault"] for r in rest if r.get("class") == "refused"]
+    failed = [r["fault"] for r in rest if not r["ok"] and r.get("class") != "refused"]
+    summary = {"scenarios": len(rest), "ok": len(rest) - len(failed) - len(refused), "failed": len(failed),
+               "baseline_ok": baseline["ok"], "first_failure": failed[0] if failed else None}
+    if checked:
+        summary["refused"] = len(refused)
+        summary["classes"] = {c: sum(1 for r in rest if c in r["classes"]) for c in CLASSES if c != "ok"}
     return {
         "scheme": spec.scheme, "topology": prep.topology.describe(), "seed": spec.seed, "slots": spec.slots,
         "warmup": spec.warmup, "params": dict(spec.params), "load": dict(spec.load),
         "family": family if schedule is None else "schedule",
-        "baseline": baseline, "scenarios": rest,
-        "summary": {"scenarios": len(rest), "ok": len(rest) - len(failed), "failed": len(failed),
-                    "baseline_ok": baseline["ok"], "first_failure": failed[0] if failed else None},
+        "baseline": baseline, "scenarios": rest, "summary": summary,
     }
 
 
@@ -498,7 +633,7 @@ def format_explore(report: Mapping[str, Any]) -> str:
     s = report["summary"]
     head = [f"explore {report['scheme']} on {report['topology']['spec']}, seed {report['seed']}, "
             f"{report['slots']} slots: {_count(s['scenarios'], 'scenario')} ({report['family']}), {s['ok']} ok, "
-            f"{s['failed']} failed",
+            f"{s['failed']} failed" + (f", {s['refused']} refused" if s.get("refused") else ""),
             f"fault-free run: {'ok' if base['ok'] else 'NOT ok: ' + '; '.join(base['reasons'])}"
             + "".join(f", {k} {format_value(base['metrics'][k])}" for k in keys),
             "(metrics: value and change from the fault-free run; lost: messages destroyed by the fault itself, and "
@@ -507,7 +642,8 @@ def format_explore(report: Mapping[str, Any]) -> str:
     rows = []
     for r in report["scenarios"]:
         lost = r["lost"]
-        cells = [r["fault"], "ok" if r["ok"] else "FAIL", str(sum(lost["excused"].values())),
+        verdict = "ok" if r["ok"] else ("FAIL" if r.get("class") in (None, "verdict") else r["class"].upper())
+        cells = [r["fault"], verdict, str(sum(lost["excused"].values())),
                  str(sum(lost["avoidable"].values()))]
         if broadcast:
             cells.append(str((r.get("missed") or {}).get("broadcasts", 0)))
@@ -519,11 +655,30 @@ def format_explore(report: Mapping[str, Any]) -> str:
         rows.append(cells)
     header = ["fault", "verdict", "lost", "avoidable"] + (["bcasts missed"] if broadcast else [])
     header += [*keys, "why"]
-    return "\n".join(head + table(rows, header))
+    return "\n".join(head + table(rows, header) + _replays(report))
 
 
-def shrink_failure(spec: RunSpec, failing: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def _replays(report: Mapping[str, Any], most: int = 10) -> list[str]:
+    """Random samples: the count of each class, and the command that replays each sample not ok."""
+    classes = report["summary"].get("classes")
+    if classes is None:
+        return []
+    out = ["", "checks: " + ", ".join(f"{c} {n}" for c, n in classes.items())]
+    bad = [r for r in report["scenarios"] if not r["ok"]]
+    for r in bad[:most]:
+        out.append(f"{r['fault']} {r['class']}: {(r['reasons'] or [''])[0]}")
+        out.append(f"  replay: {r['command'] or json.dumps(r['faults'])}")
+    if len(bad) > most:
+        out.append(f"... and {len(bad) - most} more (--json lists every sample's command)")
+    return out
+
+
+def shrink_failure(spec: RunSpec, failing: Sequence[Mapping[str, Any]], cls: str | None = None) -> dict[str, Any]:
     """A minimal failing schedule for ``spec`` from the failing ``failing`` (see ``_shrink``).
+
+    ``cls``: a random sample's class (``crash``, ``books`` ...): every candidate is then
+    checked as a random sample and fails only if it still falls in that class (a
+    ``nondeterministic`` candidate is run twice).
 
     Returns:
         ``{"faults": the minimal schedule (JSON objects), "runs": runs it took, "verdict": its judged run}``.
@@ -531,10 +686,13 @@ def shrink_failure(spec: RunSpec, failing: Sequence[Mapping[str, Any]]) -> dict[
     from ._shrink import shrink
 
     topology = spec.prepare().topology
-    base = base_request(spec)
+    base: dict[str, Any] = base_request(spec)
+    if cls is not None:
+        base |= {"checks": True, "repeat": cls == "nondeterministic"}
 
     def fails(objs: list[dict[str, Any]]) -> bool:
-        return not judge({**base, "label": "shrink", "faults": objs})["ok"]
+        verdict = judge({**base, "label": "shrink", "faults": objs})
+        return cls in verdict["classes"] if cls is not None else not verdict["ok"]
 
     minimal, runs = shrink(failing, fails, slots=spec.slots,
                            link_key=lambda v, p: _link_key(topology, v, p))
