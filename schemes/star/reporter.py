@@ -8,7 +8,9 @@
   :class:`~slotnet.schemes.kit.UnicastReporter`: ``mean_unicast_delay`` (birth to
   arrival at the destination, CI), ``mean_unicast_hops``, ``unicasts_measured``,
   ``mean_wait_unicast``; invariant ``unicast_conservation`` (every unicast delivered, in
-  flight, held or lost), counted on unicast packets only.
+  flight, held or lost), counted on unicast packets only; the kit's path checks of every
+  delivery (``delivered_at_destination``, ``hops_within_bounds``, and ``shortest_paths``:
+  §4 routes unicasts on shortest paths, which the scheme declares).
 * Waiting time per hop (``send slot - queueing slot``, §3.2's W, service excluded), over
   transmissions made in the measured window: ``mean_wait`` (all), ``mean_wait_high``
   (class 0), ``mean_wait_low`` (the last class), ``mean_wait_medium`` (three classes),
@@ -27,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._base import Setup
-from ..kit import BroadcastReporter, UnicastReporter
+from ..kit import UNICAST_EVENTS, BroadcastReporter, UnicastReporter
 from .node import LINK_FIELDS
 
 __all__ = ["StarReporter"]
@@ -42,14 +44,14 @@ class StarReporter(BroadcastReporter):
     events: Mapping[str, tuple[str, ...]] = {
         **BroadcastReporter.events,
         "links": LINK_FIELDS,
-        "born": ("count",),
-        "delivered": ("birth", "hops"),
+        "born": UNICAST_EVENTS["born"],
+        "delivered": UNICAST_EVENTS["delivered"],
     }
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
         self.classes = int(setup.params.get("n_classes", 2))
-        self.unicast = UnicastReporter(setup)
+        self.unicast = UnicastReporter(setup, shortest_paths=True)  # §4: "a shortest path"
         self.with_unicast = float(setup.params.get("lam_unicast", 0.0)) > 0
         n = setup.topology.n_nodes
         self.latest: list[tuple[int, ...] | None] = [None] * n
@@ -168,6 +170,8 @@ class StarReporter(BroadcastReporter):
             u_lost["dup"] = -self.unicast_copies  # every extra copy is delivered, in flight, held or lost
         cons = self.unicast.invariants(u_lost, u_flight, u_held)["conservation"]
         out["unicast_conservation"] = cons
+        if self.with_unicast:
+            out.update(self.unicast.paths.invariants())
         return out
 
 
