@@ -178,12 +178,16 @@ class NodeContext:
         """End this slot's step and sleep until a message arrives or slot ``until``.
 
         Raises:
-            ValueError: if ``until`` is not a future slot.
+            ValueError: if ``until`` is not a future slot: the scheme asked to sleep until a
+                slot that has already begun (its wake-up time was computed late, or from a
+                stale clock), naming the node and both slots.
         """
         if until is not None:
             slot = self._clock.slot
             if until <= slot:
-                raise ValueError(f"node {self.node}: idle(until={until}) is not after slot {slot}")
+                began = "is the current slot" if until == slot else f"began {slot - until} slot(s) ago"
+                raise ValueError(f"node {self.node} asked to sleep until slot {until}, which {began} (slot {slot} is "
+                                 f"running): idle(until=...) must name a later slot, at least {slot + 1}")
             if until == slot + 1:  # due next slot in any case: next_slot(), without a timer
                 self._runtime.active.append(self)
             else:

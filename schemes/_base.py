@@ -120,6 +120,9 @@ class Setup:
     quantum: int = 1
     #: keep per-slot values for ``Result.series`` (reporters keep only running sums otherwise)
     series: bool = False
+    #: the run's fault schedule holds at least one fault (the kit's checks judge some
+    #: things only in a fault-free run: a node that stops while messages come for it)
+    faults: bool = False
 
 
 class Reporter(Protocol):

@@ -150,7 +150,8 @@ class RunSpec:
             cap = scheme.max_backlog(topology, node_params) if scheme.max_backlog else DEFAULT_MAX_BACKLOG
         if not cap > 0:
             raise SpecError(f"max backlog per node must be > 0, got {cap!r}")
-        setup = Setup(topology, node_params, load, self.slots, self.warmup, self.seed, quantum, self.series)
+        setup = Setup(topology, node_params, load, self.slots, self.warmup, self.seed, quantum, self.series,
+                      not self.faults.empty)
         return Prepared(self, scheme, topology, params, node_params, setup, float(cap), quantum)
 
 

@@ -9,12 +9,13 @@
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any
 
 from slotnet.nodes import NodeContext
 
 from .._base import Param
-from ..kit import LabelQueues, PortQueues
+from ..kit import LabelQueues, PortQueues, ServiceOrder
 from ._cube_node import CubeNode
 
 __all__ = ["DISCIPLINES", "TIES", "DirectNode", "discipline_params", "fifo_arrival_order"]
@@ -57,13 +58,19 @@ class DirectNode(CubeNode):
     next birth or the next arriving copy.
     """
 
+    #: where the message carries its label (§4.3.1; last in both schemes' messages): the
+    #: declared service order of the ``label`` discipline is smallest label first, which
+    #: the kit's queue checks at every send
+    LABEL_FIELD = -1
+
     def __init__(self, ctx: NodeContext) -> None:
         super().__init__(ctx)
         self.by_label = ctx.params["discipline"] == "label"
         self.ties = ctx.params["ties"]
         #: both kinds exist (they are tiny); ``queues`` is the one the discipline uses
         self.fifo = PortQueues(ctx.ports)
-        self.prio = LabelQueues(ctx.ports)
+        label = itemgetter(self.LABEL_FIELD)
+        self.prio = LabelQueues(ctx.ports, ServiceOrder(ctx, lambda m, _port: label(m)) if self.by_label else None)
         self.queues: PortQueues | LabelQueues = self.prio if self.by_label else self.fifo
 
     def held(self) -> int:

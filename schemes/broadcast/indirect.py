@@ -278,7 +278,7 @@ class IndirectReporter(BroadcastReporter):
         self.missed_sends = 0  # scheduled sends a stall took
 
     def handlers(self) -> dict[str, Callable[..., None]]:
-        return {"step": self.step, "overdue": self.overdue}
+        return {**super().handlers(), "overdue": self.overdue}
 
     def overdue(self, node: int, slot: int, sends: int) -> None:
         self.missed_sends += sends

@@ -351,7 +351,7 @@ class PeriodicReporter(BroadcastReporter):
         self.missed_sends = 0  # scheduled sends a stall took
 
     def handlers(self) -> dict[str, Callable[..., None]]:
-        return {"step": self.step, "period_end": self.period_end, "late": self.late, "overdue": self.overdue}
+        return {**super().handlers(), "period_end": self.period_end, "late": self.late, "overdue": self.overdue}
 
     def late(self, node: int, slot: int, origin: int, seq: int) -> None:
         self.late_copies += 1

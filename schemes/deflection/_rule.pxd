@@ -7,7 +7,7 @@ import cython
                mask=long, free=long, spare=long, bit=long, deflected=bint, order=list, out=list)
 cpdef list one_pass(long node, object dests, long d, object rand, Py_ssize_t first=*, object live=*)
 
-@cython.locals(continuing=list, entered=list, arrived=list)
+@cython.locals(continuing=list, entered=list, arrived=list, ends=list)
 cpdef tuple absorb(long node, object inbox, bint queueing)
 
 @cython.locals(assigned=list, deflected=long, dist_after=long, n_after=long, ddists=list, port=long,

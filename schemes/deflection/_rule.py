@@ -110,25 +110,29 @@ def one_pass(
 
 
 def absorb(node: int, inbox: Iterable[tuple[int, Sequence[int]]], queueing: bool
-           ) -> tuple[list[Sequence[int]], list[int], list[int]]:
+           ) -> tuple[list[Sequence[int]], list[int], list[int], list[int]]:
     """Step 1 of §II-A: split what arrived into packets that continue and stamps of those home.
 
     Returns:
-        ``(continuing, entered, arrived)``: the packets not yet home, in inbox order; the
-        ``entered_slot`` of each packet absorbed; and (input queueing only) its
-        ``arrived_slot``.
+        ``(continuing, entered, arrived, ends)``: the packets not yet home, in inbox order;
+        the ``entered_slot`` of each packet absorbed; (input queueing only) its
+        ``arrived_slot``; and its origin and destination, two entries per packet (what the
+        observer checks the absorption against).
     """
     continuing: list[Sequence[int]] = []
     entered: list[int] = []
     arrived: list[int] = []
+    ends: list[int] = []
     for _, pkt in inbox:
         if pkt[0] == node:
             entered.append(pkt[1])
+            ends.append(pkt[2])
+            ends.append(pkt[0])
             if queueing:
                 arrived.append(pkt[3])
         else:
             continuing.append(pkt)
-    return continuing, entered, arrived
+    return continuing, entered, arrived, ends
 
 
 def transmit(node: int, pkts: Sequence[Sequence[int]], d: int, rand: Callable[[], float],

@@ -20,7 +20,8 @@ is exactly the paper's. A stalled node misses arrival epochs of its stall.
 A packet on the wire is ``(dest, entered_slot, origin)`` (blocking) or
 ``(dest, entered_slot, origin, arrived_slot)`` (input queueing). The node records one
 ``step`` event per slot it is awake; delays are computed by the observer from the
-stamps of the packets the node absorbed.
+stamps of the packets the node absorbed, and each absorption is checked there against
+the packet's origin and destination (:mod:`.reporter`).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ class StepEvent(NamedTuple):
     absorbed_entered: Any   # entered_slot of each packet absorbed here
     absorbed_arrived: Any   # arrived_slot of each absorbed packet (input queueing only)
     queue: int              # input-queue length after the slot
+    absorbed_ends: Any      # origin and destination of each absorbed packet (two entries each)
 
 
 #: The ``step`` event's field names, in order (the trace schema).
@@ -84,7 +86,7 @@ class DeflectionNode(Node):
         inbox: Inbox = ()
         while True:
             slot = ctx.slot
-            pkts, absorbed_e, absorbed_a = absorb(me, inbox, queueing)
+            pkts, absorbed_e, absorbed_a, ends = absorb(me, inbox, queueing)
             offered = 0
             if nxt is not None and nxt[0] < slot:  # woken late (a stall): those epochs are gone
                 nxt = arrivals.next_after(slot - 1)
@@ -116,7 +118,7 @@ class DeflectionNode(Node):
                 deflected, dist_after, n_after, ddists = transmit(
                     me, pkts, d, rand, send, n_cont if continuing_first else 0, live_mask)
             record("step", offered, accepted, len(pkts), deflected, dist_after, n_after,
-                   ddists, absorbed_e, absorbed_a, len(queue))
+                   ddists, absorbed_e, absorbed_a, len(queue), ends)
             if queue:
                 inbox = await ctx.next_slot()
             elif nxt is None:

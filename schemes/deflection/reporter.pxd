@@ -11,8 +11,10 @@ cdef class StepSums:
     cdef public object delay_sum, delay_sq, qdelay_sum, qdelay_sq, slot_delay
     cdef public list hist, series
     cdef public list node_accepted, node_absorbed, node_sent, node_deflected, queue
+    cdef public object paths
+    cdef public bint parity
 
     @cython.locals(n_abs=Py_ssize_t, i=Py_ssize_t, row=list)
     cpdef step(self, Py_ssize_t node, long long slot, long long offered, long long accepted, long long sent,
                long long deflected, long long dist_after, long long n_after, object ddists, object absorbed_e,
-               object absorbed_a, long long queue)
+               object absorbed_a, long long queue, object absorbed_ends=*)

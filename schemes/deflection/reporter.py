@@ -11,6 +11,15 @@ divided by the slots it ran, not the slots planned); a run stopped before its wa
 ended measured nothing and reports None. Conservation is accounted over the whole run.
 Per-slot rows are kept only for a transient schedule (Table I) or when the run asks for
 its series; the confidence intervals stream (:class:`~slotnet.schemes.kit.WindowBatches`).
+
+Every absorption is checked against the packet's origin and destination (the ``step``
+event's ``absorbed_ends``), with the kit's :class:`~slotnet.schemes.kit.PathCheck`: the
+absorbing node is the destination (``delivered_at_destination``), and the hops -- counted
+here, not by the node: a bufferless packet crosses one link per slot from the slot it
+entered -- are at least the cube distance from origin to destination and, in a fault-free
+run (a ``delay`` fault lengthens a packet's life, not its path), of its parity
+(``hops_within_bounds``); a packet is named there by ``(origin, entered slot)``.
+Deflection declares no shortest paths. The kit's ``liveness`` comes with it.
 """
 
 from __future__ import annotations
@@ -19,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._base import Setup
-from ..kit import BaseReporter, BatchMeans, WindowBatches, split_dup
+from ..kit import BaseReporter, BatchMeans, PathCheck, WindowBatches, split_dup
 from .node import StepEvent
 
 __all__ = ["DeflectionReporter"]
@@ -36,9 +45,13 @@ class StepSums:
     long as the run, and its square longer than 64 bits.
     """
 
-    def __init__(self, n: int, d: int, warmup: int, queueing: bool, series_slots: int) -> None:
+    def __init__(self, n: int, d: int, warmup: int, queueing: bool, series_slots: int,
+                 paths: PathCheck | None = None) -> None:
         self.warmup = warmup
         self.queueing = queueing
+        #: where absorptions that break a path rule are filed (None: not checked)
+        self.paths = paths
+        self.parity = paths is not None and paths.parity
         # whole-run accounting
         self.created = self.offered_total = self.absorbed_total = 0
         self.backlog = 0
@@ -60,12 +73,22 @@ class StepSums:
         self.queue = [0] * n
 
     def step(self, node: int, slot: int, offered: int, accepted: int, sent: int, deflected: int,
-             dist_after: int, n_after: int, ddists: Any, absorbed_e: Any, absorbed_a: Any, queue: int) -> None:
+             dist_after: int, n_after: int, ddists: Any, absorbed_e: Any, absorbed_a: Any, queue: int,
+             absorbed_ends: Any = ()) -> None:
         """One ``step`` event (see :class:`~.node.StepEvent`)."""
         self.created += offered if self.queueing else accepted
         self.offered_total += offered
         n_abs = len(absorbed_e)
         self.absorbed_total += n_abs
+        if absorbed_ends and self.paths is not None:  # the path rules, fast; a breach is filed by the kit's PathCheck
+            i = 0
+            for e in absorbed_e:
+                origin, dest = absorbed_ends[i], absorbed_ends[i + 1]
+                i += 2
+                hops = slot - e
+                dist = (origin ^ dest).bit_count()
+                if dest != node or hops < dist or (self.parity and (hops - dist) & 1):
+                    self.paths.delivered(node, slot, e, hops, (origin, e), origin, dest)
         self.backlog += queue - self.queue[node]
         self.queue[node] = queue
         if self.series is not None:
@@ -124,7 +147,9 @@ class DeflectionReporter(BaseReporter):
         self.warmup, self.slots = setup.warmup, setup.slots
         self.queueing = setup.params["mode"] == "queue"
         keep = setup.series or len(setup.params.get("schedule", ())) > 1
-        self.sums = StepSums(self.n_nodes, self.d, self.warmup, self.queueing, setup.slots if keep else 0)
+        #: the kit's checks of every absorption (hops counted from the stamps: exact only without faults)
+        self.paths = PathCheck(topo, exact_hops=False, faults=setup.faults)
+        self.sums = StepSums(self.n_nodes, self.d, self.warmup, self.queueing, setup.slots if keep else 0, self.paths)
         #: the ``step`` handler: ``step(node, slot, *StepEvent)``
         self.step = self.sums.step
         self.delay_batches = BatchMeans(self.warmup, self.slots)
@@ -139,7 +164,8 @@ class DeflectionReporter(BaseReporter):
         return {"step": self.sums.step}
 
     def on_lost(self, slot: int, sender: int, port: int, receiver: int, message: Any, cause: str) -> None:
-        """Losses are counted by the fabric; nothing scheme-specific to do."""
+        """Losses are counted by the fabric; only the kit's liveness check looks at them."""
+        self.liveness.lost(slot, receiver, message, cause)
 
     def end_slot(self, slot: int) -> None:
         self.last_slot = slot
@@ -240,4 +266,7 @@ class DeflectionReporter(BaseReporter):
         }
         if copies:
             out["dup_copies"] = copies
-        return {"conservation": out}
+        paths = self.paths.invariants()
+        for name in paths:  # every absorption was checked; only breaches reached the books
+            paths[name]["checked"] = s.absorbed_total
+        return {"conservation": out, **paths, **self.liveness.invariants()}

@@ -10,12 +10,27 @@ sibling paper's private modules.
 * statistics: :class:`BatchMeans`, :func:`ratio_ci95`, :func:`t_half_width`, :class:`RunningMean`;
 * observers: :class:`BaseReporter`, :class:`BroadcastReporter` (exactly-once, reception and
   broadcast delay, Q, M), :class:`UnicastReporter` (delay, hops, Q, conservation);
-* nodes: :class:`BroadcastNode` (births, first receptions, the step event, non-idling step end).
+* nodes: :class:`BroadcastNode` (births, first receptions, the step event, non-idling step end);
+* checks that come with the reporters (:mod:`._checks`): :class:`PathCheck` (unicasts delivered
+  at their destination, hops within the topology's bounds, shortest paths where declared),
+  :class:`BirthCheck`, :class:`Liveness`, :class:`OrderCheck` with the node side's
+  :class:`ServiceOrder` (a declared service order, checked by the queue).
 """
 
 from ._births import BirthProcess, available_slot
 from ._broadcast_node import INCARNATION_SHIFT, BroadcastNode, Forwarding, first_seq
 from ._broadcast_reporter import STEP_FIELDS, BroadcastReporter, StepEvent
+from ._checks import (
+    CHECK_EVENTS,
+    BirthCheck,
+    Book,
+    Liveness,
+    OrderCheck,
+    PathCheck,
+    ServiceOrder,
+    bipartite,
+    eccentricity,
+)
 from ._labels import StreamLabels, first_label, next_label
 from ._queues import ClassQueues, LabelQueues, PortQueues, port_indices
 from ._reporter import BaseReporter, split_dup
@@ -23,25 +38,34 @@ from ._stats import T_975, BatchMeans, RunningMean, WindowBatches, ratio_ci95, t
 from ._unicast_reporter import UNICAST_EVENTS, UnicastReporter
 
 __all__ = [
+    "CHECK_EVENTS",
     "INCARNATION_SHIFT",
     "STEP_FIELDS",
     "T_975",
     "UNICAST_EVENTS",
     "BaseReporter",
     "BatchMeans",
+    "BirthCheck",
     "BirthProcess",
+    "Book",
     "BroadcastNode",
     "BroadcastReporter",
     "ClassQueues",
     "Forwarding",
     "LabelQueues",
+    "Liveness",
+    "OrderCheck",
+    "PathCheck",
     "PortQueues",
     "RunningMean",
+    "ServiceOrder",
     "StepEvent",
     "StreamLabels",
     "UnicastReporter",
     "WindowBatches",
     "available_slot",
+    "bipartite",
+    "eccentricity",
     "first_label",
     "first_seq",
     "next_label",

@@ -23,6 +23,13 @@ is a violation of the exactly-once invariant -- unless a ``dup`` fault copied th
 (the transport reports each copy through ``on_lost`` with cause ``dup``): duplicates of
 copied packets are reported apart (``duplicates_from_dup_faults``) and are no scheme bug.
 
+The kit's checks (:mod:`._checks`) come with it: ``birth_stamps`` (every birth time in
+``(t-1, t]`` for the slot ``t`` that records it, under faults only ``<= t``; no broadcast
+completes sooner than its origin's eccentricity after its first slot), ``liveness`` (no
+message reaches a stopped node in a fault-free run; such losses, ``node_finished``, are
+never taken for a fault's) and ``service_order`` (the ``disorder`` events of a node whose
+queue broke the service order its scheme declares, :class:`~._checks.ServiceOrder`).
+
 Under faults the check also reports how much the faults cost: broadcasts completed, lost to
 a fault (incomplete, with no copy left on its way: ``missed``, each with the nodes it never
 reached -- the subtree a tree broadcast lost) and still in progress at the end.
@@ -34,6 +41,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from .._base import Setup
+from ._checks import CHECK_EVENTS, BirthCheck, OrderCheck
 from ._reporter import BaseReporter
 from ._stats import BatchMeans, WindowBatches
 
@@ -56,7 +64,7 @@ STEP_FIELDS = StepEvent._fields
 class BroadcastReporter(BaseReporter):
     """Consumes ``step`` events; keeps only packets that are still incomplete."""
 
-    events: Mapping[str, tuple[str, ...]] = {"step": STEP_FIELDS}
+    events: Mapping[str, tuple[str, ...]] = {"step": STEP_FIELDS, **CHECK_EVENTS}
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
@@ -95,13 +103,17 @@ class BroadcastReporter(BaseReporter):
         #: per origin, the last sequence number born there: names must grow, across restarts too
         self.last_seq: list[int] = [-1] * n
         self.reused: list[tuple[int, int, int]] = []  # (slot, origin, seq) born under a name already used
+        self.stamps = BirthCheck(setup.topology, bool(getattr(setup, "faults", False)))
+        self.order = OrderCheck()
 
     def handlers(self) -> Mapping[str, Any]:
-        return {"step": self.step}
+        return {"step": self.step, **self.order.handlers()}
 
     def step(self, node: int, slot: int, births: Any, received: Any, q_start: int, q_after: int) -> None:
         live = self.live
         for seq, tau in births:
+            if not slot - 1 < tau <= slot:  # the check's fast path; the rest is BirthCheck's
+                self.stamps.born(node, slot, (node, seq), tau)
             if seq <= self.last_seq[node]:
                 self.reused.append((slot, node, seq))
                 continue  # the packet that holds the name keeps its books
@@ -137,6 +149,7 @@ class BroadcastReporter(BaseReporter):
     def _complete(self, key: tuple[int, int], rec: list[Any]) -> None:
         del self.live[key]
         self.completed_total += 1
+        self.stamps.completed(key[0], key, rec[0], rec[2])
         if rec[0] >= self.warmup:
             self._done.append((key, rec[0], rec[2], rec[3]))
 
@@ -163,6 +176,7 @@ class BroadcastReporter(BaseReporter):
         self.q_adj = 0
 
     def on_lost(self, slot: int, sender: int, port: int, receiver: int, message: Any, cause: str) -> None:
+        self.liveness.lost(slot, receiver, message, cause)
         if cause != "dup":
             self.lost_copies += 1
         elif isinstance(message, tuple) and len(message) >= 2:
@@ -207,7 +221,7 @@ class BroadcastReporter(BaseReporter):
                 misses.append({"origin": key[0], "seq": key[1], "born": rec[0], "missing_nodes": missing[:16],
                                "n_missing": len(missing)})
         destroyed = {cause: n for cause, n in lost.items() if n > 0}
-        faults = bool(destroyed)
+        faults = any(cause != "node_finished" for cause in destroyed)  # a node that stopped is no fault
         copied = self.copied
         dups = [x for x in self.duplicates if (x[2], x[3]) not in copied]
         unknown = [x for x in self.unknown if (x[2], x[3]) not in copied]
@@ -230,4 +244,9 @@ class BroadcastReporter(BaseReporter):
             out["lost_to_faults"] = len(misses) if faults else 0
             out["nodes_missed"] = sum(m["n_missing"] for m in misses)
             out["duplicates_from_dup_faults"] = (len(self.duplicates) - len(dups)) + (len(self.unknown) - len(unknown))
-        return {"exactly_once": out}
+        return {"exactly_once": out, **self.checks()}
+
+    def checks(self) -> dict[str, Any]:
+        """The kit's checks of a broadcast run: ``birth_stamps``, ``liveness``, ``service_order``."""
+        self.stamps.book.checked = self.born_total
+        return {**self.stamps.invariants(), **self.liveness.invariants(), **self.order.invariants()}

@@ -8,7 +8,9 @@ fewer), and are visited in increasing port index.
 
 * :class:`PortQueues` — one FIFO per port.
 * :class:`ClassQueues` — priority classes per port: class 0 first, FIFO within a class.
-* :class:`LabelQueues` — per-port heaps ordered by a key (e.g. a label and a slot).
+* :class:`LabelQueues` — per-port heaps ordered by a key (e.g. a label and a slot); given
+  the scheme's declared order (:class:`~._checks.ServiceOrder`), every packet it serves is
+  checked against the one it would serve next.
 """
 
 from __future__ import annotations
@@ -16,7 +18,10 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._checks import ServiceOrder
 
 __all__ = ["ClassQueues", "LabelQueues", "PortQueues", "port_indices"]
 
@@ -86,6 +91,10 @@ class PortQueues(_Base):
 class ClassQueues(_Base):
     """Per-port priority classes: class 0 is served first, FIFO within a class.
 
+    ``order``: the service order the scheme declares (from the message and the port, e.g.
+    §3.2's classes of STAR), checked at every :meth:`pop` against the head of every class
+    still waiting on the port (:meth:`check_served`).
+
     Example:
         >>> q = ClassQueues(2, classes=2)
         >>> q.add(("low", 1), [(0, 1)]); q.add(("high", 2), [(0, 0)])
@@ -93,9 +102,9 @@ class ClassQueues(_Base):
         (('high', 2), ('low', 1))
     """
 
-    __slots__ = ("classes", "waiting")
+    __slots__ = ("classes", "waiting", "order")
 
-    def __init__(self, ports: int | Iterable[Any], classes: int = 2) -> None:
+    def __init__(self, ports: int | Iterable[Any], classes: int = 2, order: ServiceOrder | None = None) -> None:
         super().__init__(ports)
         if classes < 1:
             raise ValueError(f"need at least one class, got {classes}")
@@ -103,6 +112,15 @@ class ClassQueues(_Base):
         self.waiting = [0] * len(self.queues)  # packets queued per port, all classes
         for p in self.ports:
             self.queues[p] = [deque() for _ in range(classes)]
+        self.order = order
+
+    def check_served(self, port: int, message: Any) -> None:
+        """Check ``message``, just served on ``port``, against the head of each class left there."""
+        order = self.order
+        assert order is not None
+        for q in self.queues[port]:
+            if q and not order.served(port, message, q[0][0]):
+                return
 
     def add(self, message: Any, plan: Iterable[tuple[int, int]]) -> None:
         """Queue ``message`` on each ``(port, class)`` of ``plan``."""
@@ -130,7 +148,10 @@ class ClassQueues(_Base):
         for q in self.queues[port]:
             if q:
                 self.waiting[port] -= 1
-                return self._release(q.popleft())
+                message = self._release(q.popleft())
+                if self.order is not None:
+                    self.check_served(port, message)
+                return message
         raise IndexError(f"port {port} has nothing queued")
 
     def items(self) -> set[tuple[int, int]]:
@@ -142,15 +163,19 @@ class LabelQueues(_Base):
 
     Keys of distinct packets wanting one port should be distinct; an insertion counter
     still closes the order so that it never falls back on comparing messages.
+
+    ``order``: the service order the scheme declares (e.g. smallest label first, from the
+    message itself), checked at every :meth:`pop` against the packet the heap serves next.
     """
 
-    __slots__ = ("_count",)
+    __slots__ = ("_count", "order")
 
-    def __init__(self, ports: int | Iterable[Any]) -> None:
+    def __init__(self, ports: int | Iterable[Any], order: ServiceOrder | None = None) -> None:
         super().__init__(ports)
         for p in self.ports:
             self.queues[p] = []
         self._count = 0
+        self.order = order
 
     def add(self, message: Any, label: int, plan: Iterable[tuple[int, int]]) -> None:
         """Queue ``message`` of ``label`` on each ``(port, slot_in_period)`` of ``plan``."""
@@ -165,7 +190,11 @@ class LabelQueues(_Base):
 
     def pop(self, port: int) -> Any:
         """The waiting packet of smallest key on ``port`` (its record is released when done)."""
-        return self._release(heapq.heappop(self.queues[port])[3])
+        heap = self.queues[port]
+        rec = heapq.heappop(heap)[3]
+        if self.order is not None:
+            self.order.served(port, rec[0], heap[0][3][0] if heap else None)
+        return self._release(rec)
 
     def items(self) -> set[tuple[int, int]]:
         return {(e[3][0][0], e[3][0][1]) for p in self.ports for e in self.queues[p]}

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .._base import Setup
+from ._checks import Liveness
 
 __all__ = ["BaseReporter", "split_dup"]
 
@@ -35,14 +36,21 @@ class BaseReporter:
     def __init__(self, setup: Setup) -> None:
         self.setup = setup
         self.lost_messages = 0
+        #: the kit's ``liveness`` check (messages that reached a node whose run() had returned)
+        self.liveness = Liveness(bool(getattr(setup, "faults", False)))
 
     def handlers(self) -> Mapping[str, Callable[..., None]]:
         raise NotImplementedError
 
     def on_lost(self, slot: int, sender: int, port: int, receiver: int, message: Any, cause: str) -> None:
-        """A message a fault destroyed; cause ``dup`` is no loss but a copy a fault added."""
+        """A message a fault destroyed; cause ``dup`` is no loss but a copy a fault added.
+
+        A subclass that overrides it calls it too, or at least :meth:`Liveness.lost` of
+        :attr:`liveness`, so that ``node_finished`` losses are seen.
+        """
         if cause != "dup":
             self.lost_messages += 1
+        self.liveness.lost(slot, receiver, message, cause)
 
     def end_slot(self, slot: int) -> None:
         pass

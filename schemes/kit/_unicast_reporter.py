@@ -3,9 +3,16 @@
 Nodes record three events:
 
 * ``born(count)`` — packets created at this node in this slot;
-* ``delivered(birth, hops)`` — a packet reached its destination (read from the inbox in
-  this slot, i.e. it arrived at time ``slot``); its delay is ``slot - birth``;
+* ``delivered(birth, hops, source, seq, dest)`` — a packet reached its destination (read
+  from the inbox in this slot, i.e. it arrived at time ``slot``); its delay is
+  ``slot - birth``; ``(source, seq)`` names it and ``dest`` is the destination it carries;
 * ``queue(q)`` — packets this node holds after its step (for Q and the backlog).
+
+From the packet's identity the kit's :class:`~._checks.PathCheck` checks every delivery:
+``delivered_at_destination``, ``hops_within_bounds`` (distance <= hops <= slots lived, with
+the distance's parity on a bipartite topology) and, where the scheme declares shortest
+paths (``shortest_paths=True``), ``shortest_paths``. A node that records only ``(birth,
+hops)`` gets conservation and the metrics, not these checks.
 
 Conservation (every packet delivered, in flight, held or lost by a recorded cause) is
 checked at the end against the transport's in-flight list, the nodes' holdings and the
@@ -20,21 +27,29 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._base import Setup
+from ._checks import PathCheck
 from ._reporter import BaseReporter, split_dup
 from ._stats import BatchMeans
 
 __all__ = ["UNICAST_EVENTS", "UnicastReporter"]
 
-UNICAST_EVENTS: Mapping[str, tuple[str, ...]] = {"born": ("count",), "delivered": ("birth", "hops"), "queue": ("q",)}
+UNICAST_EVENTS: Mapping[str, tuple[str, ...]] = {"born": ("count",), "delivered": ("birth", "hops", "source", "seq", "dest"),
+                                                 "queue": ("q",)}
 
 
 class UnicastReporter(BaseReporter):
-    """Streaming unicast metrics; every sum but the delay is an integer."""
+    """Streaming unicast metrics; every sum but the delay is an integer.
+
+    ``shortest_paths``: the scheme declares that every packet takes a shortest path (STAR's
+    unicasts, dimension-order routing), which :attr:`paths` then checks at every delivery.
+    """
 
     events = UNICAST_EVENTS
 
-    def __init__(self, setup: Setup) -> None:
+    def __init__(self, setup: Setup, *, shortest_paths: bool = False) -> None:
         super().__init__(setup)
+        #: the kit's checks of every delivery (destination, hop bounds, shortest paths)
+        self.paths = PathCheck(setup.topology, shortest=shortest_paths, faults=bool(getattr(setup, "faults", False)))
         n = setup.topology.n_nodes
         self.n_nodes = n
         self.warmup, self.slots = setup.warmup, setup.slots
@@ -58,7 +73,10 @@ class UnicastReporter(BaseReporter):
     def born(self, node: int, slot: int, count: int) -> None:
         self.born_total += count
 
-    def delivered(self, node: int, slot: int, birth: float, hops: int) -> None:
+    def delivered(self, node: int, slot: int, birth: float, hops: int, source: int | None = None,
+                  seq: int | None = None, dest: int | None = None) -> None:
+        if source is not None and dest is not None:
+            self.paths.delivered(node, slot, birth, hops, (source, seq), source, dest)
         self.delivered_total += 1
         self.node_delivered[node] += 1
         if birth >= self.warmup:
@@ -113,4 +131,4 @@ class UnicastReporter(BaseReporter):
         if any(cause != "node_finished" for cause in lost):  # under faults: lost to a fault / in progress
             out["lost_to_faults"] = sum(n for cause, n in dropped.items() if cause != "node_finished")
             out["in_progress"] = len(in_flight) + sum(held)
-        return {"conservation": out}
+        return {"conservation": out, **self.paths.invariants(), **self.liveness.invariants()}

@@ -27,23 +27,37 @@ so a faulted run still ends at quiescence.
 
 The instance comes from ``--param instance=FILE`` or ``--param workload=... seed=S``
 (:mod:`._inputs`); the run goes on until quiescence.
+
+Checks beside the family's (:class:`GreedyReporter`): a packet counts the links it crosses
+(field :data:`CROSSED`) and its destination records the count with the delivery, so the
+kit's path checks hold dimension order to what it promises -- a shortest path
+(``shortest_paths``, ``hops_within_bounds``, ``delivered_at_destination``); with
+``order=farthest-first`` every packet a port serves is checked against the one it would
+serve next (``service_order``: the most hops still to go first); and the kit's
+``liveness``.
 """
 
 from __future__ import annotations
 
 import heapq
 from collections import deque
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from slotnet.nodes import NodeContext
 
 from .._base import Param, Scheme, Setup
+from ..kit import CHECK_EVENTS, OrderCheck, PathCheck, ServiceOrder
 from ._engine import DST, FIRST, LAST, SRC, BufferedNode, packet
 from ._inputs import COMMON_PARAMS, MESH, SOURCE, instance_of, prepare_instance
-from .reporter import M2OReporter
+from .reporter import EVENTS, M2OReporter
 from .theory import instance_bounds
 
-__all__ = ["SCHEME", "GreedyNode", "next_port", "prepare", "theory"]
+__all__ = ["CROSSED", "SCHEME", "GreedyNode", "GreedyReporter", "next_port", "prepare", "theory"]
+
+#: The field of a greedy packet counting the links it has crossed (the engine's ``a``,
+#: unused by this rule): what its destination reports with the delivery.
+CROSSED = 9
 
 
 def next_port(sides: tuple[int, ...], here: tuple[int, ...], dest: tuple[int, ...]) -> tuple[int, int] | None:
@@ -65,6 +79,8 @@ class GreedyNode(BufferedNode):
         self.farthest = ctx.params["order"] == "farthest-first"
         self.queues: dict[int, Any] = {}
         self.seq = 0
+        #: the declared order of farthest-first (most hops to go first), checked at every send
+        self.order = ServiceOrder(ctx, self._to_go, lambda m: (m[SRC],)) if self.farthest else None
         self.at_home = False  # its own packet is for itself: consumed at its first step
         dest = ctx.params["dest"][self.me]
         if dest >= 0 and not ctx.incarnation:  # restarted after a crash: its packet is gone
@@ -79,15 +95,21 @@ class GreedyNode(BufferedNode):
         if self.at_home:
             self.at_home = False
             self.occ -= 1
-            ctx.record("delivered", self.me, 0, 0)
+            ctx.record("delivered", self.me, 0, 0, 0)
         self._peak()
+        order = self.order
         while True:
             for port in sorted(self.queues):
                 q = self.queues[port]
                 if q:
-                    msg = heapq.heappop(q)[2] if self.farthest else q.popleft()
+                    if order is not None:
+                        msg = heapq.heappop(q)[2]
+                        order.served(port, msg, q[0][2] if q else None)
+                    else:
+                        msg = q.popleft()
                     self.occ -= 1
                     self.load -= 1
+                    msg[CROSSED] += 1
                     ctx.send(port, msg)
             inbox = await (ctx.next_slot() if any(self.queues.values()) else ctx.idle())
             slot = ctx.slot
@@ -95,7 +117,7 @@ class GreedyNode(BufferedNode):
                 msg = list(frozen)  # messages decode as tuples
                 if msg[DST] == self.me:
                     msg[FIRST] = msg[LAST] = slot
-                    ctx.record("delivered", msg[SRC], slot, slot)
+                    ctx.record("delivered", msg[SRC], slot, slot, msg[CROSSED])
                 else:
                     self._enqueue(msg)
             self._peak()
@@ -114,12 +136,53 @@ class GreedyNode(BufferedNode):
         else:
             self.queues.setdefault(port, deque()).append(msg)
 
+    def _to_go(self, msg: list[Any], port: int = -1) -> int:
+        """Farthest-first's declared key: minus the hops ``msg`` still has to go (the topology's distance)."""
+        return -self.ctx.geometry.distance(self.me, msg[DST])
+
     def held_packets(self) -> list[int]:
         """The sources of the packets queued here (a packet is named by its source, §2)."""
         out: list[int] = [self.me] if self.at_home else []
         for q in self.queues.values():
             out.extend(item[2][SRC] if self.farthest else item[SRC] for item in q)
         return sorted(out)
+
+
+class GreedyReporter(M2OReporter):
+    """The family's reporter, with the kit's checks of dimension-order routing.
+
+    ``delivered`` carries the hops the packet crossed; every delivery is checked by the
+    kit's :class:`~slotnet.schemes.kit.PathCheck` against the instance (the packet of
+    source ``src`` is bound for ``dest[src]``, born at time 0) with shortest paths
+    declared; ``disorder`` events (farthest-first) fail ``service_order``.
+    """
+
+    events: Mapping[str, tuple[str, ...]] = {**EVENTS, "delivered": (*EVENTS["delivered"], "hops"), **CHECK_EVENTS}
+
+    def __init__(self, setup: Setup) -> None:
+        super().__init__(setup)
+        self.paths = PathCheck(setup.topology, shortest=True, faults=setup.faults)
+        self.order = OrderCheck()
+
+    def handlers(self) -> Mapping[str, Callable[..., None]]:
+        return {**super().handlers(), "delivered": self._delivered_hops, **self.order.handlers()}
+
+    def _delivered_hops(self, node: int, slot: int, src: int, first: int, last: int, hops: int | None = None) -> None:
+        self._delivered(node, slot, src, first, last)
+        if hops is not None and 0 <= src < len(self.dest):
+            self.paths.delivered(node, slot, 0, hops, (src,), src, self.dest[src])
+
+    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+        out = super().invariants(lost, in_flight, held)
+        out.update(self.paths.invariants())
+        out.update(self.liveness.invariants())
+        if self.farthest:
+            out.update(self.order.invariants())
+        return out
+
+    @property
+    def farthest(self) -> bool:
+        return self.setup.params.get("order") == "farthest-first"
 
 
 def prepare(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
@@ -137,7 +200,7 @@ SCHEME = Scheme(
     summary="many-to-one baseline: dimension-order shortest paths, FIFO (or farthest-first) per out-port",
     source=SOURCE,
     node=GreedyNode,
-    reporter=M2OReporter,
+    reporter=GreedyReporter,
     prepare=prepare,
     theory=theory,
     params=(*COMMON_PARAMS, Param("order", str, "fifo", "queue discipline per out-port", ("fifo", "farthest-first"))),

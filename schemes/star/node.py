@@ -17,7 +17,9 @@ Every node of a torus (or hypercube) runs the same loop once per slot it is awak
    slot ``t``, after that slot's arriving copies.
 3. **Service**: non-idling and all-port (§3.1): every out-port with a queued packet sends
    one, the oldest of its highest-priority non-empty class (:class:`ClassQueues`,
-   §3.2; one class under ``discipline=fcfs``).
+   §3.2; one class under ``discipline=fcfs``). The classes are also declared
+   (:meth:`StarNode.priority_class`) and every send is checked against the heads of the
+   classes left on the port (the kit's ``service_order``).
 
 Headers (msgpack tuples of small ints): broadcast ``(source, seq, ending, split)`` with
 ``source >= 0``; unicast ``(-(source + 1), seq, dest, tie, birth, hops)`` -- the
@@ -29,7 +31,8 @@ its earlier incarnations', :func:`~slotnet.schemes.kit.first_seq`), and the unic
 the arrival order; none of them steers a packet.
 
 Observer events: the kit's ``step`` (births, first receptions, Q), unicast ``born`` and
-``delivered`` (the kit's unicast reporter's events), and ``links``: cumulative counters
+``delivered`` (the kit's unicast reporter's events; ``delivered`` names the packet, its
+source and destination, so that the observer checks where and how far it went), and ``links``: cumulative counters
 ``(sent per port..., wait sum per traffic type..., transmissions per traffic type...)``
 recorded in every slot the node transmits (waits are ``send slot - queueing slot``:
 service slot excluded, the W of §3.2).
@@ -41,7 +44,7 @@ from typing import Any
 
 from slotnet.nodes import Inbox, NodeContext
 
-from ..kit import BirthProcess, BroadcastNode, ClassQueues, first_seq
+from ..kit import BirthProcess, BroadcastNode, ClassQueues, ServiceOrder, first_seq
 from ._plans import TYPE_BCAST_ENDING, TYPE_BCAST_OTHER, TYPE_UNICAST, PlanBook, plan_book
 from ._rule import pick_ending, pick_split, pick_tie
 
@@ -117,6 +120,8 @@ class TimedClassQueues(ClassQueues):
                 self.held -= 1
             msg = rec[0]
             send(port, msg)
+            if self.order is not None and waiting[port]:
+                self.check_served(port, msg)
             if msg[0] < 0:
                 kind = TYPE_UNICAST
             elif port_dim[port] == msg[2]:
@@ -149,7 +154,8 @@ class StarNode(BroadcastNode):
         for k, pair in enumerate(ports):
             for port in pair:
                 self.port_dim[port] = k
-        self.queues = TimedClassQueues(ctx.ports, self.classes)
+        order = ServiceOrder(ctx, self.priority_class, lambda m: tuple(m[:2])) if self.classes > 1 else None
+        self.queues = TimedClassQueues(ctx.ports, self.classes, order)
         self._rel_memo: list[tuple[int, ...] | None] = [None] * ctx.n_nodes
         n_ports = len(self.port_dim)
         #: sent per port, then wait sums and transmission counts per traffic type
@@ -167,6 +173,18 @@ class StarNode(BroadcastNode):
         if a is None or b is None:
             return b if a is None else a
         return min(a, b)
+
+    def priority_class(self, msg: Any, port: int) -> int:
+        """The class §3.2 (and the end of §4) gives ``msg`` on ``port``: the declared service order.
+
+        Two classes: broadcast copies on their ending dimension low (1), everything else high
+        (0); three: broadcast off the ending dimension 0, unicast 1, broadcast on it 2. Written
+        here from the paper, apart from the plans that queue packets, so the queues are
+        checked against it (:class:`~slotnet.schemes.kit.ServiceOrder`).
+        """
+        if msg[0] < 0:
+            return 1 if self.classes == 3 else 0
+        return self.classes - 1 if self.port_dim[port] == msg[2] else 0
 
     # -- the rule ---------------------------------------------------------------------------
     def _rel_from(self, other: int) -> tuple[int, ...]:
@@ -196,7 +214,7 @@ class StarNode(BroadcastNode):
                 continue
             dest, hops = msg[2], msg[5] + 1
             if dest == me:
-                self.ctx.record("delivered", msg[4], hops)
+                self.ctx.record("delivered", msg[4], hops, -head - 1, msg[1], dest)
                 continue
             port = book.unicast_port(self._rel_to(dest), msg[3])
             staged.append((-hops, i, (head, msg[1], dest, msg[3], msg[4], hops), ((port, book.ucls),)))

@@ -13,7 +13,9 @@
   from ``on_lost``), and ``crash``: the unicasts destroyed in the queues of crashed nodes.
   The fabric books a crashed node's queue by count only (its ``held()``, broadcasts and
   unicasts together: ``crashed_queues``), so ``crash`` is what no other book names, and
-  the book closes only if that is at most ``crashed_queues``.
+  the book closes only if that is at most ``crashed_queues``;
+  the kit's path checks of every delivery (``delivered_at_destination``, ``hops_within_bounds``,
+  and ``shortest_paths``: §4 routes unicasts on shortest paths, which the scheme declares).
 * Waiting time per hop (``send slot - queueing slot``, §3.2's W, service excluded), over
   transmissions made in the measured window: ``mean_wait`` (all), ``mean_wait_high``
   (class 0), ``mean_wait_low`` (the last class), ``mean_wait_medium`` (three classes),
@@ -33,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._base import Setup
-from ..kit import BroadcastReporter, UnicastReporter
+from ..kit import UNICAST_EVENTS, BroadcastReporter, UnicastReporter
 from .node import LINK_FIELDS
 
 __all__ = ["StarReporter"]
@@ -48,14 +50,14 @@ class StarReporter(BroadcastReporter):
     events: Mapping[str, tuple[str, ...]] = {
         **BroadcastReporter.events,
         "links": LINK_FIELDS,
-        "born": ("count",),
-        "delivered": ("birth", "hops"),
+        "born": UNICAST_EVENTS["born"],
+        "delivered": UNICAST_EVENTS["delivered"],
     }
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
         self.classes = int(setup.params.get("n_classes", 2))
-        self.unicast = UnicastReporter(setup)
+        self.unicast = UnicastReporter(setup, shortest_paths=True)  # §4: "a shortest path"
         self.with_unicast = float(setup.params.get("lam_unicast", 0.0)) > 0
         n = setup.topology.n_nodes
         self.latest: list[tuple[int, ...] | None] = [None] * n
@@ -181,6 +183,8 @@ class StarReporter(BroadcastReporter):
         if crashed_queues:
             cons["crashed_queues"] = crashed_queues
         out["unicast_conservation"] = cons
+        if self.with_unicast:
+            out.update(self.unicast.paths.invariants())
         return out
 
 
