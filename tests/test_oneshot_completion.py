@@ -88,6 +88,7 @@ def test_cut_short_is_never_violated_and_run_to_the_end_is_complete(scheme):
                                 "ended_by": "slots"}, (cut, r.completion)
         assert r.ok, (cut, _failing(r.invariants))
         assert r.note is not None and r.note.startswith(f"incomplete at slot {cut - 1}:")
+        assert r.metrics["completion_time"] is None
     exact = run(RunSpec(scheme, topology, params=params, seed=1, slots=n))
     assert exact.completion == full.completion and exact.ok
 

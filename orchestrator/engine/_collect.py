@@ -219,7 +219,8 @@ def _packets(invariants: dict[str, Any], copies: int) -> dict[str, Any]:
 def complete(result: Result, prep: Prepared, done: bool, last_active: int) -> None:
     """A one-shot collective's completion (``until="quiescent"``): whether the run went
     quiescent (``done``), at which slot and time; its ``completion_time`` metric unless the
-    scheme gives its own. Nothing for a scheme that runs for its slots.
+    scheme gives its own (None, whatever the scheme says, for a task that did not
+    complete). Nothing for a scheme that runs for its slots.
 
     A run that ended before completion also says at which slot it stopped
     (``stopped_at_slot``, its last) and what ended it (``ended_by``): ``"slots"`` (the slot
@@ -238,4 +239,5 @@ def complete(result: Result, prep: Prepared, done: bool, last_active: int) -> No
         result.completion |= {"stopped_at_slot": result.slots_run - 1, "ended_by": ended_by}
         if prep.cap is not None:
             result.completion["cap"] = prep.cap
+        result.metrics["completion_time"] = None  # not a time the task took (m2o's would be its last delivery so far)
     result.metrics.setdefault("completion_time", result.completion["time"])

@@ -75,8 +75,8 @@ class Result:
     def _incomplete(self) -> str:
         c = self.completion or {}
         at = c.get("stopped_at_slot", self.slots_run - 1)
-        why = {"cap": f"the safety cap of {self.slots} slots (derived from the scheme's bound) ended the run "
-                      "before its task completed; give --slots to run longer",
+        why = {"cap": f"the safety cap of {self.slots} slots ended the run before its task completed; "
+                      "give --slots to run longer",
                "unstable": "the stability monitor stopped the run before its task completed",
                }.get(c.get("ended_by", ""), f"the {self.slots} slots given ended the run before its task completed")
         return (f"incomplete at slot {at}: {why}. The invariants judge what was due by then "
