@@ -285,7 +285,9 @@ def build_parser() -> argparse.ArgumentParser:
         "its own task; one --seed fixes the whole run. Faults, a trace and a sharded run are options."),
         _RUN_EXAMPLES)
     _add_common(r)
-    r.add_argument("--slots", type=int, default=1000, metavar="N", help="slots to run, warm-up included (default 1000)")
+    r.add_argument("--slots", type=int, default=None, metavar="N",
+                   help="slots to run, warm-up included (default 1000; a one-shot task: until it completes, at most "
+                        "a safety cap from the scheme's bound, and --slots N cuts it short, reported incomplete)")
     r.add_argument("--warmup", type=int, default=0, metavar="W", help="leading slots excluded from metrics (default 0)")
     r.add_argument("--seed", type=int, default=0, metavar="S", help="one seed fixes the whole run (default 0)")
     r.add_argument("--fault", action="append", default=[], metavar="F",
@@ -445,7 +447,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise SpecError("--no-spawn and --run-id need --shards K (K >= 2)")
     if args.no_spawn and not args.broker:
         raise SpecError("--no-spawn needs --broker URL: the shards started by hand must reach the same broker")
-    progress = None if args.no_progress else Progress(args.slots)  # stderr, on a terminal only
+    progress = None if args.no_progress else Progress(prep.slots)  # stderr, on a terminal only
     if args.no_spawn or args.run_id:
         import secrets
 

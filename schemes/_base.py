@@ -134,6 +134,14 @@ class Reporter(Protocol):
     after every shard's events of that slot are in; :meth:`metrics`, :meth:`invariants`,
     :meth:`per_node`, :meth:`series` finalise. :class:`slotnet.schemes.kit.BaseReporter`
     gives defaults for everything but :meth:`handlers` and :meth:`metrics`.
+
+    Before :meth:`invariants` the orchestrator calls ``run_ended(slot, complete)`` on a
+    reporter that has it (the kit's do): the run's last slot, and whether its task
+    completed -- False only for a one-shot task cut short by its slot count, its safety
+    cap or the stability monitor. Such a run is judged on what it owed by then: packets
+    in flight, queued or waiting are accounted states, and a deadline (a theorem's
+    window, a bound) counts only once it has passed
+    (:meth:`slotnet.schemes.kit.BaseReporter.due`).
     """
 
     #: event kind -> names of the values the node records with it (the trace schema)
@@ -305,8 +313,14 @@ class Scheme:
     theory_label: str = "theory"
     #: node params -> fabric ticks per paper time unit (durations of t_p or 1/d); None: 1
     quantum: Callable[[Mapping[str, Any]], int] | None = None
-    #: "slots": run the given slots; "quiescent": stop when nothing is left to do
+    #: "slots": run the given slots; "quiescent": a one-shot task, run until nothing is left
+    #: to do (a run cut short before that is incomplete, not violated; see :class:`Reporter`)
     until: str = "slots"
+    #: a one-shot task's safety cap: (topology, node params) -> the most slots (fabric ticks)
+    #: a run given no slot count may take, derived from the scheme's own bound (e.g. a few
+    #: times its theorem's completion time); the run stops there, reported incomplete, only
+    #: if the task has not completed. None: the orchestrator's default cap
+    max_slots: Callable[[Any, Mapping[str, Any]], int] | None = None
     #: the fault kinds (names of ``slotnet.fabric.FAULT_KINDS``: ``loss``, ``dup``,
     #: ``delay``, ``corrupt``, ``partition``, ``stall``, ``link-down``/``link-up``,
     #: ``crash``/``recover``) the scheme can run under and still report what they cost;

@@ -139,7 +139,7 @@ def test_one_shot_runs_stop_at_quiescence_with_the_completion_slot(monkeypatch):
     assert r.completion == {"complete": True, "slot": 5, "time": 5.0}
     assert r.slots_run == 6
     short = run(RunSpec("relay", "mesh:6", slots=4))
-    assert short.completion == {"complete": False, "slot": None, "time": None}
+    assert short.completion == {"complete": False, "slot": None, "time": None, "stopped_at_slot": 3, "ended_by": "slots"}
 
 
 class BadInit(Node):

@@ -63,11 +63,15 @@ class EndState:
 
 
 def collect(prep: Prepared, reporter: Any, monitor: StabilityMonitor, slots_run: int, wall: float, end: EndState,
-            tracer: Tracer | None = None) -> Result:
+            tracer: Tracer | None = None, *, complete: bool) -> Result:
     """The result of a finished run from its end-of-run state (``tracer``: the run's trace
-    writer, closed; a trace it could not finish has no fingerprint)."""
+    writer, closed; a trace it could not finish has no fingerprint; ``complete``: False for
+    a one-shot task cut short, whose reporter then judges only what was due by its last slot)."""
     spec = prep.spec
     ledger, in_flight = end.ledger, end.in_flight
+    ended = getattr(reporter, "run_ended", None)  # optional for a reporter of the user's own
+    if ended is not None:
+        ended(slots_run - 1, complete)
     reporter.holdings(end.held_packets)
     invariants = check_invariants(reporter.invariants(ledger, in_flight, end.held))
     stability = monitor.verdict()
@@ -81,7 +85,7 @@ def collect(prep: Prepared, reporter: Any, monitor: StabilityMonitor, slots_run:
         scheme=prep.scheme.name,
         topology=prep.topology.describe(),
         seed=spec.seed,
-        slots=spec.slots,
+        slots=prep.slots,
         warmup=spec.warmup,
         params={k: v for k, v in prep.params.items() if v is not None},
         load=dict(prep.setup.load),
@@ -199,9 +203,25 @@ def _packets(invariants: dict[str, Any], copies: int) -> dict[str, Any]:
 def complete(result: Result, prep: Prepared, done: bool, last_active: int) -> None:
     """A one-shot collective's completion (``until="quiescent"``): whether the run went
     quiescent (``done``), at which slot and time; its ``completion_time`` metric unless the
-    scheme gives its own. Nothing for a scheme that runs for its slots."""
+    scheme gives its own (None, whatever the scheme says, for a task that did not
+    complete). Nothing for a scheme that runs for its slots.
+
+    A run that ended before completion also says at which slot it stopped
+    (``stopped_at_slot``, its last) and what ended it (``ended_by``): ``"slots"`` (the slot
+    count the spec gave), ``"cap"`` (the task's safety cap, ``cap``, in force when the spec
+    gave none) or ``"unstable"`` (the stability monitor).
+    """
     if prep.scheme.until != "quiescent":
         return
     result.completion = {"complete": done, "slot": last_active if done else None,
                          "time": last_active / prep.quantum if done else None}
+    if not done:
+        if result.stability.get("stopped_at_slot") is not None:
+            ended_by = "unstable"
+        else:
+            ended_by = "slots" if prep.cap is None else "cap"
+        result.completion |= {"stopped_at_slot": result.slots_run - 1, "ended_by": ended_by}
+        if prep.cap is not None:
+            result.completion["cap"] = prep.cap
+        result.metrics["completion_time"] = None  # not a time the task took (m2o's would be its last delivery so far)
     result.metrics.setdefault("completion_time", result.completion["time"])

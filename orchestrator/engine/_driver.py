@@ -7,7 +7,9 @@ has parked again (the slot barrier); the slot's observers close it
 (:class:`~._observer.SlotObservers`: the reporter, the trace, progress, the stability
 monitor). Warm-up slots run the same way; reporters exclude them from the metrics. A
 scheme that declares ``until="quiescent"`` (a one-shot collective) ends the run at the
-first slot after which no node is awake or has a timer and nothing is in flight.
+first slot after which no node is awake or has a timer and nothing is in flight; a run
+whose slots (given, or the task's safety cap) end before that is incomplete, and its
+reporter judges only what was due by then (``_collect``).
 
 The driver knows no scheme and no transport: it reads the :class:`Scheme` record and
 receives a :class:`~slotnet.fabric.Transport` from the spec's factory (the in-process
@@ -59,7 +61,7 @@ async def run_local(prep: Prepared, *, progress: Progress | None = None,
     net = Network(prep, lambda clock, lost: factory(prep, clock, lost), handlers=handlers,
                   batch=SlotBatch(handlers) if spec.observer == "buffered" else None,
                   on_lost=reporter.on_lost, tracer=tracer.buffer if tracer is not None else None)
-    monitor = StabilityMonitor(prep.topology.n_nodes, spec.warmup, spec.slots, prep.max_backlog_per_node)
+    monitor = StabilityMonitor(prep.topology.n_nodes, spec.warmup, prep.slots, prep.max_backlog_per_node)
     observers = SlotObservers.of_run(reporter, monitor, tracer=tracer, progress=progress, on_slot=on_slot)
     one_shot = prep.scheme.until == "quiescent"
     t0 = time.perf_counter()
@@ -69,7 +71,7 @@ async def run_local(prep: Prepared, *, progress: Progress | None = None,
         async with trio.open_nursery() as nursery:
             await net.start(nursery)
             with quiet_gc():
-                for slot in range(spec.slots):
+                for slot in range(prep.slots):
                     if slot:
                         await net.step(slot, nursery)
                     slots_run = slot + 1
@@ -89,6 +91,6 @@ async def run_local(prep: Prepared, *, progress: Progress | None = None,
     t = net.transport
     end = EndState(t.ledger, t.in_flight(), net.held(), net.held_packets(), t.delivered, net.runtime.wakeups,
                    t.describe())
-    result = collect(prep, reporter, monitor, slots_run, wall, end, tracer)
+    result = collect(prep, reporter, monitor, slots_run, wall, end, tracer, complete=done or not one_shot)
     complete(result, prep, done, net.last_active)
     return result

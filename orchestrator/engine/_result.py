@@ -112,15 +112,33 @@ class Result:
         return max(0, self.slots_run - self.warmup)
 
     @property
+    def complete(self) -> bool | None:
+        """Whether a one-shot task completed (None for a run of a fixed number of slots)."""
+        return None if self.completion is None else bool(self.completion.get("complete"))
+
+    @property
     def note(self) -> str | None:
-        """Why the metrics are empty or cover less than planned, or None."""
-        if self.slots_run >= self.slots or self.completion is not None:
+        """Why the metrics are empty or cover less than planned, or why a one-shot task is
+        incomplete; None when there is nothing to say."""
+        if self.completion is not None:
+            return None if self.complete else self._incomplete()
+        if self.slots_run >= self.slots:
             return None
         if self.measured_slots == 0:
             return (f"nothing was measured: the run stopped after slot {self.slots_run - 1}, "
                     f"before its warm-up of {self.warmup} slots ended")
         return (f"the run stopped after slot {self.slots_run - 1}: metrics cover the {self.measured_slots} "
                 f"slots run after the warm-up, not the {self.slots - self.warmup} planned")
+
+    def _incomplete(self) -> str:
+        c = self.completion or {}
+        at = c.get("stopped_at_slot", self.slots_run - 1)
+        why = {"cap": f"the safety cap of {self.slots} slots ended the run before its task completed; "
+                      "give --slots to run longer",
+               "unstable": "the stability monitor stopped the run before its task completed",
+               }.get(c.get("ended_by", ""), f"the {self.slots} slots given ended the run before its task completed")
+        return (f"incomplete at slot {at}: {why}. The invariants judge what was due by then "
+                "(packets in flight, queued or waiting are accounted for)")
 
     def to_dict(self, *, per_node: bool = False, series: bool = False) -> dict[str, Any]:
         """The ``--json`` object: plain JSON data, non-finite values as None listed under

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from slotnet.errors import SchemeError, SpecError
@@ -21,6 +21,11 @@ TRACE_DRIVER_EVENTS = ("sent", "received", "lost", "fault")
 
 #: Queued packets per node past which a run is stopped as unstable, unless the scheme says more.
 DEFAULT_MAX_BACKLOG = 1000.0
+
+#: Slots of a run given no slot count; for a one-shot task, the least its safety cap allows
+#: (and the cap of a scheme that declares none), so that no run that completed within the
+#: former default is cut short now.
+DEFAULT_SLOTS = 1000
 
 #: Builds the transport of a run: (prepared spec, clock, on_lost callback) -> Transport.
 TransportFactory = Callable[["Prepared", SlotClock, Callable[..., None]], Transport]
@@ -54,7 +59,11 @@ class RunSpec:
     topology: str
     params: Mapping[str, Any] = field(default_factory=dict)
     load: Mapping[str, float] = field(default_factory=dict)
-    slots: int = 1000
+    #: slots to run, warm-up included: exactly that many (a one-shot task stops earlier when
+    #: it completes). None: 1000 for a scheme that runs for its slots; a one-shot task
+    #: (``until="quiescent"``) runs until it completes, capped at its scheme's
+    #: ``max_slots`` (never below 1000) -- a run the cap ends is reported incomplete
+    slots: int | None = None
     warmup: int = 0
     seed: int = 0
     #: a FaultSchedule, or the CLI syntax as a list/tuple of strings (converted on creation)
@@ -112,14 +121,16 @@ class RunSpec:
         topology = parse_topology(self.topology)
         if topology.kind not in scheme.topologies:
             raise SpecError(f"scheme {scheme.name!r} runs on {', '.join(scheme.topologies)}, not {topology.spec}")
-        for name, count, lo in (("slots", self.slots, 1), ("warmup", self.warmup, 0), ("seed", self.seed, 0)):
+        counts = (("slots", self.slots, 1), ("warmup", self.warmup, 0), ("seed", self.seed, 0))
+        for name, count, lo in counts if self.slots is not None else counts[1:]:
             if isinstance(count, bool) or not isinstance(count, int) or count < lo:
                 raise SpecError(f"{name} must be an integer >= {lo}, got {count!r}")
         if not isinstance(self.series, bool):
             raise SpecError(f"series must be True or False, got {self.series!r}")
         shards = self.shards if isinstance(self.shards, int) and not isinstance(self.shards, bool) else 1
+        planned = self.slots if self.slots is not None else DEFAULT_SLOTS
         if check_memory:  # before anything per node
-            check_fits(topology, self.slots, series=self.series, shards=shards, hosted=hosted)
+            check_fits(topology, planned, series=self.series, shards=shards, hosted=hosted)
         if self.observer not in ("direct", "buffered"):
             raise SpecError(f"observer must be 'direct' or 'buffered', got {self.observer!r}")
         if isinstance(self.shards, bool) or not isinstance(self.shards, int) or self.shards < 1:
@@ -127,7 +138,7 @@ class RunSpec:
         if self.transport is not None and self.shards > 1:
             raise SpecError("transport= and shards > 1 do not go together: a sharded run's transport is its shards' "
                             "(leave transport out, or run in one process)")
-        if self.warmup >= self.slots:
+        if self.slots is not None and self.warmup >= self.slots:
             raise SpecError(f"warmup ({self.warmup}) must be less than slots ({self.slots})")
         load = _load(scheme, self.load)
         if not isinstance(self.params, Mapping):
@@ -136,23 +147,48 @@ class RunSpec:
         for key, value in self.params.items():
             params[key] = scheme.param(key).parse(value)
         node_params = scheme.prepare(topology, params, load)
+        slots, cap = self.slots, None
+        if slots is None:
+            slots = DEFAULT_SLOTS
+            if scheme.until == "quiescent":
+                cap = slots = max(DEFAULT_SLOTS, _safety_cap(scheme, topology, node_params))
+                if slots > planned:
+                    check_fits(topology, slots, series=self.series, shards=shards, hosted=hosted)
+        if self.warmup >= slots:
+            which = f"the safety cap of {scheme.name}" if cap is not None else "the default"
+            raise SpecError(f"warmup ({self.warmup}) must be less than slots ({slots}, {which}: give slots)")
         quantum = scheme.quantum(node_params) if scheme.quantum is not None else 1
         if isinstance(quantum, bool) or not isinstance(quantum, int) or quantum < 1:
             raise SpecError(f"scheme {scheme.name!r} asked for a time quantum of {quantum!r} (need an integer >= 1)")
         if not isinstance(self.faults, FaultSchedule):
             raise SpecError("faults must be a FaultSchedule or a list of strings such as ['crash@10:3', 'loss=0.01']")
-        self.faults.validate(topology, self.slots)
+        self.faults.validate(topology, slots)
         check_fault_support(scheme, self.faults)
         if self.trace is not None:
             _check_trace(self.trace, scheme, topology)
-        cap = self.max_backlog_per_node
-        if cap is None:
-            cap = scheme.max_backlog(topology, node_params) if scheme.max_backlog else DEFAULT_MAX_BACKLOG
-        if not cap > 0:
-            raise SpecError(f"max backlog per node must be > 0, got {cap!r}")
-        setup = Setup(topology, node_params, load, self.slots, self.warmup, self.seed, quantum, self.series,
+        backlog = self.max_backlog_per_node
+        if backlog is None:
+            backlog = scheme.max_backlog(topology, node_params) if scheme.max_backlog else DEFAULT_MAX_BACKLOG
+        if not backlog > 0:
+            raise SpecError(f"max backlog per node must be > 0, got {backlog!r}")
+        setup = Setup(topology, node_params, load, slots, self.warmup, self.seed, quantum, self.series,
                       not self.faults.empty)
-        return Prepared(self, scheme, topology, params, node_params, setup, float(cap), quantum)
+        spec = self if self.slots == slots else replace(self, slots=slots)
+        return Prepared(spec, scheme, topology, params, node_params, setup, float(backlog), quantum, cap)
+
+
+def _safety_cap(scheme: Scheme, topology: Topology, node_params: Mapping[str, Any]) -> int:
+    """The one-shot task's safety cap in slots: the scheme's ``max_slots``, or the default.
+
+    Raises:
+        SpecError: the scheme's cap is not an integer >= 1.
+    """
+    if scheme.max_slots is None:
+        return DEFAULT_SLOTS
+    cap = scheme.max_slots(topology, node_params)
+    if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
+        raise SpecError(f"scheme {scheme.name!r} asked for a safety cap of {cap!r} slots (need an integer >= 1)")
+    return cap
 
 
 def check_fault_support(scheme: Scheme, faults: FaultSchedule) -> None:
@@ -226,3 +262,11 @@ class Prepared:
     setup: Setup
     max_backlog_per_node: float = DEFAULT_MAX_BACKLOG
     quantum: int = 1
+    #: the safety cap that bounds the run (its slot count) when the spec gave none and the
+    #: task is one-shot; None: the run has the slots the spec gave (or the default)
+    cap: int | None = None
+
+    @property
+    def slots(self) -> int:
+        """The slots the run may take: the spec's, or the default, or the one-shot task's cap."""
+        return self.setup.slots

@@ -56,14 +56,14 @@ async def coordinate(prep: Prepared, link: CoordinatorLink, *, progress: Progres
     reporter = prep.scheme.reporter(prep.setup)
     batch = SlotBatch(checked_handlers(reporter), on_lost=reporter.on_lost)
     tracer = Tracer(spec.trace, reporter.events) if spec.trace else None
-    monitor = StabilityMonitor(prep.topology.n_nodes, spec.warmup, spec.slots, prep.max_backlog_per_node)
+    monitor = StabilityMonitor(prep.topology.n_nodes, spec.warmup, prep.slots, prep.max_backlog_per_node)
     observers = SlotObservers.of_run(reporter, monitor, tracer=tracer, progress=progress, on_slot=on_slot)
     one_shot = prep.scheme.until == "quiescent"
     try:
         await link.start(spec_to_wire(spec))
         t0 = time.perf_counter()
         slots_run, done, last_active = 0, False, 0
-        for slot in range(spec.slots):
+        for slot in range(prep.slots):
             reports = await link.done(slot)
             batch.replay([r.events for r in reports])
             if tracer is not None:
@@ -73,7 +73,7 @@ async def coordinate(prep: Prepared, link: CoordinatorLink, *, progress: Progres
             go = observers.close_slot(slot)
             if go and one_shot and all(r.idle for r in reports):
                 done, go = True, False
-            go = go and slot + 1 < spec.slots
+            go = go and slot + 1 < prep.slots
             link.go(slot, go)
             if not go:
                 break
@@ -81,7 +81,8 @@ async def coordinate(prep: Prepared, link: CoordinatorLink, *, progress: Progres
         wall = time.perf_counter() - t0
     finally:
         observers.close()
-    result = collect(prep, reporter, monitor, slots_run, wall, _merge(prep, finals, link), tracer)
+    result = collect(prep, reporter, monitor, slots_run, wall, _merge(prep, finals, link), tracer,
+                     complete=done or not one_shot)
     complete(result, prep, done, last_active)
     return result
 

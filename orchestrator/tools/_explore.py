@@ -556,6 +556,7 @@ def explore(spec: RunSpec, family: str | None = None, *, schedule: Sequence[Mapp
         SpecError: bad input, found before any run.
     """
     prep = spec.prepare()
+    spec = prep.spec  # its slot count resolved (a one-shot task given none: its safety cap)
     if not spec.faults.empty:
         raise SpecError("explore adds its own faults: give the run without faults")
     if samples is not None and (isinstance(samples, bool) or not isinstance(samples, int) or samples < 1):
@@ -566,17 +567,17 @@ def explore(spec: RunSpec, family: str | None = None, *, schedule: Sequence[Mapp
         if family is not None:
             raise SpecError("give a fault family or a faults file, not both")
         given = faults_of(schedule)
-        given.validate(prep.topology, spec.slots)
+        given.validate(prep.topology, prep.slots)
         check_fault_support(prep.scheme, given)
         cases = [("schedule", [dict(x) for x in schedule])]
     else:
         if crash_slots is not None and family != "crash-points":
             raise SpecError("--crash-slots goes with --faults crash-points")
-        slots = list(crash_slots) if crash_slots is not None else default_crash_slots(spec.slots, spec.warmup)
+        slots = list(crash_slots) if crash_slots is not None else default_crash_slots(prep.slots, spec.warmup)
         kinds = _fuzz.drawable_kinds(prep.scheme.refuses_fault) if family == "random" else []
         if family == "random" and not kinds:
             raise SpecError(f"scheme {prep.scheme.name!r} runs under no fault kind: --faults random has nothing to draw")
-        cases = scenarios(prep.topology, family or "", slots=spec.slots, seed=spec.seed, samples=samples,
+        cases = scenarios(prep.topology, family or "", slots=prep.slots, seed=spec.seed, samples=samples,
                           crash_slots=slots, kinds=kinds, draw_detect=detect == "default")
         for kind in sorted({o["kind"] for _, objs in cases for o in objs} - {"detect"}):  # a setting, no fault
             why = prep.scheme.refuses_fault(kind)
@@ -685,7 +686,8 @@ def shrink_failure(spec: RunSpec, failing: Sequence[Mapping[str, Any]], cls: str
     """
     from ._shrink import shrink
 
-    topology = spec.prepare().topology
+    prep = spec.prepare()
+    topology, spec = prep.topology, prep.spec  # its slot count resolved
     base: dict[str, Any] = base_request(spec)
     if cls is not None:
         base |= {"checks": True, "repeat": cls == "nondeterministic"}
@@ -694,6 +696,6 @@ def shrink_failure(spec: RunSpec, failing: Sequence[Mapping[str, Any]], cls: str
         verdict = judge({**base, "label": "shrink", "faults": objs})
         return cls in verdict["classes"] if cls is not None else not verdict["ok"]
 
-    minimal, runs = shrink(failing, fails, slots=spec.slots,
+    minimal, runs = shrink(failing, fails, slots=prep.slots,
                            link_key=lambda v, p: _link_key(topology, v, p))
     return {"faults": minimal, "runs": runs, "verdict": judge({**base, "label": "shrunk", "faults": minimal})}

@@ -97,7 +97,11 @@ def format_result(r: Result, columns: Sequence[Column] = (), theory_label: str =
         lines += ["", "per slot: simulation | prediction"]
         lines += _series_table(r.series, theory["series"], columns)
     inv = r.invariants
-    lines += ["", "invariants: " + ("ok" if inv.get("ok") else "VIOLATED")]
+    verdict = "ok" if inv.get("ok") else "VIOLATED"
+    if r.complete is False:  # a one-shot task cut short: judged on what was due so far
+        at = (r.completion or {}).get("stopped_at_slot", r.slots_run - 1)
+        verdict = f"{'ok so far' if inv.get('ok') else 'VIOLATED'}, incomplete at slot {at}"
+    lines += ["", "invariants: " + verdict]
     for name, v in inv.items():
         if isinstance(v, dict):
             detail = "  ".join(f"{k}: {_brief(x)}" for k, x in v.items() if k != "ok")

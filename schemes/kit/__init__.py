@@ -8,8 +8,10 @@ sibling paper's private modules.
 * traffic: :class:`BirthProcess` (Poisson births in continuous time), :func:`available_slot`;
 * label priorities: :func:`first_label`, :func:`next_label`, :class:`StreamLabels`;
 * statistics: :class:`BatchMeans`, :func:`ratio_ci95`, :func:`t_half_width`, :class:`RunningMean`;
-* observers: :class:`BaseReporter`, :class:`BroadcastReporter` (exactly-once, reception and
-  broadcast delay, Q, M), :class:`UnicastReporter` (delay, hops, Q, conservation);
+* observers: :class:`BaseReporter` (with the rule for a one-shot task cut short:
+  ``run_ended`` and ``due``, judge only what was owed), :class:`BroadcastReporter`
+  (exactly-once, reception and broadcast delay, Q, M), :class:`UnicastReporter` (delay,
+  hops, Q, conservation);
 * nodes: :class:`BroadcastNode` (births, first receptions, the step event, non-idling step end);
 * checks that come with the reporters (:mod:`._checks`): :class:`PathCheck` (unicasts delivered
   at their destination, hops within the topology's bounds, shortest paths where declared),

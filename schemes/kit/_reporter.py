@@ -38,6 +38,38 @@ class BaseReporter:
         self.lost_messages = 0
         #: the kit's ``liveness`` check (messages that reached a node whose run() had returned)
         self.liveness = Liveness(bool(getattr(setup, "faults", False)))
+        #: how the run ended (:meth:`run_ended`); until told otherwise, a run that did all it owed
+        self.run_last_slot = setup.slots - 1
+        self.run_complete = True
+
+    def run_ended(self, slot: int, complete: bool) -> None:
+        """The run's last slot, and whether its task completed (False only for a one-shot
+        task cut short: by its slot count, its safety cap or the stability monitor).
+
+        The orchestrator calls this before :meth:`invariants`. A run cut short owes only
+        what was due by ``slot``: its invariants count packets in flight, queued or waiting
+        as accounted for, never as lost, and judge a deadline only once :meth:`due`.
+        """
+        self.run_last_slot = slot
+        self.run_complete = complete
+
+    def due(self, deadline: int) -> bool:
+        """Whether what must be done by slot ``deadline`` (a theorem's window, a bound, a
+        schedule's end; in the run's slots, i.e. fabric ticks) is owed now: the task
+        completed, or the run went on to that slot. Before then a missing result is
+        pending, not a violation.
+
+        Example:
+            >>> from slotnet.schemes import Setup
+            >>> r = BaseReporter(Setup(None, {}, {}, 100, 0, 0))
+            >>> r.run_ended(9, complete=False)
+            >>> r.due(9), r.due(10)
+            (True, False)
+            >>> r.run_ended(9, complete=True)
+            >>> r.due(10)
+            True
+        """
+        return self.run_complete or self.run_last_slot >= deadline
 
     def handlers(self) -> Mapping[str, Callable[..., None]]:
         raise NotImplementedError

@@ -43,11 +43,11 @@ from __future__ import annotations
 import bisect
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from .._base import Param, SchemeError
+from .._base import Param, SchemeError, Setup
 from ._placement import PLACEMENTS, place
 
 __all__ = [
@@ -72,6 +72,7 @@ __all__ = [
     "placement_rng",
     "prepare_routing",
     "quantum_for",
+    "safety_cap",
     "tp_fraction",
     "tp_ticks",
 ]
@@ -89,6 +90,29 @@ TOLERANCE = Fraction(1, 10**9)
 
 # --------------------------------------------------------------------------------------
 # time: t_p and the quantum
+
+
+#: A one-shot run given no slot count stops (reported incomplete) at this many times its
+#: theorem's bound on the completion time.
+CAP_FACTOR = 4
+
+
+def safety_cap(theory: Callable[[Setup], Mapping[str, Any]], *keys: str) -> Callable[[Any, Mapping[str, Any]], int]:
+    """A scheme's ``max_slots``: :data:`CAP_FACTOR` times the largest of its theory's bounds
+    ``keys`` (paper time units, converted to ticks at the run's quantum).
+
+    Example:
+        >>> from slotnet.fabric import parse_topology
+        >>> cap = safety_cap(lambda setup: {"upper_bound": 7.5}, "upper_bound")
+        >>> cap(parse_topology("mesh:4x4"), {"quantum": 8})
+        240
+    """
+    def max_slots(topology: Any, node_params: Mapping[str, Any]) -> int:
+        q = int(node_params["quantum"])
+        bounds = theory(Setup(topology, node_params, {}, 1, 0, 0, q))
+        worst = max(float(bounds[k]) for k in keys)
+        return CAP_FACTOR * math.ceil(worst * q)
+    return max_slots
 
 
 def tp_fraction(tp: float | str | Fraction) -> Fraction:

@@ -15,7 +15,7 @@ from typing import Any
 
 from .._base import Param, Scheme, Setup
 from . import theory as th
-from ._inputs import ACTIVE, NO_FAULTS, PLACEMENT, PLACEMENT_SEED, SOURCE, TP, WHY_ROUTING, prepare_routing
+from ._inputs import ACTIVE, NO_FAULTS, PLACEMENT, PLACEMENT_SEED, SOURCE, TP, WHY_ROUTING, prepare_routing, safety_cap
 from ._packing import packing_port, packing_steps, rank_destination
 from ._routing_node import RoutingNode, routing_theory
 from .reporter import RoutingReporter
@@ -62,6 +62,7 @@ SCHEME = Scheme(
     topologies=("torus", "mesh"),
     quantum=lambda p: int(p["quantum"]),
     until="quiescent",
+    max_slots=safety_cap(theory_packing, "upper_bound"),
     faults=NO_FAULTS,
     faults_why=WHY_ROUTING,
 )
