@@ -5,7 +5,7 @@ the (d-1)-cube, each in a fresh child process for 30 slots (by then the packets 
 have reached their steady number), and divides the difference
 of their peak resident sizes (``ru_maxrss``) by the difference of their node counts: what
 one more node costs the machine, interpreter and libraries cancelled out. That is the
-figure the memory pre-check (``orchestrator/_memory.py``) calibrates on.
+figure the memory pre-check (``orchestrator/engine/_memory.py``) calibrates on.
 
 A third child runs the d-cube again and, at the end of its last slot, walks the objects a
 node owns (``gc.get_referents`` from the node's roots, stopping at the run's shared
@@ -122,8 +122,7 @@ def walk(d: int, slots: int, v: float, seed: int, sample: int) -> dict[str, obje
     import trio
 
     import slotnet
-
-    _driver = sys.modules[slotnet.run.__module__]  # the driver, wherever it lives: it builds a Network
+    from slotnet.orchestrator.engine import _driver  # the one-process driver: it builds the Network
 
     captured: list[object] = []
 
@@ -141,7 +140,7 @@ def walk(d: int, slots: int, v: float, seed: int, sample: int) -> dict[str, obje
 
     async def main() -> None:
         spec = slotnet.RunSpec("deflection", f"hypercube:{d}", load={"offered": v}, slots=slots, warmup=0, seed=seed)
-        await _driver.run_async(spec, on_slot=at)
+        await slotnet.run_async(spec, on_slot=at)
 
     trio.run(main)
     return out
