@@ -1,0 +1,313 @@
+"""Memory per node of deflection routing: peak resident growth per added node, and where a node's bytes go.
+
+For each dimension d it runs deflection at offered load v (default 1) on the d-cube and on
+the (d-1)-cube, each in a fresh child process for 30 slots (by then the packets in flight
+have reached their steady number), and divides the difference
+of their peak resident sizes (``ru_maxrss``) by the difference of their node counts: what
+one more node costs the machine, interpreter and libraries cancelled out. That is the
+figure the memory pre-check (``orchestrator/_memory.py``) calibrates on.
+
+A third child runs the d-cube again and, at the end of its last slot, walks the objects a
+node owns (``gc.get_referents`` from the node's roots, stopping at the run's shared
+objects: the network, the transport, the topology, Trio's runner and nursery; an object
+another node also reaches is shared and not counted) and sums their ``sys.getsizeof`` by
+part, averaged over a sample of nodes:
+
+* ``trio task``: the Task object, its name, contextvars context and cancel status;
+* ``coroutine frames``: the task's coroutine chain (the network's task body, the node's
+  ``run``, the park) and what their locals alone hold (the node's arrival process, its
+  lists between steps);
+* ``scheme node``: the scheme's node object and its own state;
+* ``context``: the NodeContext and what only it holds;
+* ``ports``: ``ctx.ports`` and the context's port maps;
+* ``outlet``: the transport's sending side of the node (targets, per-port load);
+* ``rng``: the node's ``random.Random``;
+* ``network tables`` and ``reporter``: the run's per-node containers (the network's,
+  the transport's, the runtime's timers, Trio's nursery sets) and the reporter's per-node
+  state, as their total over the number of nodes;
+* ``in flight``: the frames sent in the last slot, waiting for delivery, over the nodes.
+
+``sys.getsizeof`` counts what the objects ask for; the allocator's rounding, free lists and
+what the build left behind are the rest of the resident figure (the ``unattributed`` line).
+With ``--floor`` it also measures the smallest per-task cost Trio allows: bare tasks
+started the way the network starts its nodes (``nursery.start``, parked in
+``wait_task_rescheduled``), with and without a cancel scope of their own, per added task.
+Dicts of plain objects that ``gc.get_referents`` had to make are counted at that size.
+
+    python benchmarks/memory_per_node.py                  # d = 12 13 14, v = 1, installed build
+    python benchmarks/memory_per_node.py --dims 12 16 --floor
+    python benchmarks/memory_per_node.py --build pure     # SLOTNET_PURE_PYTHON=1
+
+The walk does not change the run: it happens in its own child, after the slots measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+
+from slotnet._build import child_env
+
+#: part -> description, in the order the table prints them (and the walk claims objects)
+PARTS = {
+    "rng": "random.Random (the node's stream)",
+    "outlet": "outlet (send side, per-port lists)",
+    "ports": "ports (ctx.ports, port maps)",
+    "context": "NodeContext",
+    "scheme node": "scheme node object",
+    "coroutine frames": "coroutine frames and their locals",
+    "trio task": "Trio task (Task, name, context, cancel status)",
+    "network tables": "run's per-node tables (network, transport, Trio nursery)",
+    "reporter": "reporter per-node state",
+    "in flight": "messages in flight (the transport's pending frames)",
+}
+
+#: one run in a child: peak resident KiB
+_RSS = """
+import resource, sys, slotnet
+d, slots, v, seed = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+spec = slotnet.RunSpec("deflection", f"hypercube:{d}", load={"offered": v}, slots=slots, warmup=0, seed=seed)
+r = slotnet.run(spec)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, r.performance["build"], r.performance["messages"])
+"""
+
+#: bare Trio tasks started and parked as the network's node tasks are (``nursery.start``, the
+#: start's status dropped, parked in ``wait_task_rescheduled``), with or without a cancel
+#: scope each: peak resident KiB while they are parked
+_FLOOR = """
+import resource, sys, trio
+from trio.lowlevel import Abort, wait_task_rescheduled
+n, scoped = int(sys.argv[1]), sys.argv[2] == "1"
+
+def abort(_):
+    return Abort.SUCCEEDED
+
+async def body(task_status=trio.TASK_STATUS_IGNORED):
+    if scoped:
+        with trio.CancelScope():
+            task_status.started()
+            del task_status
+            await wait_task_rescheduled(abort)
+    else:
+        task_status.started()
+        del task_status
+        await wait_task_rescheduled(abort)
+
+async def main():
+    async with trio.open_nursery() as nursery:
+        for _ in range(n):
+            await nursery.start(body, name="node")
+        await trio.sleep(0)
+        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+        nursery.cancel_scope.cancel()
+
+trio.run(main)
+"""
+
+
+def _child(code: str | None, *args: object, pure: bool) -> list[str]:
+    """A child process's output words: ``python -c code args`` (None: this script with ``args``)."""
+    cmd = [sys.executable, *(["-c", code] if code is not None else [__file__]), *map(str, args)]
+    done = subprocess.run(cmd, env=child_env(pure),
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"memory_per_node: a child run failed:\n{done.stderr[-3000:]}")
+    return done.stdout.split()
+
+
+def walk(d: int, slots: int, v: float, seed: int, sample: int) -> dict[str, object]:
+    """In this process: run the d-cube for ``slots`` slots and break one node's bytes down by part."""
+    import trio
+
+    import slotnet
+
+    _driver = sys.modules[slotnet.run.__module__]  # the driver, wherever it lives: it builds a Network
+
+    captured: list[object] = []
+
+    class Captured(_driver.Network):  # type: ignore[misc, name-defined]
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)
+            captured.append(self)
+
+    _driver.Network = Captured  # type: ignore[attr-defined]
+    out: dict[str, object] = {}
+
+    def at(slot: int) -> None:
+        if slot == slots - 1:
+            out.update(_breakdown(captured[0], sample))
+
+    async def main() -> None:
+        spec = slotnet.RunSpec("deflection", f"hypercube:{d}", load={"offered": v}, slots=slots, warmup=0, seed=seed)
+        await _driver.run_async(spec, on_slot=at)
+
+    trio.run(main)
+    return out
+
+
+def _breakdown(net: object, sample: int) -> dict[str, object]:
+    import gc
+    import sys
+    import types
+
+    n = len(net.contexts)  # type: ignore[attr-defined]
+    contexts = net.contexts  # type: ignore[attr-defined]
+    first_task = contexts[0]._task
+    runner = first_task._runner
+    nursery = first_task._parent_nursery
+    reporter = net.handlers["step"].__self__  # type: ignore[attr-defined]  # the reporter's sums
+    stop_ids = {id(o) for o in (net, net.transport, net.runtime, net.clock, net.prep, net.prep.topology,  # type: ignore[attr-defined]
+                                net.contexts, net.nodes, net.scopes, net.outlets, net.handlers, net.tracer,  # type: ignore[attr-defined]
+                                runner, nursery, nursery._parent_task, nursery._cancel_status, nursery.cancel_scope,
+                                reporter, None, True, False)}
+    stop_types = (type, types.ModuleType, types.FunctionType, types.CodeType, types.BuiltinFunctionType,
+                  types.MethodDescriptorType, types.WrapperDescriptorType, types.GetSetDescriptorType,
+                  types.MemberDescriptorType)
+
+    def reach(roots: list[object], seen: set[int], stop: set[int], own: bool = False) -> list[object]:
+        """Objects reachable from ``roots`` (counted in ``seen``) without passing ``stop``;
+        ``own``: the roots are already in ``seen`` (claimed by their part)."""
+        found = []
+        todo = [r for r in roots if id(r) not in stop and (own or id(r) not in seen)]
+        for r in todo:
+            seen.add(id(r))
+        while todo:
+            o = todo.pop()
+            found.append(o)
+            for c in gc.get_referents(o):
+                i = id(c)
+                if i in seen or i in stop or isinstance(c, stop_types) or (isinstance(c, int) and -5 <= c <= 256):
+                    continue
+                if isinstance(c, str) and sys.intern(c) is c:
+                    continue  # interned names are shared
+                seen.add(i)
+                todo.append(c)
+        return found
+
+    def held(ctx: object, *names: str) -> list[object]:
+        """What the context's slots ``names`` hold (never a property: that would build it)."""
+        slots = {s for k in type(ctx).__mro__ for s in getattr(k, "__slots__", ())}
+        return [getattr(ctx, s) for s in names if s in slots and getattr(ctx, s, None) is not None]
+
+    def roots(v: int) -> dict[str, list[object]]:
+        ctx = contexts[v]
+        task = ctx._task
+        parts = {
+            "rng": held(ctx, "rng", "_rng"),
+            "outlet": [net.outlets[v]],  # type: ignore[attr-defined]
+            "ports": held(ctx, "ports", "_port_of", "_port_ids"),
+            "context": [ctx],
+            "scheme node": [net.nodes[v]],  # type: ignore[attr-defined]
+            "coroutine frames": [task.coro],
+            "trio task": [task],
+        }
+        return parts
+
+    def owned(v: int, stop: set[int]) -> dict[str, list[object]]:
+        """Each part's objects: reached from its roots, not through another part's roots."""
+        parts = roots(v)
+        seen = {id(r) for rs in parts.values() for r in rs}
+        return {part: reach(rs, seen, stop, own=True) for part, rs in parts.items()}
+
+    # whatever a reference node also reaches is shared
+    ref = n // 3
+    shared = set(stop_ids)
+    for objs in owned(ref, stop_ids).values():
+        shared.update(id(o) for o in objs)
+    picks = sorted({(ref + 1 + k * (n // max(sample, 1))) % n for k in range(sample)} - {ref})
+    totals = dict.fromkeys(PARTS, 0.0)
+    by_type: dict[str, float] = {}
+    for v in picks:
+        for part, objs in owned(v, shared).items():
+            for o in objs:
+                size = sys.getsizeof(o)
+                totals[part] += size / len(picks)
+                key = f"{part}: {type(o).__name__}"
+                by_type[key] = by_type.get(key, 0.0) + size / len(picks)
+
+    # per-node tables of the run, and the reporter's state, as totals over the nodes
+    t = net.transport  # type: ignore[attr-defined]
+    tables = [net.contexts, net.nodes, net.scopes, net.outlets, t._pending, t.alive,  # type: ignore[attr-defined]
+              net.runtime.timers, net.runtime.active, nursery._children, nursery._cancel_status.children,  # type: ignore[attr-defined]
+              nursery._cancel_status.tasks]
+    table_bytes = sum(sys.getsizeof(x) for x in tables)
+    # timer entries and their ints belong to the runtime's table
+    table_bytes += sum(sys.getsizeof(e) for e in net.runtime.timers)  # type: ignore[attr-defined]
+    totals["network tables"] = table_bytes / n
+    # messages sent in the last slot, waiting for the next one's delivery
+    pending = [x for x in t._pending if x is not None]
+    flight = sys.getsizeof(t._touched) + sum(sys.getsizeof(x) for x in pending)
+    for x in pending:
+        for m in x:  # (in_port, frame) pairs, or in-ports and frames one after the other
+            if not isinstance(m, int) or not -5 <= m <= 256:
+                flight += sys.getsizeof(m) + sum(sys.getsizeof(b) for b in (m if isinstance(m, tuple) else ())
+                                                 if isinstance(b, bytes))
+    totals["in flight"] = flight / n
+    rep_stop = set(stop_ids) - {id(reporter)}
+    totals["reporter"] = sum(sys.getsizeof(o) for o in reach([reporter], set(), rep_stop)) / n
+    top = sorted(by_type.items(), key=lambda kv: -kv[1])[:40]
+    return {"parts": totals, "top": top, "sampled": len(picks)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dims", type=int, nargs="+", default=[12, 13, 14])
+    ap.add_argument("--slots", type=int, default=30,
+                    help="slots each run (30: the traffic in flight has reached its steady level at d <= 16)")
+    ap.add_argument("--v", type=float, default=1.0)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--sample", type=int, default=32, help="nodes whose bytes the breakdown averages")
+    ap.add_argument("--build", choices=("installed", "pure"), default="installed",
+                    help="installed: whatever `pip install` built; pure: SLOTNET_PURE_PYTHON=1")
+    ap.add_argument("--floor", action="store_true", help="also measure bare Trio tasks (the per-task floor)")
+    ap.add_argument("--no-breakdown", action="store_true", help="only the resident growth per node")
+    ap.add_argument("--walk", type=int, help=argparse.SUPPRESS)  # the breakdown child
+    args = ap.parse_args()
+    if args.walk is not None:
+        print(json.dumps(walk(args.walk, args.slots, args.v, args.seed, args.sample)))
+        return
+    pure = args.build == "pure"
+    rss: dict[int, tuple[int, str]] = {}
+
+    def peak(d: int) -> tuple[int, str]:
+        if d not in rss:
+            kib, build, _ = _child(_RSS, d, args.slots, args.v, args.seed, pure=pure)
+            rss[d] = int(kib), build
+        return rss[d]
+
+    print(f"deflection, v = {args.v:g}, {args.slots} slots, seed {args.seed}: peak RSS growth per added node")
+    print(f"{'d':>3} {'nodes':>7} {'build':>9} {'peak RSS':>10} {'per node':>10}")
+    per_node: dict[int, float] = {}
+    for d in args.dims:
+        lo, _ = peak(d - 1)
+        hi, build = peak(d)
+        per_node[d] = (hi - lo) * 1024 / ((1 << d) - (1 << (d - 1)))
+        print(f"{d:>3} {1 << d:>7} {build:>9} {hi / 1024:>7.1f} MiB {per_node[d] / 1024:>6.2f} KiB", flush=True)
+    if args.floor:
+        n = 1 << 16
+        print(f"\nTrio's floor: a bare task started and parked as a node's is, per task ({n // 2} more tasks)")
+        for scoped, what in ((0, "without a cancel scope of its own"), (1, "with one (runs with faults)")):
+            a = int(_child(_FLOOR, n // 2, scoped, pure=pure)[0])
+            b = int(_child(_FLOOR, n, scoped, pure=pure)[0])
+            print(f"  {what:<58} {(b - a) * 1024 / (n - n // 2):>8,.0f} B")
+    if args.no_breakdown:
+        return
+    for d in args.dims:
+        got = json.loads(" ".join(_child(None, "--walk", d, "--slots", args.slots, "--v", args.v, "--seed", args.seed,
+                                         "--sample", args.sample, pure=pure)))
+        parts = got["parts"]
+        total = sum(parts.values())
+        print(f"\nd = {d}: a node's bytes by part (sys.getsizeof, mean of {got['sampled']} nodes)")
+        for key, what in PARTS.items():
+            print(f"  {what:<58} {parts[key]:>8,.0f} B")
+        print(f"  {'sum':<58} {total:>8,.0f} B")
+        print(f"  {'unattributed (allocator, build leftovers): RSS - sum':<58} {per_node[d] - total:>8,.0f} B")
+        print("  largest owned objects by part and type:")
+        for key, size in got["top"]:
+            print(f"    {key:<56} {size:>8,.0f} B")
+
+
+if __name__ == "__main__":
+    main()
