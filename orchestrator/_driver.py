@@ -93,6 +93,7 @@ async def run_async(spec: RunSpec, *, progress: Progress | None = None,
                     if one_shot and net.quiescent():
                         complete = True
                         break
+                await net.stop()
             nursery.cancel_scope.cancel()
     except BaseExceptionGroup as group:  # unwrap a lone failure into its precise error
         raise _single(group) from None
