@@ -40,9 +40,9 @@ from ._ledger import AVOIDABLE, FaultLedger
 from ._protocol import Delivery
 from ._topology import Topology
 
-__all__ = ["InProcessTransport", "LostCallback", "Outlet", "TimedOutlet"]
+__all__ = ["Frames", "InProcessTransport", "LostCallback", "Outlet", "TimedOutlet"]
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 #: Called for every message a fault destroys: (slot, sender, port, receiver, message, cause);
 #: also, with a cause of :data:`~slotnet.fabric.NOTE_CAUSES`, for a copy a ``dup`` fault
@@ -93,6 +93,38 @@ def _decode_inbox(r: int, pend: list[tuple[int, bytes]], slot: int) -> list[tupl
         return [(p, decode(b)) for p, b in pend]
     except DECODE_ERRORS as exc:
         raise FabricError(f"node {r}: undecodable frame in slot {slot} ({type(exc).__name__}: {exc})") from None
+
+
+class Frames:
+    """One receiver's inbox of a slot, still as the frames that carried it.
+
+    :meth:`decode` gives the inbox, ``[(in_port, message), ...]`` by in-port; iterating
+    decodes too. :meth:`InProcessTransport.exchange` hands inboxes over this way, and the
+    node runtime has each node's own task decode its inbox when it wakes: a slot's
+    messages are then never all decoded at once (the decoded form is about twice the
+    frames' size, and all of it together was the run's peak).
+    """
+
+    __slots__ = ("receiver", "slot", "_pend")
+
+    def __init__(self, receiver: int, slot: int, pend: list[tuple[int, bytes]]) -> None:
+        self.receiver = receiver
+        self.slot = slot
+        self._pend = pend
+
+    def decode(self) -> list[tuple[int, Any]]:
+        """The inbox.
+
+        Raises:
+            FabricError: a frame is not one well-formed msgpack message.
+        """
+        return _decode_inbox(self.receiver, self._pend, self.slot)
+
+    def __iter__(self) -> Iterator[tuple[int, Any]]:
+        return iter(self.decode())
+
+    def __len__(self) -> int:
+        return len(self._pend)
 
 
 class Outlet:
@@ -400,16 +432,23 @@ class InProcessTransport:
             self.down_links.discard(key)
 
     # -- delivery -------------------------------------------------------------------------
-    async def exchange(self, slot: int) -> list[Delivery]:
-        """Deliver what is due at ``slot`` (see :meth:`deliver`)."""
-        return self.deliver(slot)
+    async def exchange(self, slot: int) -> list[tuple[int, Frames]]:
+        """Hand over what is due at ``slot`` as :meth:`deliver` does, each inbox still as its
+        :class:`Frames` (decoded by the receiver when it wakes)."""
+        return self._hand_over(slot)
 
     def deliver(self, slot: int) -> list[Delivery]:
         """Hand over what is due at ``slot``, as ``(receiver, inbox)`` pairs.
 
         Each inbox is a list of ``(in_port, message)`` ordered by in-port (messages that
         shared one link keep their send order).
+
+        Raises:
+            FabricError: a frame is not one well-formed msgpack message.
         """
+        return [(r, frames.decode()) for r, frames in self._hand_over(slot)]
+
+    def _hand_over(self, slot: int) -> list[tuple[int, Frames]]:
         if self._later and slot in self._later:
             for r, p, data in self._later.pop(slot):
                 InProcessTransport.park(self, r, p, data)  # not self.park: a shard counted it when it was sent
@@ -420,7 +459,7 @@ class InProcessTransport:
             return []
         touched.sort()  # receivers in id order: they are woken, and run, in the order their state was built
         pending = self._pending
-        out = []
+        out: list[tuple[int, Frames]] = []
         faulty = bool(self.down_links) or bool(self._stages) or self._n_dead > 0 or bool(self.stalled)
         for r in touched:
             pend = pending[r]
@@ -432,7 +471,7 @@ class InProcessTransport:
                 pend = self._filter(r, pend, slot)
                 if not pend:
                     continue
-            out.append((r, _decode_inbox(r, pend, slot)))
+            out.append((r, Frames(r, slot, pend)))
             self.delivered += len(pend)
         touched.clear()
         return out

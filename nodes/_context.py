@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 from bisect import bisect_right
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Protocol
 
@@ -24,7 +24,7 @@ from trio.lowlevel import Abort, Task, wait_task_rescheduled
 
 from ._geometry import Geometry, Port
 from ._rng import node_rng
-from ._runtime import SlotRuntime, resume
+from ._runtime import SlotRuntime, Undecoded, resume
 
 __all__ = ["Inbox", "NodeContext", "Outlet", "TraceTap"]
 
@@ -89,7 +89,7 @@ class NodeContext:
         clock: _Clock,
         runtime: SlotRuntime,
         recorder: Recorder,
-        on_unread: Callable[[int, Inbox], None],
+        on_unread: Callable[[int, Iterable[tuple[int, Any]]], None],
         incarnation: int = 0,
         quantum: int = 1,
         dead_ports: tuple[Sequence[int], Sequence[int]] | None = None,
@@ -245,14 +245,14 @@ class NodeContext:
         self._timer = None
         return Abort.SUCCEEDED
 
-    def _wake(self, inbox: Inbox) -> None:
-        """Resume the parked node with ``inbox``."""
+    def _wake(self, inbox: Inbox | Undecoded) -> None:
+        """Resume the parked node with ``inbox`` (an undecoded one is decoded by the node's task)."""
         self._parked = False
         self._timer = None
         assert self._task is not None
         resume(self._task, inbox)
 
-    def _unread(self, inbox: Inbox) -> None:
+    def _unread(self, inbox: Iterable[tuple[int, Any]]) -> None:
         """Messages reached a node that is not parked (crashed or finished)."""
         self._on_unread(self.node, inbox)
 

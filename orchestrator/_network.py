@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
-from contextlib import nullcontext
 from types import MappingProxyType
 from typing import Any
 
@@ -38,8 +37,22 @@ __all__ = ["Network", "checked_handlers"]
 
 #: Every node task's name (one string for all of them).
 _TASK_NAME = f"{__name__}.Network.node_main"
-#: The cancel scope of a node task that no fault can crash: none.
-_NO_SCOPE = nullcontext()
+
+
+class _NoScope:
+    """The cancel scope of a node task that no fault can crash: none. Its methods are
+    static, so that a ``with`` makes no bound method per task."""
+
+    @staticmethod
+    def __enter__() -> None:
+        return None
+
+    @staticmethod
+    def __exit__(*exc: object) -> None:
+        return None
+
+
+_NO_SCOPE = _NoScope()
 
 
 class _Stop(BaseException):

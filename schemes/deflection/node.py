@@ -76,7 +76,7 @@ class DeflectionNode(Node):
         ctx = self.ctx
         me, d, n = ctx.node, len(ctx.ports), ctx.n_nodes
         rand = ctx.rng.random
-        send, record = ctx.send, ctx.record
+        send = ctx.send
         queueing = ctx.params["mode"] == "queue"
         continuing_first = ctx.params.get("order") == "continuing-first"
         queue = cast("deque[int]", self.queue)  # only used as one where there is one
@@ -116,7 +116,7 @@ class DeflectionNode(Node):
             if pkts:
                 deflected, dist_after, n_after, ddists = transmit(
                     me, pkts, d, rand, send, n_cont if continuing_first else 0, live_mask)
-            record("step", offered, accepted, len(pkts), deflected, dist_after, n_after,
+            ctx.record("step", offered, accepted, len(pkts), deflected, dist_after, n_after,
                    ddists, absorbed_e, absorbed_a, len(queue))
             del inbox, pkts, ddists, absorbed_e, absorbed_a  # not kept while the node sleeps
             if queue:
