@@ -449,6 +449,7 @@ async def _shard_body(client: MqttClient, root: str, shard: int, shards: int) ->
                     break
                 slot += 1
                 await net.step(slot, nursery)
+            await net.stop()
         nursery.cancel_scope.cancel()
     held, held_packets = net.held(), net.held_packets()
     state = {"ledger": {b: dict(getattr(transport.ledger, b)) for b in ("lost", "duplicated", "delayed", "corrupted")},
