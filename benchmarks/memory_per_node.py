@@ -165,6 +165,12 @@ def _breakdown(net: object, sample: int) -> dict[str, object]:
                   types.MethodDescriptorType, types.WrapperDescriptorType, types.GetSetDescriptorType,
                   types.MemberDescriptorType)
 
+    def shared_kind(o: object) -> bool:
+        """Code, types, modules, functions: shared. A builtin bound to an object (``rng.random``) is not."""
+        if isinstance(o, types.BuiltinMethodType) and not isinstance(o.__self__, types.ModuleType):
+            return False
+        return isinstance(o, stop_types)
+
     def reach(roots: list[object], seen: set[int], stop: set[int], own: bool = False) -> list[object]:
         """Objects reachable from ``roots`` (counted in ``seen``) without passing ``stop``;
         ``own``: the roots are already in ``seen`` (claimed by their part)."""
@@ -177,7 +183,7 @@ def _breakdown(net: object, sample: int) -> dict[str, object]:
             found.append(o)
             for c in gc.get_referents(o):
                 i = id(c)
-                if i in seen or i in stop or isinstance(c, stop_types) or (isinstance(c, int) and -5 <= c <= 256):
+                if i in seen or i in stop or shared_kind(c) or (isinstance(c, int) and -5 <= c <= 256):
                     continue
                 if isinstance(c, str) and sys.intern(c) is c:
                     continue  # interned names are shared
@@ -246,7 +252,7 @@ def _breakdown(net: object, sample: int) -> dict[str, object]:
     totals["in flight"] = flight / n
     rep_stop = set(stop_ids) - {id(reporter)}
     totals["reporter"] = sum(sys.getsizeof(o) for o in reach([reporter], set(), rep_stop)) / n
-    top = sorted(by_type.items(), key=lambda kv: -kv[1])[:40]
+    top = sorted(by_type.items(), key=lambda kv: -kv[1])[:25]
     return {"parts": totals, "top": top, "sampled": len(picks)}
 
 

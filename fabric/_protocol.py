@@ -9,14 +9,23 @@ shard link (``slotnet.orchestrator.shard``), between slots, never inside one.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, Protocol
 
 from ._ledger import FaultLedger
 
-__all__ = ["Delivery", "SendSide", "Transport"]
+__all__ = ["Delivery", "SendSide", "Transport", "Undecoded"]
 
 #: One receiver's inbox for a slot: ``(receiver, [(in_port, message), ...])``.
 Delivery = tuple[int, list[tuple[int, Any]]]
+
+
+class Undecoded(Protocol):
+    """An inbox not decoded yet: :meth:`exchange` may hand one over in place of the list
+    (the in-process transport's :class:`~._transport.Frames`); the receiver decodes it."""
+
+    def decode(self) -> list[tuple[int, Any]]: ...
+    def __iter__(self) -> Iterator[tuple[int, Any]]: ...
 
 
 class SendSide(Protocol):
@@ -40,8 +49,9 @@ class Transport(Protocol):
     def outlet(self, node: int) -> SendSide:
         """The sending side of ``node``."""
 
-    async def exchange(self, slot: int) -> list[Delivery]:
-        """Deliver what is due at ``slot`` (sent in earlier slots), each inbox by in-port."""
+    async def exchange(self, slot: int) -> list[tuple[int, list[tuple[int, Any]] | Undecoded]]:
+        """Deliver what is due at ``slot`` (sent in earlier slots), each inbox by in-port
+        (a list, or an :class:`Undecoded` one that gives it)."""
 
     def set_link(self, node: int, port: int, up: bool) -> None:
         """Take both directions of the link at ``(node, port)`` out of or into service."""

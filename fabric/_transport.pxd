@@ -1,14 +1,19 @@
 # C layout of the outlets, used when setup.py compiles _transport.py (an "augmenting
 # .pxd": the .py stays the one source). An outlet's fields become C struct members, so
-# the per-message send reads them without attribute lookups; values keep Python types.
+# the per-message send reads them without attribute lookups; the slot and the bit mask of
+# the ports used in it are C integers (ports number below 64, slots below 2**63).
 import cython
 
 cdef class Outlet:
     cdef readonly object node
-    cdef list _targets, _stamp, _load
+    cdef object _nbrs
+    cdef tuple _revs
+    cdef long long _slot
+    cdef unsigned long long _used
+    cdef list _load
     cdef object _park, _clock, _pack
 
-    @cython.locals(target=tuple, stamp=list)
+    @cython.locals(slot="long long", p=Py_ssize_t, one="unsigned long long", bit="unsigned long long")
     cpdef send(self, object port, object message, object size=*)
 
 cdef class TimedOutlet(Outlet):

@@ -27,6 +27,7 @@ fault-free one, and frames carry a checksum only when a corrupt fault is schedul
 from __future__ import annotations
 
 import heapq
+from array import array
 from bisect import bisect_right
 from operator import itemgetter
 from typing import Any
@@ -39,9 +40,9 @@ from ._ledger import AVOIDABLE, FaultLedger
 from ._protocol import Delivery
 from ._topology import Topology
 
-__all__ = ["InProcessTransport", "LostCallback", "Outlet", "TimedOutlet"]
+__all__ = ["Frames", "InProcessTransport", "LostCallback", "Outlet", "TimedOutlet"]
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 #: Called for every message a fault destroys: (slot, sender, port, receiver, message, cause);
 #: also, with a cause of :data:`~slotnet.fabric.NOTE_CAUSES`, for a copy a ``dup`` fault
@@ -53,6 +54,9 @@ _EPS = 1e-9
 
 #: Loss causes of a dead link or node: the sender may have known (see FaultLedger.avoidable).
 _DEAD_CAUSES = frozenset({"link_down", "partition", "node_down", "stalled"})
+
+#: Reverse-port tuples a transport keeps to share among its outlets.
+_ROWS_KEPT = 64
 
 #: Salt of the draws that pick which bytes a corrupt fault flips.
 _FLIP_SALT = 0xC0FFEE
@@ -91,33 +95,92 @@ def _decode_inbox(r: int, pend: list[tuple[int, bytes]], slot: int) -> list[tupl
         raise FabricError(f"node {r}: undecodable frame in slot {slot} ({type(exc).__name__}: {exc})") from None
 
 
-class Outlet:
-    """A node's sending side at quantum 1: ``send(port, message, size=1.0)``."""
+class Frames:
+    """One receiver's inbox of a slot, still as the frames that carried it.
 
-    __slots__ = ("node", "_targets", "_stamp", "_load", "_park", "_clock", "_pack")
+    :meth:`decode` gives the inbox, ``[(in_port, message), ...]`` by in-port; iterating
+    decodes too. :meth:`InProcessTransport.exchange` hands inboxes over this way, and the
+    node runtime has each node's own task decode its inbox when it wakes: a slot's
+    messages are then never all decoded at once (the decoded form is about twice the
+    frames' size, and all of it together was the run's peak).
+    """
+
+    __slots__ = ("receiver", "slot", "_pend")
+
+    def __init__(self, receiver: int, slot: int, pend: list[tuple[int, bytes]]) -> None:
+        self.receiver = receiver
+        self.slot = slot
+        self._pend = pend
+
+    def decode(self) -> list[tuple[int, Any]]:
+        """The inbox.
+
+        Raises:
+            FabricError: a frame is not one well-formed msgpack message.
+        """
+        return _decode_inbox(self.receiver, self._pend, self.slot)
+
+    def __iter__(self) -> Iterator[tuple[int, Any]]:
+        return iter(self.decode())
+
+    def __len__(self) -> int:
+        return len(self._pend)
+
+
+class Outlet:
+    """A node's sending side at quantum 1: ``send(port, message, size=1.0)``.
+
+    There is one per node, so it is kept small: the neighbours are one C array (-1 where
+    the node has no port), the reverse ports a tuple shared by every node that has the
+    same ones, and the current slot's link loads a bit mask of the ports that carry
+    something in slot ``_slot`` (ports number below 64: a topology has at most 2**24
+    nodes, a grid side at least 2). Per-port loads are kept only once a message smaller
+    than a whole slot was sent; until then every load held is a whole slot.
+    """
+
+    __slots__ = ("node", "_nbrs", "_revs", "_slot", "_used", "_load", "_park", "_clock", "_pack")
 
     def __init__(self, transport: InProcessTransport, node: int) -> None:
-        topo = transport.topology
         self.node = node
-        self._targets: list[tuple[int, int] | None] = [None] * topo.n_ports
-        for p in range(topo.n_ports):
-            nb = topo.neighbour(node, p)
-            if nb is not None:
-                self._targets[p] = (nb, topo.reverse_port(node, p))
-        self._stamp = [-1] * topo.n_ports
-        self._load = [0.0] * topo.n_ports
-        self._park = transport.park
+        self._nbrs, self._revs = transport.links(node)
+        self._slot = -1  # the slot _used describes
+        self._used = 0  # bit p: port p carries something in slot _slot
+        self._load: list[float] | None = None  # per-port load in slot _slot (of the ports in _used)
+        self._park = transport.park_to
         self._clock = transport.clock
         self._pack = transport.pack
 
     def _target(self, port: int, slot: int) -> tuple[int, int]:
+        """(receiver, its in-port) of ``port``.
+
+        Raises:
+            FabricError: the node has no port ``port``.
+        """
         try:
-            target = self._targets[port] if port >= 0 else None
+            nb = self._nbrs[port] if port >= 0 else -1
         except (IndexError, TypeError):
-            target = None
-        if target is None:
+            nb = -1
+        if nb < 0:
             raise FabricError(f"node {self.node} has no port {port!r} (slot {slot})")
-        return target
+        return nb, self._revs[port]
+
+    def _held(self, port: int, slot: int) -> float:
+        """Units ``port`` carries in ``slot`` so far."""
+        if self._slot != slot or not self._used >> port & 1:
+            return 0.0
+        return 1.0 if self._load is None else self._load[port]
+
+    def _hold(self, port: int, slot: int, load: float) -> None:
+        """From now on ``port`` carries ``load`` units in ``slot``."""
+        if self._slot != slot:
+            self._slot = slot
+            self._used = 0
+        self._used |= 1 << port
+        if self._load is None:
+            if load == 1.0:
+                return
+            self._load = [1.0] * len(self._nbrs)  # every load held so far is a whole slot
+        self._load[port] = load
 
     def send(self, port: int, message: Any, size: float = 1.0) -> None:
         """Put ``message`` on out-port ``port`` for delivery at the next slot.
@@ -132,39 +195,48 @@ class Outlet:
             CapacityError: if the port's load in this slot would exceed 1.
         """
         slot = self._clock.slot
-        try:  # the per-message hot path: _target inlined
-            target = self._targets[port] if port >= 0 else None
+        try:  # the per-message hot path: _target and _hold inlined
+            nb = self._nbrs[port] if port >= 0 else -1
         except (IndexError, TypeError):
-            target = None
-        if target is None:
+            nb = -1
+        if nb < 0:
             raise FabricError(f"node {self.node} has no port {port!r} (slot {slot})")
         if size == 1.0:
-            stamp = self._stamp
-            if stamp[port] == slot:
-                raise CapacityError(self.node, port, slot, self._load[port] + 1.0)
-            stamp[port] = slot
-            self._load[port] = 1.0
+            p = port
+            one = 1
+            bit = one << p
+            if self._slot != slot:
+                self._slot = slot
+                self._used = 0
+            elif self._used & bit:
+                raise CapacityError(self.node, port, slot, self._held(port, slot) + 1.0)
+            self._used |= bit
+            if self._load is not None:
+                self._load[p] = 1.0
         else:
             self._share(port, size, slot)
-        self._park(target[0], target[1], self._pack(message))
+        self._park(nb, self._revs[port], self._pack(message))
 
     def _share(self, port: int, units: float, slot: int) -> None:
         if not 0.0 < units <= 1.0:
             raise FabricError(f"node {self.node}: message size must be in (0, 1], got {units!r} (slot {slot})")
-        load = (self._load[port] if self._stamp[port] == slot else 0.0) + units
+        load = self._held(port, slot) + units
         if load > 1.0 + _EPS:
             raise CapacityError(self.node, port, slot, load)
-        self._stamp[port] = slot
-        self._load[port] = load
+        self._hold(port, slot, load)
 
     def idle_ports(self, slot: int) -> list[int]:
         """The ports that carried nothing in ``slot`` (judged at the end of that slot)."""
-        return [p for p, t in enumerate(self._targets) if t is not None and self._stamp[p] != slot]
+        used = self._used if self._slot == slot else 0
+        return [p for p, nb in enumerate(self._nbrs) if nb >= 0 and not used >> p & 1]
 
     def capacity_left(self, port: int) -> float:
         """Units ``port`` can still take in the current slot."""
-        self._target(port, self._clock.slot)
-        return 1.0 - self._load[port] if self._stamp[port] == self._clock.slot else 1.0
+        slot = self._clock.slot
+        self._target(port, slot)
+        if self._slot != slot or not self._used >> port & 1:
+            return 1.0
+        return 1.0 - self._held(port, slot)
 
 
 class TimedOutlet(Outlet):
@@ -175,8 +247,8 @@ class TimedOutlet(Outlet):
     def __init__(self, transport: InProcessTransport, node: int) -> None:
         super().__init__(transport, node)
         self._q = transport.quantum
-        self._busy = [0] * len(self._stamp)  # first tick at which the port is free again
-        self._later = transport.park_later
+        self._busy = [0] * len(self._nbrs)  # first tick at which the port is free again
+        self._later = transport.park_later_to
 
     def send(self, port: int, message: Any, size: float = 1.0) -> None:
         """Put ``message`` (``size`` in paper time units) on ``port``.
@@ -200,17 +272,17 @@ class TimedOutlet(Outlet):
         if abs(units - ticks) > 1e-6:
             raise FabricError(f"node {self.node}: a message of size {size!r} takes {units:g} ticks at quantum "
                               f"{self._q}; sizes must be multiples of 1/{self._q} (slot {slot})")
-        if self._stamp[port] == slot and self._load[port] > 0.0:
-            raise CapacityError(self.node, port, slot, self._load[port] + units)
-        self._stamp[port] = slot
-        self._load[port] = 1.0
+        held = self._held(port, slot)
+        if held > 0.0:
+            raise CapacityError(self.node, port, slot, held + units)
+        self._hold(port, slot, 1.0)
         self._busy[port] = slot + ticks
         self._later(slot + ticks, target[0], target[1], self._pack(message))
 
     def idle_ports(self, slot: int) -> list[int]:
         """The ports that carried nothing in tick ``slot``: none started there, none still busy."""
-        return [p for p, t in enumerate(self._targets)
-                if t is not None and self._stamp[p] != slot and self._busy[p] <= slot]
+        used = self._used if self._slot == slot else 0
+        return [p for p, nb in enumerate(self._nbrs) if nb >= 0 and not used >> p & 1 and self._busy[p] <= slot]
 
     def capacity_left(self, port: int) -> float:
         """Largest message size (paper units) ``port`` can start now: 0 while it is busy."""
@@ -218,8 +290,8 @@ class TimedOutlet(Outlet):
         self._target(port, slot)
         if self._busy[port] > slot:
             return 0.0
-        if self._stamp[port] == slot:
-            return (1.0 - self._load[port]) / self._q
+        if self._slot == slot and self._used >> port & 1:
+            return (1.0 - self._held(port, slot)) / self._q
         return 1.0
 
 
@@ -259,6 +331,12 @@ class InProcessTransport:
         #: message for 4,096 packers, before any cache pressure from the rest of a run).
         #: Sharing is safe: a pack call never yields to another node task.
         self.pack = checked_packer() if self.checksums else packer()
+        #: ``park`` and ``park_later`` bound once for every outlet (a bound method is 64 bytes a node)
+        self.park_to = self.park
+        self.park_later_to = self.park_later
+        #: reverse-port tuples, one of each (every node of a hypercube or a torus has the same;
+        #: at most _ROWS_KEPT kept: on a mesh of many dimensions nearly every node has its own)
+        self._reverse_rows: dict[tuple[int, ...], tuple[int, ...]] = {}
         # messages dup/delay hold back: receiver -> in_port -> heap of (due, seq, sent, bytes)
         self._held: dict[int, dict[int, list[tuple[int, int, int, bytes]]]] = {}
         self._held_seq = 0
@@ -277,6 +355,25 @@ class InProcessTransport:
     def outlet(self, node: int) -> Outlet:
         """The sending side of ``node``."""
         return Outlet(self, node) if self.quantum == 1 else TimedOutlet(self, node)
+
+    def links(self, node: int) -> tuple[array[int], tuple[int, ...]]:
+        """``node``'s out-links: the neighbour on each port (-1: no such port) and the port
+        at which each arrives there (a shared tuple)."""
+        topo = self.topology
+        nbrs = array("i", [-1]) * topo.n_ports  # node ids are below 2**24
+        revs = [-1] * topo.n_ports
+        for p in range(topo.n_ports):
+            nb = topo.neighbour(node, p)
+            if nb is not None:
+                nbrs[p] = nb
+                revs[p] = topo.reverse_port(node, p)
+        row = tuple(revs)
+        shared = self._reverse_rows.get(row)
+        if shared is None:
+            if len(self._reverse_rows) >= _ROWS_KEPT:
+                return nbrs, row
+            self._reverse_rows[row] = shared = row
+        return nbrs, shared
 
     def park(self, receiver: int, in_port: int, data: bytes) -> None:
         """Hold ``data`` for ``receiver`` until the next slot (outlets call this)."""
@@ -354,16 +451,23 @@ class InProcessTransport:
             self.down_links.discard(key)
 
     # -- delivery -------------------------------------------------------------------------
-    async def exchange(self, slot: int) -> list[Delivery]:
-        """Deliver what is due at ``slot`` (see :meth:`deliver`)."""
-        return self.deliver(slot)
+    async def exchange(self, slot: int) -> list[tuple[int, Frames]]:
+        """Hand over what is due at ``slot`` as :meth:`deliver` does, each inbox still as its
+        :class:`Frames` (decoded by the receiver when it wakes)."""
+        return self._hand_over(slot)
 
     def deliver(self, slot: int) -> list[Delivery]:
         """Hand over what is due at ``slot``, as ``(receiver, inbox)`` pairs.
 
         Each inbox is a list of ``(in_port, message)`` ordered by in-port (messages that
         shared one link keep their send order).
+
+        Raises:
+            FabricError: a frame is not one well-formed msgpack message.
         """
+        return [(r, frames.decode()) for r, frames in self._hand_over(slot)]
+
+    def _hand_over(self, slot: int) -> list[tuple[int, Frames]]:
         if self._later and slot in self._later:
             for r, p, data in self._later.pop(slot):
                 InProcessTransport.park(self, r, p, data)  # not self.park: a shard counted it when it was sent
@@ -374,7 +478,7 @@ class InProcessTransport:
             return []
         touched.sort()  # receivers in id order: they are woken, and run, in the order their state was built
         pending = self._pending
-        out = []
+        out: list[tuple[int, Frames]] = []
         faulty = bool(self.down_links) or bool(self._stages) or self._n_dead > 0 or bool(self.stalled)
         for r in touched:
             pend = pending[r]
@@ -386,7 +490,7 @@ class InProcessTransport:
                 pend = self._filter(r, pend, slot)
                 if not pend:
                     continue
-            out.append((r, _decode_inbox(r, pend, slot)))
+            out.append((r, Frames(r, slot, pend)))
             self.delivered += len(pend)
         touched.clear()
         return out

@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import random
 from bisect import bisect_right
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Protocol
 
 from trio.lowlevel import Abort, Task, wait_task_rescheduled
 
 from ._geometry import Geometry, Port
-from ._runtime import SlotRuntime, resume
+from ._rng import node_rng
+from ._runtime import SlotRuntime, Undecoded, resume
 
 __all__ = ["Inbox", "NodeContext", "Outlet", "TraceTap"]
 
@@ -33,6 +34,21 @@ Inbox = list[tuple[int, Any]] | tuple[()]
 Recorder = Callable[[int, int, str, tuple[Any, ...]], None]
 #: Receives (node, slot, kind, fields) for trace-only events (sent, received).
 TraceTap = Callable[[int, int, str, dict[str, Any]], None]
+
+#: port-id tuples, one of each, for nodes with the same ports to share (a few dozen at most:
+#: on a mesh of many dimensions nearly every node has its own, and those are not kept here)
+_PORT_IDS: dict[tuple[int, ...], tuple[int, ...]] = {}
+_PORT_IDS_KEPT = 64
+
+
+def _shared(ids: tuple[int, ...]) -> tuple[int, ...]:
+    """The tuple equal to ``ids`` that other nodes already use, where there is one."""
+    got = _PORT_IDS.get(ids)
+    if got is None:
+        if len(_PORT_IDS) >= _PORT_IDS_KEPT:
+            return ids
+        _PORT_IDS[ids] = got = ids
+    return got
 
 
 class Outlet(Protocol):
@@ -47,42 +63,45 @@ class _Clock(Protocol):
 
 
 class NodeContext:
-    """Everything one node may use. Created by the driver, handed to the node."""
+    """Everything one node may use. Created by the driver, handed to the node.
+
+    One exists per node, so it holds only what is the node's own and builds the rest when
+    asked: ``ports`` anew on each read, the neighbour map of ``port_to`` and the random
+    stream ``rng`` on first use (the stream is the same whenever it is made: it depends
+    only on the run's seed, the node and its incarnation). ``params`` and the port-id
+    tuple are shared by the nodes that have the same.
+    """
 
     __slots__ = (
-        "node", "ports", "n_nodes", "geometry", "params", "rng", "send", "capacity_left", "quantum", "incarnation",
+        "node", "n_nodes", "geometry", "params", "send", "quantum", "incarnation",
         "_clock", "_runtime", "_recorder", "_on_unread", "_task", "_parked", "_wake_slot", "_timer", "_port_of",
-        "_coords", "_port_ids", "_dead", "_detect",
+        "_coords", "_port_ids", "_dead", "_detect", "_outlet", "_seed", "_rng",
     )
 
     def __init__(
         self,
         *,
         node: int,
-        ports: tuple[Port, ...],
         geometry: Geometry,
         params: Mapping[str, Any],
-        rng: random.Random,
+        seed: int,
         outlet: Outlet,
         clock: _Clock,
         runtime: SlotRuntime,
         recorder: Recorder,
-        on_unread: Callable[[int, Inbox], None],
+        on_unread: Callable[[int, Iterable[tuple[int, Any]]], None],
         incarnation: int = 0,
         quantum: int = 1,
         dead_ports: tuple[Sequence[int], Sequence[int]] | None = None,
         detect: int = 0,
     ) -> None:
         self.node = node
-        self.ports = ports
         self.geometry = geometry
         self.n_nodes = geometry.n_nodes
-        self.params = MappingProxyType(dict(params))
-        self.rng = rng
+        #: read-only; a MappingProxyType is taken as it is (the driver shares one among the nodes)
+        self.params = params if isinstance(params, MappingProxyType) else MappingProxyType(dict(params))
         #: ``send(port, message, size=1.0)``: size in paper time units (see the slot model)
         self.send = outlet.send
-        #: ``capacity_left(port)``: units the port can still take in the current slot
-        self.capacity_left = outlet.capacity_left
         self.quantum = quantum
         self.incarnation = incarnation
         self._clock = clock
@@ -93,14 +112,34 @@ class NodeContext:
         self._parked = False
         self._wake_slot = -1
         self._timer: int | None = None
-        self._port_of = {p.neighbour: p.index for p in ports}
+        self._port_of: dict[int, int] | None = None  # neighbour -> port, made by the first port_to
         self._coords: tuple[int, ...] | None = None
-        self._port_ids = tuple(p.index for p in ports)
+        self._port_ids = _shared(tuple(p.index for p in geometry.ports(node)))
         #: (slots, masks): from slots[i] on, bit p of masks[i] marks port p dead; None: never
         self._dead = dead_ports
         self._detect = detect
+        self._outlet = outlet
+        self._seed = seed  # the run's seed: rng is node_rng(seed, node, incarnation), made on first use
+        self._rng: random.Random | None = None
 
     # -- what a scheme uses -------------------------------------------------------------
+    @property
+    def ports(self) -> tuple[Port, ...]:
+        """This node's out-ports, in increasing index order (built on each read: keep what you need)."""
+        return self.geometry.ports(self.node)
+
+    @property
+    def rng(self) -> random.Random:
+        """This node's own random stream (see :mod:`slotnet.nodes._rng`), made on first use."""
+        rng = self._rng
+        if rng is None:
+            rng = self._rng = node_rng(self._seed, self.node, self.incarnation)
+        return rng
+
+    def capacity_left(self, port: int) -> float:
+        """Units ``port`` can still take in the current slot (paper time units at a quantum above 1)."""
+        return self._outlet.capacity_left(port)
+
     @property
     def topology(self) -> str:
         """The topology's spec string (e.g. ``torus:8x8``)."""
@@ -135,6 +174,8 @@ class NodeContext:
         Raises:
             KeyError: if ``neighbour`` is not adjacent.
         """
+        if self._port_of is None:
+            self._port_of = {p.neighbour: p.index for p in self.ports}
         return self._port_of[neighbour]
 
     @property
@@ -166,16 +207,18 @@ class NodeContext:
         """Emit an event to the observer (never to other nodes)."""
         self._recorder(self.node, self._clock.slot, kind, values)
 
-    async def next_slot(self) -> Inbox:
-        """End this slot's step; return the next slot's inbox (possibly empty).
+    def next_slot(self) -> Awaitable[Inbox]:
+        """End this slot's step; ``await`` it for the next slot's inbox (possibly empty).
 
         The inbox is a list of ``(in_port, message)`` in increasing in-port order.
+        (Not a coroutine itself: it returns the park's, one frame less per sleeping node.)
         """
         self._runtime.active.append(self)
-        return await self._park()
+        return self._park()
 
-    async def idle(self, until: int | None = None) -> Inbox:
-        """End this slot's step and sleep until a message arrives or slot ``until``.
+    def idle(self, until: int | None = None) -> Awaitable[Inbox]:
+        """End this slot's step and sleep until a message arrives or slot ``until``;
+        ``await`` it for the inbox.
 
         Raises:
             ValueError: if ``until`` is not a future slot: the scheme asked to sleep until a
@@ -193,28 +236,27 @@ class NodeContext:
             else:
                 self._timer = until
                 self._runtime.add_timer(until, self)
-        return await self._park()
+        return self._park()
 
     # -- runtime side (the driver and the runtime only) -----------------------------------
-    async def _park(self) -> Inbox:
+    def _park(self) -> Awaitable[Inbox]:
         self._parked = True
         self._runtime.step_done()
-        inbox: Inbox = await wait_task_rescheduled(self._abort)
-        return inbox
+        return wait_task_rescheduled(self._abort)
 
     def _abort(self, _: Any) -> Abort:
         self._parked = False
         self._timer = None
         return Abort.SUCCEEDED
 
-    def _wake(self, inbox: Inbox) -> None:
-        """Resume the parked node with ``inbox``."""
+    def _wake(self, inbox: Inbox | Undecoded) -> None:
+        """Resume the parked node with ``inbox`` (an undecoded one is decoded by the node's task)."""
         self._parked = False
         self._timer = None
         assert self._task is not None
         resume(self._task, inbox)
 
-    def _unread(self, inbox: Inbox) -> None:
+    def _unread(self, inbox: Iterable[tuple[int, Any]]) -> None:
         """Messages reached a node that is not parked (crashed or finished)."""
         self._on_unread(self.node, inbox)
 
@@ -234,8 +276,11 @@ class TracedContext(NodeContext):
         self._raw_send(port, message, size)
         self._tap(self.node, self._clock.slot, "sent", {"port": port, "message": message, "size": size})
 
-    async def _park(self) -> Inbox:
-        inbox = await super()._park()
+    def _park(self) -> Awaitable[Inbox]:
+        return self._traced(super()._park())
+
+    async def _traced(self, parked: Awaitable[Inbox]) -> Inbox:
+        inbox = await parked
         for port, message in inbox:
             self._tap(self.node, self._clock.slot, "received", {"port": port, "message": message})
         return inbox

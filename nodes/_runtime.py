@@ -13,8 +13,8 @@ fault) aborts a park cleanly, so a crash really is a cancel scope.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 import outcome
 import trio
@@ -23,7 +23,7 @@ from trio.lowlevel import Abort, Task, current_task, reschedule, wait_task_resch
 if TYPE_CHECKING:
     from ._context import NodeContext
 
-__all__ = ["SlotRuntime"]
+__all__ = ["SlotRuntime", "Undecoded"]
 
 _EMPTY: tuple[()] = ()
 
@@ -54,7 +54,7 @@ class SlotRuntime:
         heapq.heappush(self.timers, (slot, ctx.node, ctx.incarnation, ctx))
 
     # -- called from the driver ---------------------------------------------------------
-    def wake(self, slot: int, deliveries: list[tuple[int, list[tuple[int, Any]]]],
+    def wake(self, slot: int, deliveries: Sequence[tuple[int, list[tuple[int, Any]] | Undecoded]],
              contexts: Sequence[NodeContext | None]) -> int:
         """Wake everything due at ``slot``; returns how many nodes were woken."""
         n = 0
@@ -107,6 +107,34 @@ class SlotRuntime:
         await wait_task_rescheduled(abort)
 
 
+class Undecoded(Protocol):
+    """An inbox still to decode (the in-process transport's frames): ``decode()`` gives
+    it, and so does iterating."""
+
+    def decode(self) -> list[tuple[int, Any]]: ...
+    def __iter__(self) -> Iterator[tuple[int, Any]]: ...
+
+
+class _Decoding(outcome.Outcome[Any]):
+    """The outcome of a park whose inbox is still frames: the woken task decodes them
+    itself, as it reads the outcome, so that only running nodes hold decoded inboxes."""
+
+    __slots__ = ("_inbox",)
+
+    def __init__(self, inbox: Undecoded) -> None:
+        self._inbox = inbox
+
+    def unwrap(self) -> list[tuple[int, Any]]:
+        return self._inbox.decode()
+
+    def send(self, gen: Any) -> Any:
+        return gen.send(self.unwrap())
+
+    async def asend(self, agen: Any) -> Any:
+        return await agen.asend(self.unwrap())
+
+
 def resume(task: Task, value: Any) -> None:
-    """Reschedule a parked node task with ``value`` as the result of its park."""
-    reschedule(task, outcome.Value(value))
+    """Reschedule a parked node task with ``value`` as the result of its park: an inbox
+    (list or tuple), or an :class:`Undecoded` one that the task decodes when it runs."""
+    reschedule(task, outcome.Value(value) if isinstance(value, (list, tuple)) else _Decoding(value))

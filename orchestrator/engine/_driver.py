@@ -82,6 +82,7 @@ async def run_local(prep: Prepared, *, progress: Progress | None = None,
                     if one_shot and net.quiescent():
                         done = True
                         break
+                await net.stop()
             nursery.cancel_scope.cancel()
     except BaseExceptionGroup as group:  # unwrap a lone failure into its precise error
         raise single_error(group) from None

@@ -5,29 +5,36 @@ context, its outlet and ports in the transport, and the reporter's
 per-node counters; per slot, the stability monitor's backlog sample (and, when the series
 is asked for, the reporter's per-slot row and its output record).
 
-Calibration (Python 3.11, 30-slot runs from a fresh process, when each outlet still had
-its own msgpack packer: now the transport's outlets share one, so these are upper
-bounds). ``tracemalloc`` reported about 280 KiB per node for every scheme, but 256 KiB
-of it was packers' preallocated buffers, whose pages are never touched: the process's
-resident size (``ru_maxrss`` growth, what exhausts a machine) is the measure that matters:
+Calibration (Python 3.11, compiled build, 30-slot runs from a fresh process, seed 1): the
+growth of the process's peak resident size (``ru_maxrss``, what exhausts a machine) per
+added node, between the two sizes named. ``benchmarks/memory_per_node.py`` measures the
+deflection figure and shows where a node's bytes go (at v = 1: 2.5 KiB its random stream,
+about 1.8 KiB its Trio task and coroutine frames, 0.8 KiB the messages in flight, the rest
+its context, outlet and the run's tables):
 
 =================================  ======================  ======================
 scheme (load)                      d = 10 / 11             d = 12 / 13
 =================================  ======================  ======================
-deflection (``--offered 1``)       25.4 KiB per node       24.8 KiB per node
-bcast-dtree (``--rho 0.2``)        33.7 KiB                36.2 / 35.7 KiB
-bcast-simple (``--rho 0.1``)       30.4 KiB
-bcast-balanced (``--rho 0.2``)     32.5 KiB
-bcast-periodic (``--rho 0.2``)     19.8 KiB
-bcast-indirect (``--rho 0.2``)     60.3 KiB (the largest)
+deflection (``--offered 1``)       7.4 KiB per node        7.6 KiB per node
+bcast-dtree (``--rho 0.2``)        24.5 KiB                25.1 KiB
+bcast-simple (``--rho 0.1``)       19.0 KiB
+bcast-balanced (``--rho 0.2``)     21.6 KiB
+bcast-periodic (``--rho 0.2``)     6.7 KiB
+bcast-indirect (``--rho 0.2``)     51.2 KiB                (d = 11 / 12: 54.3 KiB)
 =================================  ======================  ======================
 
-:data:`BYTES_PER_NODE` is the largest figure rounded up, 64 KiB, so that no scheme is
-let through that then exhausts the machine (the README's d = 13 deflection run peaks at
-247 MiB, 30 KiB per node). A run whose estimate exceeds the memory the machine has
-available now (``MemAvailable`` of ``/proc/meminfo``, or the free physical pages where
-that file does not exist) is refused before it starts; where neither can be read,
-nothing is refused.
+star (``--rho 0.5 --param lam_unicast=0.05``) takes 38.4 KiB per node from torus:32x32
+to 32x64; m2o-greedy (``--param workload=uniform``) 60.5 KiB from mesh:32x32 to 32x64,
+but 22.8 from 16x16 to 16x32 and 11.5 from 32x64 to 64x64 (what it holds depends on how
+far its packets got in the 30 slots). Before a node's own memory was cut, the same runs
+took 19.8 / 20.7 KiB (deflection), 32.8 / 33.6 (bcast-dtree), 27.5, 29.8, 15.6 and 60.0
+(the other broadcasts, in the table's order), 45.6 (star) and 69.0 (m2o-greedy).
+
+:data:`BYTES_PER_NODE` is the largest figure rounded up, 64 KiB, so that no scheme is let
+through that then exhausts the machine; for deflection it is eight times what a node
+takes. A run whose estimate exceeds the memory the machine has available now
+(``MemAvailable`` of ``/proc/meminfo``, or the free physical pages where that file does
+not exist) is refused before it starts; where neither can be read, nothing is refused.
 
 A sharded run started here (``--shards K``) counts every process it starts: the
 coordinator (one interpreter and the reporter's per-node figures) and K shards, each an

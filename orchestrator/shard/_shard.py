@@ -73,6 +73,7 @@ async def serve_shard(link: ShardLink) -> None:
                         break
                     slot += 1
                     await net.step(slot, nursery)
+                await net.stop()
             nursery.cancel_scope.cancel()
     except BaseExceptionGroup as group:  # unwrap a lone failure into its precise error
         raise single_error(group) from None

@@ -13,6 +13,7 @@ import math
 import random
 from bisect import bisect_right
 from collections.abc import Sequence
+from functools import lru_cache
 
 __all__ = ["ArrivalProcess", "binomial_pmf", "poisson_pmf"]
 
@@ -56,6 +57,14 @@ class _Segment:
         self.cdf_pos = cdf
 
 
+@lru_cache(maxsize=64)
+def _segments(segments: tuple[tuple[int, tuple[float, ...]], ...]) -> tuple[_Segment, ...]:
+    """The segments of ``(start, pmf)`` pairs, made once for every node with the same
+    (segments are never changed once made)."""
+    return tuple(_Segment(start, segments[i + 1][0] if i + 1 < len(segments) else None, pmf)
+                 for i, (start, pmf) in enumerate(segments))
+
+
 class ArrivalProcess:
     """Next slot with arrivals, and how many, for one node.
 
@@ -65,12 +74,11 @@ class ArrivalProcess:
             from its start to the next segment's start (the last one forever).
     """
 
+    __slots__ = ("_rand", "_segs", "_only")
+
     def __init__(self, rng: random.Random, segments: Sequence[tuple[int, Sequence[float]]]) -> None:
         self._rand = rng.random
-        segs = []
-        for i, (start, pmf) in enumerate(segments):
-            end = segments[i + 1][0] if i + 1 < len(segments) else None
-            segs.append(_Segment(start, end, pmf))
+        segs = _segments(tuple((start, tuple(pmf)) for start, pmf in segments))
         self._segs = segs
         self._only = segs[0] if len(segs) == 1 and segs[0].end is None else None
 

@@ -27,7 +27,7 @@ the packet's origin and destination (:mod:`.reporter`).
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from slotnet.nodes import Inbox, Node, NodeContext
 
@@ -61,7 +61,8 @@ class DeflectionNode(Node):
 
     def __init__(self, ctx: NodeContext) -> None:
         super().__init__(ctx)
-        self.queue: deque[int] = deque()  # arrival slots of packets waiting to enter
+        #: arrival slots of packets waiting to enter (input queueing; the blocking model has no queue)
+        self.queue: deque[int] | tuple[()] = deque() if ctx.params["mode"] == "queue" else ()
 
     def held(self) -> int:
         return len(self.queue)
@@ -77,10 +78,10 @@ class DeflectionNode(Node):
         ctx = self.ctx
         me, d, n = ctx.node, len(ctx.ports), ctx.n_nodes
         rand = ctx.rng.random
-        send, record = ctx.send, ctx.record
+        send = ctx.send
         queueing = ctx.params["mode"] == "queue"
         continuing_first = ctx.params.get("order") == "continuing-first"
-        queue = self.queue
+        queue = cast("deque[int]", self.queue)  # only used as one where there is one
         arrivals = self._arrivals()
         nxt = arrivals.next_after(ctx.slot - 1)  # a restarted node begins now
         inbox: Inbox = ()
@@ -117,8 +118,9 @@ class DeflectionNode(Node):
             if pkts:
                 deflected, dist_after, n_after, ddists = transmit(
                     me, pkts, d, rand, send, n_cont if continuing_first else 0, live_mask)
-            record("step", offered, accepted, len(pkts), deflected, dist_after, n_after,
-                   ddists, absorbed_e, absorbed_a, len(queue), ends)
+            ctx.record("step", offered, accepted, len(pkts), deflected, dist_after, n_after,
+                       ddists, absorbed_e, absorbed_a, len(queue), ends)
+            del inbox, pkts, ddists, absorbed_e, absorbed_a, ends  # not kept while the node sleeps
             if queue:
                 inbox = await ctx.next_slot()
             elif nxt is None:
