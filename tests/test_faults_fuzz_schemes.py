@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from slotnet import RunSpec, run
@@ -110,6 +110,9 @@ def _books_close(scheme: str, r) -> None:
 
 @FUZZ
 @given(case=cases())
+# found by CI: a stall in slot 0 only delays a node's first step (nothing is lost), and
+# m2o-bfs's late send off its schedule was judged a scheme error in a run with no "fault"
+@example(case=("m2o-bfs", {"workload": "uniform"}, 0, ["stall@0:0:2"]))
 def test_random_mixed_fault_schedules_never_raise_and_close_the_books(case):
     scheme, params, seed, faults = case
     topology, load, slots, _ = SCHEMES[scheme]

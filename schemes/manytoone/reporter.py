@@ -290,9 +290,10 @@ class M2OReporter(BaseReporter):
         return out
 
     def _faulted(self, lost: Mapping[str, int]) -> bool:
-        """Whether the run met a fault: the ledger shows one, or a node saw one itself."""
+        """Whether the run met a fault: the ledger shows one, a node saw one itself, or the
+        schedule holds one (a stall in slot 0 delays a node's first step and loses nothing)."""
         return (any(c != "node_finished" for c in lost) or bool(getattr(lost, "delayed", None))
-                or self.saw_fault)
+                or self.saw_fault or bool(getattr(self.setup, "faults", False)))
 
     def _stranded_held(self, in_flight: list[tuple[int, int, Any]]) -> list[int]:
         """The undelivered packets held at the end only by nodes that keep them for good."""
