@@ -24,7 +24,6 @@ finite is null, its JSON Pointer listed under the top-level ``non_finite``.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import re
@@ -657,22 +656,10 @@ def _replay_command(args: argparse.Namespace, spec: RunSpec) -> str:
 
 
 def _check_plot(path: str) -> None:
-    """--plot needs matplotlib and a writable path: both checked before any run.
+    """--plot needs matplotlib and a writable path: both checked before any run."""
+    from .tools.repro_all import check_figure_output
 
-    Raises:
-        SpecError: naming what is missing.
-    """
-    existed = os.path.exists(path)
-    try:
-        with open(path, "ab"):
-            pass
-    except OSError as exc:
-        raise SpecError(f"--plot: cannot write {path!r}: {exc.strerror or exc}") from None
-    if not existed:
-        os.unlink(path)
-    if importlib.util.find_spec("matplotlib") is None:
-        raise SpecError("--plot needs matplotlib, which is not installed: pip install 'slotnet[plot]' "
-                        "(or leave out --plot)")
+    check_figure_output("--plot", path, "pip install 'slotnet[plot]' (or leave out --plot)")
 
 
 def _cmd_repro(args: argparse.Namespace) -> int:

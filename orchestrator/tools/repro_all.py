@@ -270,8 +270,10 @@ def open_cache(args: argparse.Namespace) -> ResultsCache | None:
     return ResultsCache(getattr(args, "cache", None))
 
 
-def check_html(path: str) -> None:
-    """--html needs matplotlib and a writable path: both checked before any run.
+def check_figure_output(flag: str, path: str, missing: str) -> None:
+    """An output that needs matplotlib (``--html``, ``--plot``): a writable ``path`` and
+    matplotlib installed, both checked before any run (``missing``: what to tell a user
+    who lacks it).
 
     Raises:
         SpecError: naming what is missing.
@@ -283,11 +285,16 @@ def check_html(path: str) -> None:
         with open(path, "ab"):
             pass
     except OSError as exc:
-        raise SpecError(f"--html: cannot write {path!r}: {exc.strerror or exc}") from None
+        raise SpecError(f"{flag}: cannot write {path!r}: {exc.strerror or exc}") from None
     if not existed:
         os.unlink(path)
     if importlib.util.find_spec("matplotlib") is None:
-        raise SpecError("--html needs matplotlib, which is not installed: pip install 'slotnet[report]'")
+        raise SpecError(f"{flag} needs matplotlib, which is not installed: {missing}")
+
+
+def check_html(path: str) -> None:
+    """--html needs matplotlib and a writable path: both checked before any run."""
+    check_figure_output("--html", path, "pip install 'slotnet[report]'")
 
 
 def repro_many(args: argparse.Namespace, sweep_rho: list[float] | None) -> int:
