@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import re
@@ -161,8 +162,8 @@ def test_plot_without_matplotlib_is_refused_before_any_run(capsys, monkeypatch, 
     """--plot checks for matplotlib first: exit 2, and the experiment never starts."""
     started = []
     monkeypatch.setattr(repro_mod, "get_experiment", lambda paper: started.append(paper))
-    real = cli.importlib.util.find_spec
-    monkeypatch.setattr(cli.importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
     code, _, err = _main(capsys, "repro", "stamoulis", "--sweep-d", "4", "--sweep-only", "--plot", str(tmp_path / "x.png"))
     assert code == 2 and "--plot needs matplotlib" in err and started == []
 
