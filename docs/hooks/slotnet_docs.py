@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from mkdocs.exceptions import PluginError
+from mkdocs.plugins import event_priority
 
 ROOT = Path(__file__).resolve().parents[2]
 #: modules left out of the API tree: importing ``slotnet.__main__`` runs the command line
@@ -64,6 +65,9 @@ def _reference() -> Any:
     return module
 
 
+# Before mkdocstrings' own on_config: griffe drops a search path that does not exist yet,
+# so on a fresh clone the tree must be laid out before the handler reads `paths`.
+@event_priority(100)
 def on_config(config: Any, **_: Any) -> Any:
     api_tree(Path(config.config_file_path).resolve().parent if config.config_file_path else ROOT)
     return config
