@@ -21,7 +21,7 @@ from slotnet import RunSpec, run
 from slotnet.fabric import FaultSchedule, parse_topology
 from slotnet.nodes import Node
 from slotnet.orchestrator.cli import main
-from slotnet.orchestrator.engine._stability import StabilityMonitor
+from slotnet.orchestrator.engine._stability import MIN_TREND_SLOTS, StabilityMonitor
 from slotnet.orchestrator.tools._explore import _epochs, _reachable
 from slotnet.schemes import SCHEMES, Scheme, Setup, register
 from slotnet.schemes.kit import BaseReporter, BatchMeans, BroadcastReporter, UnicastReporter, WindowBatches, ratio_ci95
@@ -104,11 +104,30 @@ def _verdict(n: int, totals: list[int]) -> dict[str, Any]:
 
 def test_stability_trend_is_judged_per_node():
     """The same steadily growing total backlog is stable on 1000 nodes (0.4 per node) and not on 10 (40 per node)."""
-    totals = [4 * (s // 10) for s in range(110)]  # grows by 40 over the run, in every batch
+    totals = [4 * (s // 22) for s in range(220)]  # grows by 36 over the run, in every batch
     wide, narrow = _verdict(1000, totals), _verdict(10, totals)
     assert wide["stable"] is True and wide["increasing_steps"] == 9
     assert max(wide["batch_backlog_per_node"]) < 0.5
     assert narrow["stable"] is False and narrow["reason"] == "backlog grows steadily"
+
+
+def test_a_short_rising_window_is_undetermined_not_unstable():
+    """Fewer measured slots than the trend test needs: a rise is undetermined (None), never "unstable";
+    the same rise over MIN_TREND_SLOTS slots is unstable."""
+    short = _verdict(10, [4 * (s // 4) for s in range(40)])
+    assert short["stable"] is None and short["reason"].startswith("undetermined")
+    assert short["increasing_steps"] == 9
+    long = _verdict(10, [s // 2 for s in range(MIN_TREND_SLOTS)])
+    assert long["stable"] is False and long["reason"] == "backlog grows steadily"
+    flat = _verdict(10, [5] * 40)
+    assert flat["stable"] is True
+
+
+def test_a_short_broadcast_run_filling_from_empty_is_not_called_unstable():
+    """bcast-indirect at rho = 0.4, below its limit (28): 40 slots from an empty network only fill it."""
+    r = run(RunSpec("bcast-indirect", "hypercube:3", load={"rho": 0.4}, slots=40, seed=3))
+    assert r.invariants["ok"] and r.theory["stable"] is True
+    assert r.stability["stable"] is None and r.metrics["stable"] is None
 
 
 def test_stability_cap_is_per_node():

@@ -9,13 +9,20 @@ Two checks, both on the total backlog the scheme reports (packets waiting in nod
   means *and* the last batch mean exceeds the first by more than half a packet per
   node and by more than 50%. A stable queue fluctuates around a level; an unstable one
   climbs steadily, which this catches within a few hundred slots at loads past capacity.
+  Over a window shorter than ``MIN_TREND_SLOTS`` a rising backlog cannot be told from the
+  start-up transient of a network that began empty (a broadcast scheme fills for a few
+  multiples of its delay), so there the verdict is ``None`` (undetermined), never
+  "unstable"; the hard cap still applies.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["StabilityMonitor"]
+__all__ = ["MIN_TREND_SLOTS", "StabilityMonitor"]
+
+#: measured slots below which a rising backlog is "undetermined" rather than "unstable"
+MIN_TREND_SLOTS = 200
 
 
 class StabilityMonitor:
@@ -54,6 +61,14 @@ class StabilityMonitor:
         ups = sum(1 for a, b in zip(means, means[1:]) if b > a)
         growth = means[-1] - means[0]
         unstable = ups >= 8 and growth > 0.5 and means[-1] > 1.5 * means[0]
+        if unstable and len(s) < MIN_TREND_SLOTS:
+            return {
+                "stable": None,
+                "reason": (f"undetermined: the backlog rose over {len(s)} measured slots, too few to tell "
+                           f"growth from the start-up transient (at least {MIN_TREND_SLOTS} are needed)"),
+                "batch_backlog_per_node": [round(m, 4) for m in means],
+                "increasing_steps": ups,
+            }
         return {
             "stable": not unstable,
             "reason": ("backlog grows steadily" if unstable else "backlog does not grow steadily"),

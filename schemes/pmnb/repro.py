@@ -237,7 +237,7 @@ def _dyn_rows(cases: list[tuple[str, float, bool]], results: list[dict[str, Any]
             continue
         sim = res.get("mean_delay")
         bound = th.delay_bound(rho, sides, wrap, _TPF)
-        if not res.get("stable", True):
+        if res.get("stable") is False:
             case += " [reported unstable]"
         rows.append(_bound(EXP_DYN, case, "mean_delay <= (11)", sim, res.get("mean_delay_ci95"), bound, +1))
         rows.append(Row(EXP_DYN, case, "mean_queue_per_node", None, res.get("mean_queue_per_node"),
