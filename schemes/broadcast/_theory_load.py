@@ -11,8 +11,9 @@ Poisson process of rate ``lam`` per slot, and the load factor is
 
 from __future__ import annotations
 
-import math
 import operator
+
+from ..kit._validate import finite_nonnegative
 
 __all__ = ["check_d", "check_rho", "lam_from_rho", "rho_from_lam"]
 
@@ -55,15 +56,7 @@ def check_rho(rho: float, name: str = "rho") -> float:
         TypeError: If ``rho`` is not a real number.
         ValueError: If ``rho`` is negative, infinite or NaN.
     """
-    if isinstance(rho, bool):
-        raise TypeError(f"{name} must be a real number, got {rho!r}")
-    try:
-        value = float(rho)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a real number, got {rho!r}") from None
-    if not math.isfinite(value) or value < 0.0:
-        raise ValueError(f"{name} must be finite and >= 0, got {rho!r}")
-    return value
+    return finite_nonnegative(rho, name)
 
 
 def rho_from_lam(d: int, lam: float) -> float:

@@ -197,14 +197,7 @@ def instance_to_json(instance: Instance) -> dict[str, Any]:
 def _coords_from_json(value: Any, sides: tuple[int, ...], where: str, role: str) -> Coords:
     if not isinstance(value, list):
         raise ValueError(f"{where}: {role} must be a list of {len(sides)} coordinates, got {value!r}")
-    if len(value) != len(sides):
-        raise ValueError(f"{where}: {role} {value!r} has {len(value)} coordinate(s), the mesh has {len(sides)} dimension(s)")
-    for axis, (c, s) in enumerate(zip(value, sides)):
-        if isinstance(c, bool) or not isinstance(c, int):
-            raise ValueError(f"{where}: {role} coordinate {axis} must be an integer, got {c!r}")
-        if not 0 <= c < s:
-            raise ValueError(f"{where}: {role} coordinate {axis} is {c}, outside [0, {s})")
-    return tuple(value)
+    return _check_node(sides, value, f"{where}: {role}")
 
 
 def load_instance(path: str | Path, sides: Sequence[int]) -> Instance:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import math
 import operator
 from collections.abc import Sequence
 from typing import SupportsFloat
+
+from ..kit._validate import finite_nonnegative
 
 __all__ = ["check_classes", "check_ending", "check_rate", "check_sides"]
 
@@ -40,15 +41,7 @@ def check_rate(value: SupportsFloat, name: str) -> float:
     Raises:
         ValueError: If ``value`` is not a real number, negative, infinite or NaN.
     """
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be a real number, got {value!r}")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number, got {value!r}") from None
-    if not math.isfinite(v) or v < 0.0:
-        raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
-    return v
+    return finite_nonnegative(value, name, not_a_number=ValueError)
 
 
 def check_ending(ending: int, d: int, *, base: int = 1) -> int:
