@@ -7,14 +7,9 @@ import subprocess
 import sys
 
 import pytest
+from _cli import call_main as _run
 
 from slotnet.orchestrator.cli import build_parser, main
-
-
-def _run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_run_json_has_the_contract_fields(capsys):

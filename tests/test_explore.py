@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from _cli import call_main as _main
 
 from slotnet import FaultSchedule, RunSpec, run
 from slotnet.fabric import parse_topology
-from slotnet.orchestrator.cli import main
 from slotnet.orchestrator.tools._explore import explore, format_explore, judge, links, scenarios
 from slotnet.orchestrator.tools._shrink import ddmin, shrink
 
@@ -16,15 +16,6 @@ DEFLECTION = RunSpec("deflection", "hypercube:3", load={"offered": 1.0}, slots=5
 TREE = RunSpec("bcast-simple", "hypercube:3", load={"rho": 0.2}, slots=50, seed=1)
 TREE_ARGS = ["bcast-simple", "-t", "hypercube:3", "--rho", "0.2", "--slots", "50", "--seed", "1"]
 
-
-def _main(capsys, *argv):
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
 
 
 def test_deflection_survives_every_single_link_and_a_tree_broadcast_does_not():

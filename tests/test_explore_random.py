@@ -7,13 +7,13 @@ import json
 import shlex
 
 import pytest
+from _cli import call_main as _main
 from probes import register
 
 from slotnet import FaultSchedule, RunSpec
 from slotnet.errors import SpecError
 from slotnet.fabric import parse_topology
 from slotnet.nodes import Node
-from slotnet.orchestrator.cli import main
 from slotnet.orchestrator.engine._spec import check_fault_support
 from slotnet.orchestrator.tools import _fuzz
 from slotnet.orchestrator.tools._explore import explore, faults_of, format_explore, scenarios
@@ -27,21 +27,12 @@ TOPOLOGIES = ("hypercube:1", "hypercube:2", "hypercube:3", "hypercube:4", "torus
               "torus:4x4", "torus:2x3", "mesh:6", "mesh:2", "mesh:4x4", "mesh:3x5", "mesh:2x2x2")
 
 
-def _main(capsys, argv):
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
-
 
 def test_random_explore_is_reproducible_and_each_sample_replays(capsys):
     """Twenty samples through the CLI: the same output twice, and a sample's printed command gives its result."""
-    code, out, _ = _main(capsys, [*ARGS, "--json"])
+    code, out, _ = _main(capsys, *ARGS, "--json")
     assert code == 0
-    code2, out2, _ = _main(capsys, [*ARGS, "--json"])
+    code2, out2, _ = _main(capsys, *ARGS, "--json")
     assert (code2, out2) == (code, out)
     report = json.loads(out)
     s = report["summary"]
@@ -58,7 +49,7 @@ def test_random_explore_is_reproducible_and_each_sample_replays(capsys):
     # the replay of a sample with several kinds of fault, and of #0: the same result, to the last digit
     busy = max(samples, key=lambda r: (len({o["kind"] for o in r["faults"]}), r["fault"] == "#0"))
     for r in {busy["fault"]: busy, "#0": samples[0]}.values():
-        code, out, _ = _main(capsys, shlex.split(r["command"])[1:])
+        code, out, _ = _main(capsys, *shlex.split(r["command"])[1:])
         assert code == 0
         assert _fuzz.fingerprint(json.loads(out)) == r["sha256"], r["command"]
     # the same samples through the library, and the human table names the replay of every failure
@@ -207,11 +198,11 @@ def test_shrink_keeps_a_random_sample_failing(tmp_path, capsys):
     """--shrink writes the first failing sample's minimal schedule, which fails again when judged alone."""
     out = tmp_path / "min.json"
     run = ["explore", "bcast-dtree", "-t", "hypercube:3", "--rho", "0.3", "--slots", "16", "--seed", "2", "--jobs", "1"]
-    code, text, _ = _main(capsys, [*run, "--faults", "random", "--samples", "6", "--shrink", str(out)])
+    code, text, _ = _main(capsys, *run, "--faults", "random", "--samples", "6", "--shrink", str(out))
     assert code == 0
     assert "shrunk '#" in text and out.exists()
     minimal = json.loads(out.read_text())
     assert FaultSchedule.parse(file=out)  # a faults file slotnet run accepts
-    code, text, _ = _main(capsys, [*run, "--faults", str(out), "--json"])
+    code, text, _ = _main(capsys, *run, "--faults", str(out), "--json")
     assert code == 0 and json.loads(text)["summary"]["failed"] == 1
     assert 1 <= len([o for o in minimal if o["kind"] != "detect"]) <= 8

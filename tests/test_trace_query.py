@@ -7,23 +7,14 @@ import json
 from pathlib import Path
 
 import pytest
+from _cli import call_main as _main
 
 from slotnet import RunSpec, TraceSpec, run
-from slotnet.orchestrator.cli import main
 from slotnet.orchestrator.tools._trace_query import carries, follow, parse_packet, read_trace
 
 BCAST = dict(scheme="bcast-simple", topology="hypercube:3", load={"rho": 0.2}, slots=30)
 DEFL = dict(scheme="deflection", topology="hypercube:3", load={"offered": 1.0}, slots=20)
 
-
-def _main(capsys, *argv):
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
 
 
 def _traced(tmp_path: Path, name: str, seed: int = 3, **spec):

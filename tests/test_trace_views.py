@@ -10,10 +10,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from _cli import call_main as _main
 
 from slotnet import RunSpec, TraceSpec, run
 from slotnet.fabric import parse_topology
-from slotnet.orchestrator.cli import main
 from slotnet.orchestrator.tools._diagram import diagram_svg
 from slotnet.orchestrator.tools._perfetto import to_perfetto
 from slotnet.orchestrator.tools._trace_query import Hops, learn_links, read_trace
@@ -36,15 +36,6 @@ def broadcast(tmp_path) -> Path:
 def deflection(tmp_path) -> Path:
     return _trace(tmp_path, "deflection", "hypercube:3", {"offered": 1.0}, ["link-down@6:0:1"], name="d.jsonl")
 
-
-def _main(capsys, *argv):
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
 
 
 @pytest.mark.parametrize("which", ["broadcast", "deflection"])

@@ -11,24 +11,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from _cli import call_main as _main
 
 from slotnet import FaultSchedule, RunSpec, SpecError, TraceSpec, run
 from slotnet.errors import FaultSpecError
-from slotnet.orchestrator.cli import main
 from slotnet.orchestrator.engine import _trace
 from slotnet.orchestrator.tools import _perfetto, _trace_query
 
 RUN = ["run", "deflection", "-t", "hypercube:3", "--offered", "1", "--slots", "30", "--seed", "1"]
 
-
-def _main(capsys, *argv):
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
 
 
 def _one_line_error(err: str, fragment: str) -> None:

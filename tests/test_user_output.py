@@ -10,25 +10,15 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+from _cli import call_main as _main
 
 from slotnet import RunSpec, run
 from slotnet.errors import SchemeError
 from slotnet.orchestrator import WALL_CLOCK_FIELDS, cli
-from slotnet.orchestrator.cli import main
 from slotnet.orchestrator.engine._progress import RunsProgress
 from slotnet.orchestrator.tools import _repro as repro_mod
 from slotnet.schemes import Experiment, Row
 from slotnet.schemes.broadcast import repro as bcast_repro
-
-
-def _main(capsys, *argv):
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
 
 
 def test_quick_start_table_fits_100_columns_and_explains_plus_minus(capsys):
