@@ -93,6 +93,7 @@ is counted as *avoidable* (see :class:`~slotnet.fabric.FaultLedger`).
 from __future__ import annotations
 
 import json
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -145,8 +146,21 @@ DEFAULT_DETECT = 1
 #: ``dup`` fault added, a message a ``delay`` fault held back (each kind's ``note_cause``).
 NOTE_CAUSES = frozenset(k.note_cause for k in FAULT_KINDS.values() if k.note_cause)
 
-#: Per node, the slots at which its dead-port mask changes and the masks from then on.
-PortTimeline = dict[int, tuple[tuple[int, ...], tuple[int, ...]]]
+class PortTimeline(dict[int, tuple[tuple[int, ...], tuple[int, ...]]]):
+    """Per node, the slots at which its dead-port mask changes and the masks from then on.
+
+    Built once per schedule and topology (:meth:`FaultSchedule.port_timeline`) and read by
+    everyone who needs the schedule's view of dead ports: a node's context (through the
+    failure detector's delay), the transport judging a loss, and ``explore``.
+    """
+
+    def dead_mask(self, node: int, slot: int) -> int:
+        """The ports of ``node`` dead in ``slot`` (bit ``p`` for port ``p``), as the schedule fixes them."""
+        line = self.get(node)
+        if line is None:
+            return 0
+        i = bisect_right(line[0], slot) - 1
+        return line[1][i] if i >= 0 else 0
 
 
 #: The order message stages run in: destroyed first, then copied, then held back.
@@ -177,6 +191,7 @@ class FaultSchedule:
     spans: tuple[SpanFault, ...] = ()
     detect: int | None = DEFAULT_DETECT
     by_slot: dict[int, tuple[Any, ...]] = field(default_factory=dict, compare=False)
+    _timelines: dict[str, PortTimeline] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         for ev in self.events:
@@ -288,7 +303,7 @@ class FaultSchedule:
                     continue
                 what, up = sets
                 if what == "link":
-                    key: tuple[str, Any] = ("link", _link_key(topology, ev.node, ev.port))  # either end names it
+                    key: tuple[str, Any] = ("link", topology.link_key(ev.node, ev.port))  # either end names it
                     name, opener = f"link {ev.node}:{ev.port}", "link-down"
                 else:
                     key, name, opener = ("node", ev.node), f"node {ev.node}", "crash"
@@ -355,6 +370,8 @@ class FaultSchedule:
     def port_timeline(self, topology: Topology) -> PortTimeline:
         """Which ports of each node are dead, slot by slot, as the schedule alone fixes it.
 
+        Built once per topology and kept: every reader of one run shares one timeline.
+
         A port is dead in a slot while its link is down (``link-down``, ``partition``) or the
         neighbour it leads to is crashed or stalled. Only nodes with a port that is ever
         dead appear; for them, ``(slots, masks)``: from ``slots[i]`` on (until the next
@@ -366,18 +383,27 @@ class FaultSchedule:
             >>> s.port_timeline(parse_topology("hypercube:2"))[0]
             ((5, 9), (1, 0))
         """
+        built = self._timelines.get(topology.spec)
+        if built is None:
+            built = self._timelines[topology.spec] = self._build_timeline(topology)
+        return built
+
+    def _build_timeline(self, topology: Topology) -> PortTimeline:
         changes: dict[int, list[tuple[str, Any, int]]] = {}
         for ev in self.events:
             sets = FAULT_KINDS[ev.kind].sets
             if sets is None:
                 continue
             what, up = sets
-            key = _link_key(topology, ev.node, ev.port) if what == "link" else ev.node
+            key: Any = ev.node
+            if what == "link":
+                assert ev.port is not None  # a link event names its port (validated at parse)
+                key = topology.link_key(ev.node, ev.port)
             changes.setdefault(ev.slot, []).append((what, key, -1 if up else 1))
         for sp in self.spans:
             if sp.kind == "partition":
                 inside = set(sp.nodes)
-                cut = {_link_key(topology, v, p.index) for v in sp.nodes for p in topology.ports(v)
+                cut = {topology.link_key(v, p.index) for v in sp.nodes for p in topology.ports(v)
                        if p.neighbour not in inside}
                 for key in cut:
                     changes.setdefault(sp.start, []).append(("link", key, 1))
@@ -400,7 +426,7 @@ class FaultSchedule:
             for v in touched:
                 mask = 0
                 for p in topology.ports(v):
-                    if links.get(_link_key(topology, v, p.index), 0) > 0 or nodes.get(p.neighbour, 0) > 0:
+                    if links.get(topology.link_key(v, p.index), 0) > 0 or nodes.get(p.neighbour, 0) > 0:
                         mask |= 1 << p.index
                 sl, ms = series.setdefault(v, ([], []))
                 if (ms[-1] if ms else 0) != mask:
@@ -409,16 +435,7 @@ class FaultSchedule:
                     else:
                         sl.append(slot)
                         ms.append(mask)
-        return {v: (tuple(sl), tuple(ms)) for v, (sl, ms) in sorted(series.items()) if sl}
-
-
-def _link_key(topology: Topology, node: int, port: int | None) -> tuple[tuple[int, int], tuple[int, int]]:
-    """Both ends of the link at ``(node, port)``, the smaller first: either end names it."""
-    assert port is not None
-    nb = topology.neighbour(node, port)
-    assert nb is not None  # validated before
-    a, b = (node, port), (nb, topology.reverse_port(node, port))
-    return (a, b) if a <= b else (b, a)
+        return PortTimeline({v: (tuple(sl), tuple(ms)) for v, (sl, ms) in sorted(series.items()) if sl})
 
 
 def _parse_one(text: str) -> tuple[FaultKind, Any]:

@@ -65,6 +65,18 @@ class Topology:
         """The port at the neighbour through which it sends back to ``node``."""
         raise NotImplementedError
 
+    def link_key(self, node: int, port: int) -> tuple[tuple[int, int], tuple[int, int]]:
+        """The link at ``(node, port)`` named by both its ends, the smaller first: either end names it.
+
+        Raises:
+            TopologyError: if ``node`` has no port ``port``.
+        """
+        nb = self.neighbour(node, port)
+        if nb is None:
+            raise TopologyError(f"node {node} has no port {port} on {self.spec}")
+        a, b = (node, port), (nb, self.reverse_port(node, port))
+        return (a, b) if a <= b else (b, a)
+
     def distance(self, a: int, b: int) -> int:
         """Shortest-path distance in hops."""
         raise NotImplementedError

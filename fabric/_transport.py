@@ -28,14 +28,13 @@ from __future__ import annotations
 
 import heapq
 from array import array
-from bisect import bisect_right
 from operator import itemgetter
 from typing import Any
 
 from ._clock import SlotClock
 from ._codec import CHECKSUM_BYTES, DECODE_ERRORS, checked_packer, decode, packer, seal, verify
 from ._errors import CapacityError, FabricError
-from ._faults import FaultSchedule, PortTimeline, fault_draw
+from ._faults import FaultSchedule, fault_draw
 from ._ledger import AVOIDABLE, FaultLedger
 from ._protocol import Delivery
 from ._topology import Topology
@@ -340,7 +339,6 @@ class InProcessTransport:
         # messages dup/delay hold back: receiver -> in_port -> heap of (due, seq, sent, bytes)
         self._held: dict[int, dict[int, list[tuple[int, int, int, bytes]]]] = {}
         self._held_seq = 0
-        self._timeline: PortTimeline | None = None
         self.delivered = 0
         self.ledger = FaultLedger()
         #: (sender, slot) of senders that put a message on a port they saw dead in that slot
@@ -634,13 +632,7 @@ class InProcessTransport:
         detect = self.faults.detect
         if detect is None:
             return False
-        if self._timeline is None:
-            self._timeline = self.faults.port_timeline(self.topology)
-        line = self._timeline.get(node)
-        if line is None:
-            return False
-        i = bisect_right(line[0], slot - detect) - 1
-        return i >= 0 and bool(line[1][i] >> port & 1)
+        return bool(self.faults.port_timeline(self.topology).dead_mask(node, slot - detect) >> port & 1)
 
     def busy(self) -> bool:
         return bool(self._touched) or bool(self._later) or bool(self._held)

@@ -8,7 +8,7 @@ import pytest
 from probes import register
 
 from slotnet import FaultSchedule, RunSpec, run
-from slotnet.fabric import FaultLedger, parse_topology
+from slotnet.fabric import FaultLedger, TopologyError, parse_topology
 from slotnet.nodes import Node
 from slotnet.schemes.deflection._rule import one_pass
 
@@ -74,6 +74,30 @@ def test_port_timeline_is_the_static_schedule():
     line = s.port_timeline(parse_topology("hypercube:2"))
     assert line[0] == ((5, 7, 13), (0b10, 0b11, 0))  # link 0:1 down 5..8, node 0 cut off 7..12
     assert line[2] == ((5, 13), (0b10, 0))
+
+
+def test_one_timeline_per_schedule_and_topology_read_by_slot():
+    """The timeline is built once per topology and shared; ``dead_mask`` reads it slot by slot."""
+    s = FaultSchedule.parse(["link-down@5:0:1", "link-up@9:0:1", "partition@7:12:0"])
+    cube = parse_topology("hypercube:2")
+    line = s.port_timeline(cube)
+    assert s.port_timeline(parse_topology("hypercube:2")) is line
+    assert s.port_timeline(parse_topology("hypercube:3")) is not line
+    assert [line.dead_mask(0, t) for t in (4, 5, 6, 7, 12, 13)] == [0, 0b10, 0b10, 0b11, 0b11, 0]
+    assert line.dead_mask(1, 7) == 0b01 and line.dead_mask(1, 6) == 0 and line.dead_mask(3, 7) == 0  # 3 is not next to 0
+
+
+def test_a_link_is_named_the_same_from_either_end():
+    """``Topology.link_key``: both ends, smaller first; a port a node lacks is refused."""
+    cube, mesh = parse_topology("hypercube:3"), parse_topology("mesh:3x3")
+    for topo in (cube, mesh):
+        for v in range(topo.n_nodes):
+            for p in topo.ports(v):
+                key = topo.link_key(v, p.index)
+                assert key == topo.link_key(p.neighbour, topo.reverse_port(v, p.index))
+                assert key[0] < key[1] and (v, p.index) in key
+    with pytest.raises(TopologyError, match="node 0 has no port"):
+        mesh.link_key(0, next(i for i in range(mesh.n_ports) if mesh.neighbour(0, i) is None))
 
 
 def test_one_pass_with_every_port_live_is_the_papers_rule():

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from slotnet import RunSpec, run
-from slotnet.fabric import FaultSchedule, parse_topology
+from slotnet.fabric import FaultSchedule, PortTimeline, parse_topology
 from slotnet.nodes import Node
 from slotnet.orchestrator.cli import main
 from slotnet.orchestrator.engine._stability import MIN_TREND_SLOTS, StabilityMonitor
@@ -146,16 +146,16 @@ def test_stability_cap_is_per_node():
 def test_a_node_crashing_in_an_epochs_first_slot_is_down_in_it():
     """crash@5:2 and recover@9:2: node 2 is down in the epoch [5, 9) and up again from 9."""
     schedule = FaultSchedule.parse(["crash@5:2", "recover@9:2"])
-    assert _epochs(schedule, {}, 20) == [(0, 5, frozenset()), (5, 9, frozenset({2})), (9, 20, frozenset())]
+    assert _epochs(schedule, PortTimeline(), 20) == [(0, 5, frozenset()), (5, 9, frozenset({2})), (9, 20, frozenset())]
     topology = parse_topology("mesh:5")
-    _, _, dead = _epochs(schedule, {}, 20)[1]
-    assert _reachable(topology, 0, 5, dead, {}) == {0, 1}  # node 2 is down: it cuts the line
-    assert _reachable(topology, 2, 5, dead, {}) == set()
+    _, _, dead = _epochs(schedule, PortTimeline(), 20)[1]
+    assert _reachable(topology, 0, 5, dead, PortTimeline()) == {0, 1}  # node 2 is down: it cuts the line
+    assert _reachable(topology, 2, 5, dead, PortTimeline()) == set()
 
 
 def test_a_crash_at_slot_0_is_down_from_the_first_epoch():
     """The first epoch opens at slot 0: a node crashed there is down in it."""
-    assert _epochs(FaultSchedule.parse(["crash@0:1"]), {}, 10) == [(0, 10, frozenset({1}))]
+    assert _epochs(FaultSchedule.parse(["crash@0:1"]), PortTimeline(), 10) == [(0, 10, frozenset({1}))]
 
 
 # ------------------------------------------------------------------ overlapping loss windows

@@ -65,7 +65,6 @@ import math
 import os
 import random
 import tempfile
-from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
@@ -74,7 +73,7 @@ from itertools import combinations
 from typing import Any
 
 from slotnet.errors import FaultSpecError, SlotnetError, SpecError
-from slotnet.fabric import NOTE_CAUSES, FaultSchedule, Topology
+from slotnet.fabric import NOTE_CAUSES, FaultSchedule, PortTimeline, Topology
 from slotnet.schemes import SCHEMES
 
 from .._run import run
@@ -386,23 +385,7 @@ def _scalar(v: Any) -> bool:
     return v is None or isinstance(v, (bool, int, float, str))
 
 
-def _link_key(topology: Topology, node: int, port: int) -> tuple[int, int]:
-    nb = topology.neighbour(node, port)
-    if nb is None:
-        return (node, port)
-    return min((node, port), (nb, topology.reverse_port(node, port)))
-
-
-def _dead_mask(timeline: Mapping[int, tuple[tuple[int, ...], tuple[int, ...]]], node: int, slot: int) -> int:
-    """The ports of ``node`` that are dead in ``slot`` (bit ``p`` for port ``p``), as the schedule fixes them."""
-    line = timeline.get(node)
-    if line is None:
-        return 0
-    i = bisect_right(line[0], slot) - 1
-    return line[1][i] if i >= 0 else 0
-
-
-def _judge_losses(w: _Witness, timeline: Mapping[int, Any], detect: int | None,
+def _judge_losses(w: _Witness, timeline: PortTimeline, detect: int | None,
                   unforced: Mapping[str, int]) -> dict[str, Any]:
     """Every lost message by cause: the fault's own (``excused``), ``avoidable``, ``forced``, or ``other``.
 
@@ -419,7 +402,7 @@ def _judge_losses(w: _Witness, timeline: Mapping[int, Any], detect: int | None,
         seen[cause] = seen.get(cause, 0) + 1
         book = "other" if cause in _NOT_FAULTS else "excused"
         if (cause in _DEAD and detect is not None and sender >= 0
-                and _dead_mask(timeline, sender, sent - detect) >> port & 1):
+                and timeline.dead_mask(sender, sent - detect) >> port & 1):
             book = "avoidable" if unforced.get(cause) else "forced"
             if first is None and book == "avoidable":
                 first = (sent, sender, port, receiver, cause)
@@ -435,7 +418,7 @@ def _judge_losses(w: _Witness, timeline: Mapping[int, Any], detect: int | None,
     return out
 
 
-def _epochs(schedule: FaultSchedule, timeline: Mapping[int, Any], end: int) -> list[tuple[int, int, frozenset[int]]]:
+def _epochs(schedule: FaultSchedule, timeline: PortTimeline, end: int) -> list[tuple[int, int, frozenset[int]]]:
     """``(first, last + 1, crashed nodes)`` for each stretch of slots in which no port or node changes."""
     bounds = {0}
     for slots, _ in timeline.values():
@@ -454,7 +437,7 @@ def _epochs(schedule: FaultSchedule, timeline: Mapping[int, Any], end: int) -> l
 
 
 def _reachable(topology: Topology, origin: int, slot: int, dead: frozenset[int],
-               timeline: Mapping[int, Any]) -> set[int]:
+               timeline: PortTimeline) -> set[int]:
     """The nodes ``origin`` reaches in ``slot`` through live ports (none if it is crashed)."""
     if origin in dead:
         return set()
@@ -462,7 +445,7 @@ def _reachable(topology: Topology, origin: int, slot: int, dead: frozenset[int],
     stack = [origin]
     while stack:
         v = stack.pop()
-        mask = _dead_mask(timeline, v, slot)
+        mask = timeline.dead_mask(v, slot)
         for p in topology.ports(v):
             if p.neighbour not in seen and p.neighbour not in dead and not mask >> p.index & 1:
                 seen.add(p.neighbour)
@@ -470,7 +453,7 @@ def _reachable(topology: Topology, origin: int, slot: int, dead: frozenset[int],
     return seen
 
 
-def _judge_misses(w: _Witness, topology: Topology, schedule: FaultSchedule, timeline: Mapping[int, Any],
+def _judge_misses(w: _Witness, topology: Topology, schedule: FaultSchedule, timeline: PortTimeline,
                   end: int) -> dict[str, Any]:
     """Broadcasts that missed nodes no fault cut off from their origin (see the module doc)."""
     n = topology.n_nodes
@@ -697,5 +680,5 @@ def shrink_failure(spec: RunSpec, failing: Sequence[Mapping[str, Any]], cls: str
         return cls in verdict["classes"] if cls is not None else not verdict["ok"]
 
     minimal, runs = shrink(failing, fails, slots=prep.slots,
-                           link_key=lambda v, p: _link_key(topology, v, p))
+                           link_key=topology.link_key)
     return {"faults": minimal, "runs": runs, "verdict": judge({**base, "label": "shrunk", "faults": minimal})}
