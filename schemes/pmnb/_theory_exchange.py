@@ -212,6 +212,33 @@ def _box_bound(a: np.ndarray, s: tuple[int, ...], wrap: bool, task: str, integra
     return _ratio_max(np.broadcast_to(need, cut.shape), cut, integral)
 
 
+def _slab_bound(a: np.ndarray, s: tuple[int, ...], wrap: bool, task: str, integral: bool, k: int) -> float:
+    """:func:`_box_bound` over the slabs of dimension ``k`` (an interval in ``k``, every other
+    dimension whole), from prefix sums of the active count along ``k``: O(p^2) numbers
+    instead of an interval-by-cell indicator of p^3 (which needs gigabytes at p = 1024)."""
+    n, m, p = a.size, int(a.sum()), s[k]
+    rest = n // p
+    marginal = a.astype(np.int64).sum(axis=tuple(j for j in range(len(s)) if j != k))
+    lo, length = np.meshgrid(np.arange(p, dtype=np.int64), np.arange(1, p + 1, dtype=np.int64), indexing="ij")
+    if wrap:
+        keep = (length < p) | (lo == 0)
+        lo, length = lo[keep], length[keep]
+        prefix = np.concatenate(([0], np.cumsum(np.concatenate((marginal, marginal)))))
+        faces = np.where(length == p, 0, 2)
+    else:
+        keep = lo + length <= p
+        lo, length = lo[keep], length[keep]
+        prefix = np.concatenate(([0], np.cumsum(marginal)))
+        faces = (lo > 0).astype(np.int64) + (lo + length < p).astype(np.int64)
+    count = prefix[lo + length] - prefix[lo]
+    size = length * rest
+    if task == "broadcast":
+        out, inn = count * (size < n), m - count
+    else:
+        out, inn = count * (n - size), (m - count) * size
+    return _ratio_max(np.maximum(out, inn).astype(float), faces * rest, integral)
+
+
 def cut_bound(
     active: Iterable[int], sides: Sequence[int], wrap: bool, task: str, *, integral: bool, max_boxes: int = 2_000_000
 ) -> float:
@@ -225,7 +252,7 @@ def cut_bound(
         return _box_bound(a, s, wrap, task, integral, [True] * len(s))
     best = per_node_bound(ids, s, wrap, task, integral=integral)
     for k in range(len(s)):
-        best = max(best, _box_bound(a, s, wrap, task, integral, [j == k for j in range(len(s))]))
+        best = max(best, _slab_bound(a, s, wrap, task, integral, k))
     return best
 
 
