@@ -215,7 +215,7 @@ def test_a_failing_paper_does_not_stop_the_others(capsys, monkeypatch, tmp_path)
     assert "=== a-bad ===" in captured.out and "=== b-good ===" in captured.out
 
 
-# --- a real --quick report of one paper (the fastest: greenberg-hajek, 6 runs) -----------
+# --- a real --quick report of one paper (the fastest: greenberg-hajek, 7 runs) -----------
 
 
 @pytest.fixture(scope="module")
@@ -244,7 +244,7 @@ def test_quick_report_of_one_paper(quick_report, capsys):
     rows, _ = _repro.repro("greenberg-hajek", quick=True, jobs=1,
                            cache=ResultsCache(quick_report["path"].parent / "cache"))
     tables = re.findall(r"<table class=rows>.*?</table>", text, re.S)
-    assert len(tables) == len({r.experiment for r in rows}) == 3  # Tables II, III and I
+    assert len(tables) == len({r.experiment for r in rows}) == 4  # Tables II, III and I, Table II against Table VI
     assert sum(t.count("<tr class=") for t in tables) == len(rows)
     for r in rows:
         assert f">{r.experiment}</h3>" in text
@@ -253,7 +253,7 @@ def test_quick_report_of_one_paper(quick_report, capsys):
     for label in ("slotnet", "hot path", "git commit", "seeds", "machine", "wall time"):
         assert f"<th>{label}</th>" in text
     again = quick_report["again"]
-    assert "(6 runs, 6 from the results cache" in again and "(6 runs, 0 from the results cache" in text
+    assert "(7 runs, 7 from the results cache" in again and "(7 runs, 0 from the results cache" in text
     assert re.findall(r"<table class=rows>.*?</table>", again, re.S) == tables  # the same rows, verdicts included
     assert quick_report["again_s"] < quick_report["first_s"]
 
