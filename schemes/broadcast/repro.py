@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .._base import Experiment, Row, Runner, SchemeError
@@ -226,4 +226,21 @@ def _plot(path: str, d: int, sweep: list[tuple[str, float]], points: list[dict[s
         plt.close(fig)
 
 
-EXPERIMENTS = (Experiment("stamoulis", (stamoulis.__doc__ or "").strip(), stamoulis),)
+def _estimate(quick: bool, options: Mapping[str, Any]) -> float | None:
+    """Wall seconds with two workers, measured on a 2-core machine with the compiled hot path
+    (docs/explanation/performance.md): the default full reproduction 175 s; the sweep on the
+    10-cube 1,715 s, so on the d-cube about 1,715 · 2^(d-10) (the runs' slots are fixed, the
+    periodic scheme's grow with 2^d too). None where not measured (the default --quick)."""
+    d = options.get("sweep_d")
+    if d is not None and options.get("sweep_only"):
+        return 1715.0 * 2.0 ** (int(d) - 10) * (len(options.get("sweep_rho") or ()) or 9) / 9
+    if not options and not quick:
+        return 175.0
+    return None
+
+
+EXPERIMENTS = (Experiment("stamoulis", (stamoulis.__doc__ or "").strip(), stamoulis,
+                          # the report draws the sweep of D against ρ for every scheme (the experiment's --plot)
+                          report_pass=({"sweep_d": 4, "sweep_rho": [0.2, 0.4, 0.6, 0.8], "sweep_only": True},
+                                       {"sweep_d": 8, "sweep_only": True}),
+                          estimate=_estimate),)

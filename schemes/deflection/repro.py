@@ -13,8 +13,8 @@ from .._base import Experiment, Row, Runner, SchemeError
 from . import theory
 from .paper import TABLE_I, TABLE_II, TABLE_II_III_COLUMNS, TABLE_III
 
-__all__ = ["DELAY_VS_D", "EXPERIMENTS", "PAPER_DELAY_AGREEMENT", "TABLE_II_VS_VI", "PointPlan", "greenberg_hajek",
-           "makespan", "parse_dims", "slot_plan", "table_ii_against_table_vi"]
+__all__ = ["DELAY_VS_D", "EXPERIMENTS", "PAPER_DELAY_AGREEMENT", "TABLE_II_VS_VI", "PointPlan", "estimated_seconds",
+           "greenberg_hajek", "makespan", "parse_dims", "run_seconds", "slot_plan", "table_ii_against_table_vi"]
 
 #: The experiment name of the ``--dims`` rows (and of their plan, with ": plan").
 DELAY_VS_D = "Delay vs d, v = 1 (§III model T(m̄, d, v))"
@@ -270,6 +270,27 @@ def slot_plan(d: int, *, quick: bool = False) -> PointPlan:
     return PointPlan(d, warmup, measured, delay, hops, est)
 
 
+def run_seconds(d: int, v: float, slots: int) -> float:
+    """The cost model of :func:`slot_plan` for one run of ``slots`` slots at load v on the d-cube."""
+    model = theory.steady_state_metrics(d, v)
+    hops = float(model["throughput_per_node"]) * 2**d * float(model["mean_delay"])  # type: ignore[arg-type]
+    return slots * (SLOT_S + HOP_S * hops) + NODE_S * 2**d
+
+
+def estimated_seconds(*, quick: bool, dims: str | None = None, jobs: int = 2) -> float:
+    """Wall seconds the cost model expects for ``repro greenberg-hajek`` (``--dims``), ``jobs`` workers.
+
+    Example:
+        >>> round(estimated_seconds(quick=True, dims="2-4"), 1)
+        1.4
+    """
+    if dims is not None:
+        return makespan(sorted((slot_plan(d, quick=quick).est_seconds for d in parse_dims(dims)), reverse=True), jobs)
+    loads = sorted(TABLE_II)[::3] if quick else sorted(TABLE_II)
+    runs = [run_seconds(6, v, 1100) for v in loads] + [run_seconds(6, SLIP_LOAD, 1100 if quick else TABLE_VI_SLOTS[0])]
+    return makespan(sorted(runs, reverse=True), jobs)
+
+
 def makespan(seconds: Sequence[float], jobs: int) -> float:
     """Wall time of runs taking ``seconds`` each on ``jobs`` workers, started in the order given.
 
@@ -363,4 +384,7 @@ EXPERIMENTS = (Experiment("greenberg-hajek", "Table III (model) and Table II (1,
                           "offered load, Table I's transient run beside the update equations, and Table II's v = 1 "
                           "delay beside a run of Table VI's length; --dims A-B: the "
                           "mean delay at v = 1 for each cube dimension beside the §III model, with each point's "
-                          "slots and wall seconds.", greenberg_hajek),)
+                          "slots and wall seconds.", greenberg_hajek,
+                          # the report draws Table VI's column, the delay against d at v = 1 (d <= 13 as in the paper)
+                          report_pass=({"dims": "2-7"}, {"dims": "2-13"}),
+                          estimate=lambda quick, options: estimated_seconds(quick=quick, dims=options.get("dims"))),)

@@ -415,4 +415,6 @@ def _plot(plt: Any, path: str, pmnb: list[dict[str, Any]], pe: list[dict[str, An
         plt.close(fig)
 
 
-EXPERIMENTS = (Experiment("varvarigos", (varvarigos.__doc__ or "").strip(), varvarigos),)
+EXPERIMENTS = (Experiment("varvarigos", (varvarigos.__doc__ or "").strip(), varvarigos,
+                          # --quick: "about a minute" (the experiment's doc); the full run not measured
+                          estimate=lambda quick, options: 60.0 if quick and not options else None),)
