@@ -44,6 +44,16 @@ def test_the_progress_line_counts_estimated_papers_apart():
     bar.add(2)
     bar.done()
     assert "then about 1:30 for 2 more papers (1 from its experiment's estimate), 1 more paper not yet timed" in out.getvalue()
+    assert "(estimate)" not in out.getvalue()  # a paper with no estimate: its runs' pace only
+
+
+def test_before_its_first_run_finishes_a_paper_shows_its_own_estimate():
+    out = io.StringIO()
+    bar = repro_all.ReportProgress(1, 2, "a", ["b"], {}, stream=out, enabled=True, nominal={"a": 600.0})
+    bar.add(3)
+    assert "runs 0/3" in out.getvalue() and ", about 10:00 left (estimate); 1 more paper not yet timed" in out.getvalue()
+    bar.done()
+    assert out.getvalue().rsplit("\r", 1)[1].count("left") == 1  # then the runs' pace, not the estimate
 
 
 def test_estimates_are_scaled_by_how_this_machine_compared_with_them(monkeypatch, tmp_path, capsys):

@@ -99,6 +99,8 @@ class ReportProgress(RunsProgress):
         super().__init__(stream, enabled)
         self.head = f"paper {index}/{total} {paper}: " if total > 1 else f"{paper}: "
         nominal = nominal or {}
+        #: this paper's own estimate, shown until its first run finishes (then the runs' pace rules)
+        self.own = walls.get(paper, nominal.get(paper))
         timed = [walls[p] for p in later if p in walls]
         guessed = [nominal[p] for p in later if p not in walls and p in nominal]
         known = timed + guessed
@@ -113,7 +115,10 @@ class ReportProgress(RunsProgress):
         self.tail = "; " + ", ".join(tail) if tail else ""
 
     def line(self) -> str:
-        return self.head + super().line() + self.tail
+        own = ""
+        if self.finished == 0 and self.own is not None:
+            own = f", about {_clock(max(0.0, self.own - (time.monotonic() - self.start)))} left (estimate)"
+        return self.head + super().line() + own + self.tail
 
 
 def _walls_path(cache: ResultsCache | None) -> Path | None:
