@@ -285,6 +285,13 @@ class Experiment:
     paper: str
     doc: str
     run: Callable[..., list[Row]]
+    #: what ``repro all --html`` adds to the default reproduction: the options of one more
+    #: pass, (``--quick``, full), for figures the default leaves out (a sweep, a column)
+    report_pass: tuple[Mapping[str, Any], Mapping[str, Any]] | None = None
+    #: ``(quick, options) -> seconds``: the wall time a pass is expected to take with two
+    #: workers (a measurement or a cost model, see each experiment), None where unknown;
+    #: the report's progress uses it for a pass it has never timed
+    estimate: Callable[[bool, Mapping[str, Any]], float | None] | None = None
 
 
 @dataclass(frozen=True)

@@ -157,7 +157,8 @@ def test_tiny_quick_column_rows():
 
 
 def test_without_dims_the_tables_run_as_before():
-    """No --dims: the same d = 6 runs (Tables II and I) and only Table I-III rows."""
+    """No --dims: the same d = 6 runs (Tables II and I) and Table I-III rows, then one run of Table VI's length at
+    v = 1 and its row beside Table II's v = 1 delay."""
     seen: list[list[dict[str, Any]]] = []
 
     def fake(specs):
@@ -169,6 +170,8 @@ def test_without_dims_the_tables_run_as_before():
     loads = sorted(TABLE_II)
     assert seen == [[dict(scheme="deflection", topology="hypercube:6", load={"offered": v}, slots=1100, warmup=100,
                           seed=3) for v in loads]
-                    + [dict(scheme="deflection", topology="hypercube:6", params={"schedule": "6:1,0"}, slots=12, seed=3)]]
-    assert {r.experiment for r in rows} == {"Table II (sim)", "Table III (model)", "Table I (transient)"}
-    assert len(rows) == 2 * 4 * len(loads) + 4 * 10
+                    + [dict(scheme="deflection", topology="hypercube:6", params={"schedule": "6:1,0"}, slots=12, seed=3)]
+                    + [dict(scheme="deflection", topology="hypercube:6", load={"offered": 1.0}, slots=20_000,
+                            warmup=10_000, seed=3)]]
+    assert {r.experiment for r in rows} == {"Table II (sim)", "Table III (model)", "Table I (transient)", gh.TABLE_II_VS_VI}
+    assert len(rows) == 2 * 4 * len(loads) + 4 * 10 + 1

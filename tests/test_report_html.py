@@ -215,7 +215,7 @@ def test_a_failing_paper_does_not_stop_the_others(capsys, monkeypatch, tmp_path)
     assert "=== a-bad ===" in captured.out and "=== b-good ===" in captured.out
 
 
-# --- a real --quick report of one paper (the fastest: greenberg-hajek, 6 runs) -----------
+# --- a real --quick report of one paper (the fastest: greenberg-hajek, 7 runs) -----------
 
 
 @pytest.fixture(scope="module")
@@ -237,24 +237,29 @@ def quick_report(tmp_path_factory):
 
 @pytest.mark.slow
 def test_quick_report_of_one_paper(quick_report, capsys):
-    """Self-contained, the paper's tables as tables with every row's verdict, figures, metadata; a second
-    report of the same code comes from the cache, with the same rows."""
+    """Self-contained, the paper's tables as tables with every row's verdict, figures, metadata, then the
+    pass its figures need (the delay against d, --dims 2-7); a second report of the same code comes from the
+    cache, with the same rows."""
     text = quick_report["first"]
     page = assert_self_contained(text)
-    rows, _ = _repro.repro("greenberg-hajek", quick=True, jobs=1,
-                           cache=ResultsCache(quick_report["path"].parent / "cache"))
+    cache = ResultsCache(quick_report["path"].parent / "cache")
+    rows, _ = _repro.repro("greenberg-hajek", quick=True, jobs=1, cache=cache)
+    column, _ = _repro.repro("greenberg-hajek", quick=True, jobs=1, cache=cache, dims="2-7")
     tables = re.findall(r"<table class=rows>.*?</table>", text, re.S)
-    assert len(tables) == len({r.experiment for r in rows}) == 3  # Tables II, III and I
-    assert sum(t.count("<tr class=") for t in tables) == len(rows)
-    for r in rows:
+    assert len(tables) == len({r.experiment for r in rows}) + 2 == 4 + 2  # Tables II, III, I, II against VI; the column
+    assert sum(t.count("<tr class=") for t in tables) == len(rows) + len(column)
+    for r in rows + column:
         assert f">{r.experiment}</h3>" in text
-    assert text.count(">within</td>") == sum(r.verdict() == "within" for r in rows)
-    assert len(_pngs(page)) >= 1
+    assert text.count(">within</td>") == sum(r.verdict() == "within" for r in rows + column)
+    assert '<h2>greenberg-hajek --dims 2-7</h2>' in text and "slotnet repro greenberg-hajek --quick --seed 1 --dims 2-7" in text
+    assert len(_pngs(page)) >= 5  # a figure per table with two rows or more, the column's among them
     for label in ("slotnet", "hot path", "git commit", "seeds", "machine", "wall time"):
         assert f"<th>{label}</th>" in text
     again = quick_report["again"]
+    assert "(7 runs, 7 from the results cache" in again and "(7 runs, 0 from the results cache" in text
     assert "(6 runs, 6 from the results cache" in again and "(6 runs, 0 from the results cache" in text
-    assert re.findall(r"<table class=rows>.*?</table>", again, re.S) == tables  # the same rows, verdicts included
+    # the same rows, verdicts included (the column's last row is the pass's own wall time: not compared)
+    assert re.findall(r"<table class=rows>.*?</table>", again, re.S)[:4] == tables[:4]
     assert quick_report["again_s"] < quick_report["first_s"]
 
 
@@ -296,7 +301,8 @@ def test_report_loads_in_headless_chromium(quick_report, tmp_path):
     assert asked == []
     loaded = _parse(dom)
     tables = [a for t, a in loaded.tags if t == "table" and a.get("class") == "rows"]
-    assert len(tables) == 3 and "Table II (sim)" in dom and "Where the papers slip" in dom
+    assert len(tables) == 6 and "Table II (sim)" in dom and "Where the papers slip" in dom  # 4 tables, then the column's 2
+    assert "Table II against Table VI (d = 6, v = 1)" in dom and "Delay vs d, v = 1" in dom
     assert sum(1 for t, a in loaded.tags if t == "img" and a["src"].startswith("data:image/png;base64,")) >= 1
     from matplotlib.image import imread
 

@@ -225,7 +225,16 @@ def test_indirect_rows_carry_the_documented_correction():
     assert "known [1]" in text and "  [1] Prop. 5 counts" in text and "within" in text
     sweep = bcast_repro.stamoulis(_runner_answering(20.0), seed=1, quick=True, sweep_d=4, sweep_only=True)
     indirect = [r for r in sweep if r.case.startswith("bcast-indirect")]
-    assert indirect and all(r.note == prop5.note for r in indirect)
+    from slotnet.schemes.broadcast import theory
+
+    reason = prop5.note.split(" -- ")[0]
+    assert reason == bcast_repro.NOTES["Prop. 5"]
+    # every sweep row gives the same reason, then its own numbers: the formula at its load and the run
+    for r in indirect:
+        formula = theory.indirect_delay(4, float(r.case.split("rho=")[1]))
+        assert r.note.split(" -- ")[0] == reason and f"gives {formula:.4f}" in r.note
+        assert "the run measures 20.0000" in r.note
+    assert indirect
 
 
 def test_repro_json_keeps_timing_apart(capsys, monkeypatch):

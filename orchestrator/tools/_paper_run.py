@@ -35,6 +35,13 @@ class PaperRun:
     runs: list[tuple[dict[str, Any], float, bool]] = field(default_factory=list)
 
     @property
+    def label(self) -> str:
+        """The paper's name, with its options when it has some (a report may run one paper twice)."""
+        if not self.options:
+            return self.paper
+        return self.paper + " " + repro_command(self.paper, self.seed, False, self.options).split(f" --seed {self.seed}", 1)[1].strip()
+
+    @property
     def command(self) -> str:
         """The command that reruns this paper's rows."""
         return repro_command(self.paper, self.seed, self.quick, self.options)

@@ -111,7 +111,7 @@ def _experiments(rows: Sequence[Row]) -> list[str]:
 # --- figures drawn from the rows ------------------------------------------------------
 
 #: ``name=number`` or ``slot N`` in a case: the candidate x variables of a table's figure.
-_TOKEN = re.compile(r"(?:^|(?<=\s))([A-Za-z_][A-Za-z0-9_]*)(?:=|\s)(-?\d+(?:\.\d+)?(?:[eE]-?\d+)?)(?=\s|$)")
+_TOKEN = re.compile(r"(?:^|(?<=\s))([A-Za-z_][A-Za-z0-9_]*)(?:=|\s)(-?\d+(?:\.\d+)?(?:[eE]-?\d+)?)(?=[\s,;]|$)")
 
 
 def _tokens(case: str) -> dict[str, tuple[float, tuple[int, int]]]:
@@ -213,6 +213,9 @@ def _panel(ax: Any, rows: list[Row], metric: str, var: str | None, cases: list[s
     for r in rows:
         label, x = _series(r.case, var)
         by_series.setdefault(label, []).append((x if x is not None else float(cases.index(r.case)), r))
+    if var is not None and len(by_series) > 1 and all(len(pts) == 1 for pts in by_series.values()):
+        # every point its own series: the rest of each case only describes the point (e.g. its run length)
+        by_series = {"": [pt for pts in by_series.values() for pt in pts]}
     values: list[float] = []
     line = "-" if var is not None else "none"  # the cases side by side are no curve: points only
     for label, pts in by_series.items():
@@ -269,9 +272,10 @@ def render(runs: Sequence[PaperRun], meta: Sequence[tuple[str, str]], *, figures
     quick = any(run.quick for run in runs)
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
-           f"<title>slotnet: {len(runs)} paper reproduction{'s' * (len(runs) != 1)}{' (quick)' * quick}</title>",
+           f"<title>slotnet: {len(set(r.paper for r in runs))} paper reproduction{'s' * (len(set(r.paper for r in runs)) != 1)}"
+           f"{' (quick)' * quick}</title>",
            f"<style>{_STYLE}</style></head><body>",
-           f"<h1>slotnet: {_e(', '.join(run.paper for run in runs))} reproduced{' (--quick subset)' * quick}</h1>",
+           f"<h1>slotnet: {_e(', '.join(dict.fromkeys(run.paper for run in runs)))} reproduced{' (--quick subset)' * quick}</h1>",
            "<p>Each row compares a quantity of a paper: the paper's printed value, the emulator's simulation with its "
            "95% confidence half-width (batch means), and the analytic model. Its verdict is computed from its numbers: "
            "<span class=within>within</span> = inside the paper's agreement (|difference| ≤ √2·CI + the paper's own "
@@ -312,7 +316,7 @@ def _summary(runs: Sequence[PaperRun], outside: list[tuple[PaperRun, Row]], fail
         cells = "".join(f'<td class="num {_CLASS[w] if counts[w] and w in (Row.OUTSIDE, Row.KNOWN) else ""}">{counts[w]}</td>'
                         for w in VERDICTS)
         status = f' <span class=outside>FAILED: {_e(run.error)}</span>' if run.error else ""
-        out.append(f'<tr><td><a href="#{_anchor("paper", run.paper)}">{_e(run.paper)}</a>{status}</td>'
+        out.append(f'<tr><td><a href="#{_anchor("paper", run.label)}">{_e(run.label)}</a>{status}</td>'
                    f'<td class=num>{len(run.rows)}</td>{cells}<td class=num>{len(run.runs)} ({run.cached})</td>'
                    f"<td class=num>{run.wall_s:.1f}</td><td><code>{_e(run.command)}</code></td></tr>")
     if len(runs) > 1:
@@ -325,8 +329,8 @@ def _summary(runs: Sequence[PaperRun], outside: list[tuple[PaperRun, Row]], fail
     if outside:
         out.append("<table><tr><th>paper</th><th>table</th><th>case</th><th>metric</th><th>verdict</th></tr>")
         for run, r in outside:
-            link = _anchor("paper", run.paper, r.experiment)
-            out.append(f'<tr class=outside><td>{_e(run.paper)}</td><td><a href="#{link}">{_e(r.experiment)}</a></td>'
+            link = _anchor("paper", run.label, r.experiment)
+            out.append(f'<tr class=outside><td>{_e(run.label)}</td><td><a href="#{link}">{_e(r.experiment)}</a></td>'
                        f"<td>{_e(r.case)}</td><td>{_e(r.metric)}</td><td>{_e(r.verdict())}</td></tr>")
         out.append("</table>")
     else:
@@ -348,8 +352,8 @@ def _slips(slips: list[tuple[PaperRun, Row]]) -> list[str]:
     out.append("<table><tr><th>paper</th><th>table</th><th>case</th><th>metric</th><th>paper value</th>"
                "<th>simulation ± 95%</th><th>model</th><th>note (the evidence)</th></tr>")
     for run, r in slips:
-        link = _anchor("paper", run.paper, r.experiment)
-        out.append(f'<tr class=known><td>{_e(run.paper)}</td><td><a href="#{link}">{_e(r.experiment)}</a></td>'
+        link = _anchor("paper", run.label, r.experiment)
+        out.append(f'<tr class=known><td>{_e(run.label)}</td><td><a href="#{link}">{_e(r.experiment)}</a></td>'
                    f"<td>{_e(r.case)}</td><td>{_e(r.metric)}</td><td class=num>{_num(r.paper)}</td>"
                    f"<td class=num>{_sim(r)}</td><td class=num>{_num(r.theory)}</td><td>{_e(r.note)}</td></tr>")
     out.append("</table></section>")
@@ -359,8 +363,12 @@ def _slips(slips: list[tuple[PaperRun, Row]]) -> list[str]:
 def _paper(run: PaperRun, figures: bool) -> list[str]:
     exp = EXPERIMENTS.get(run.paper)
     doc = exp.doc if exp is not None else ""
-    out = [f'<section id="{_anchor("paper", run.paper)}"><h2>{_e(run.paper)}</h2>']
-    out += [f"<p>{_e(' '.join(par.split()))}</p>" for par in doc.split("\n\n") if par.strip()]
+    out = [f'<section id="{_anchor("paper", run.label)}"><h2>{_e(run.label)}</h2>']
+    if run.options:  # a second pass of a paper, for figures its default reproduction leaves out
+        out.append(f"<p>{_e(run.paper)} again, with the options <code>{_e(run.label[len(run.paper):].strip())}</code>: "
+                   "what its default reproduction leaves out (a sweep, a column of the paper drawn as a figure).</p>")
+    else:
+        out += [f"<p>{_e(' '.join(par.split()))}</p>" for par in doc.split("\n\n") if par.strip()]
     out.append(f"<p>Rerun: <code>{_e(run.command)}</code> ({len(run.runs)} runs, {run.cached} from the results cache, "
                f"{run.wall_s:.1f} s)</p>")
     if run.error:
@@ -369,7 +377,7 @@ def _paper(run: PaperRun, figures: bool) -> list[str]:
     drawn = dict(row_figures(run.rows)) if figures and run.rows else {}
     for name in _experiments(run.rows):
         pictures = [(title, png) for title, png in drawn.items() if title == name or title.startswith(name + " (")]
-        out.append(f'<h3 id="{_anchor("paper", run.paper, name)}">{_e(name)}</h3><div class=figrow>')
+        out.append(f'<h3 id="{_anchor("paper", run.label, name)}">{_e(name)}</h3><div class=figrow>')
         out += _table(run, [r for r in run.rows if r.experiment == name])
         out += [f'<figure>{_img(png, "figure of " + title)}<figcaption>{_e(title)}, drawn from the rows: simulation '
                 "(dots, bars: 95% half-width), model (dashed), the paper's value (open squares); ringed red: OUTSIDE, "
@@ -377,7 +385,7 @@ def _paper(run: PaperRun, figures: bool) -> list[str]:
         out.append("</div>")
     if run.figures:
         claim = "".join(f"<p>{_e(' '.join(par.split()))}</p>" for par in doc.split("\n\n") if par.strip())
-        out.append(f"<h3>Figures drawn by the reproduction itself ({_e(run.paper)} --plot)</h3><div class=figrow>"
+        out.append(f"<h3>Figures drawn by the reproduction itself ({_e(run.label)} --plot)</h3><div class=figrow>"
                    f"<div class=claim><p><b>What the paper claims, and what is reproduced:</b></p>{claim}</div>")
         out += [f"<figure>{_img(png, run.paper + ' ' + title)}<figcaption>{_e(title or run.paper)}</figcaption></figure>"
                 for title, png in run.figures]

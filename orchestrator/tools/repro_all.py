@@ -11,7 +11,11 @@ keeps nothing.
 Progress (on a terminal) names the paper, its runs done of those submitted and an
 estimate of what is left: for the paper at hand, the mean time per finished run times
 its runs left; for the papers after it, the wall time each took the last time it was
-computed with nothing from the cache (kept as ``walls.json`` in the cache directory).
+computed with nothing from the cache (kept as ``walls.json`` in the cache directory), else
+the experiment's own estimate (:attr:`Experiment.estimate`: a measurement or a cost model
+for two workers), scaled by how the papers already computed in this report compared with
+their estimates. With ``--html`` each paper whose experiment names a ``report_pass`` is run
+once more with those options (its sweep, its column), for the figures its default leaves out.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import platform
 import subprocess
@@ -38,10 +43,42 @@ from ._paper_run import VERDICTS, PaperRun, repro_command, run_command, verdict_
 from .results_cache import ResultsCache, file_mode
 
 __all__ = ["ALL", "VERDICTS", "PaperRun", "ReportError", "ReportProgress", "check_html", "git_commit", "metadata",
-           "open_cache", "repro_command", "repro_many", "run_command", "run_papers", "verdict_counts", "verdict_word"]
+           "nominal_wall", "open_cache", "report_parts", "repro_command", "repro_many", "run_command", "run_papers",
+           "verdict_counts", "verdict_word"]
 
 #: The name that stands for every paper.
 ALL = "all"
+
+
+def report_parts(papers: Sequence[str], quick: bool, options: Mapping[str, Any] | None = None
+                 ) -> list[tuple[str, dict[str, Any]]]:
+    """(paper, options) of every pass of a report: each paper as asked, then the pass its
+    experiment adds for the report (:attr:`Experiment.report_pass`: a sweep, a column the
+    default leaves out, drawn as figures) when the paper was asked for without options."""
+    from slotnet.schemes import EXPERIMENTS
+
+    parts: list[tuple[str, dict[str, Any]]] = []
+    for paper in papers:
+        parts.append((paper, dict(options or {})))
+        extra = getattr(EXPERIMENTS.get(paper), "report_pass", None)
+        if not options and extra:
+            parts.append((paper, dict(extra[0 if quick else 1])))
+    return parts
+
+
+def nominal_wall(paper: str, quick: bool, options: Mapping[str, Any]) -> float | None:
+    """The wall seconds the experiment expects for this pass (:attr:`Experiment.estimate`), or None."""
+    from slotnet.schemes import EXPERIMENTS
+
+    estimate = getattr(EXPERIMENTS.get(paper), "estimate", None)
+    if estimate is None:
+        return None
+    try:
+        value = estimate(quick, dict(options))
+    except Exception:  # an estimate is a guide: one that fails is no estimate
+        return None
+    return float(value) if value is not None and math.isfinite(value) and value >= 0 else None
+
 
 class ReportError(SlotnetError):
     """The report could not be written after the rows were computed, or a paper failed (exit status 1)."""
@@ -52,23 +89,36 @@ class ReportError(SlotnetError):
 
 class ReportProgress(RunsProgress):
     """:class:`RunsProgress` for one paper of several: ``paper i/N NAME`` before the runs,
-    and after them the estimate for the papers still to come (from :func:`_walls`)."""
+    and after them the estimate for the papers still to come: the wall time each took the
+    last time it was computed here (:func:`_walls`), else its experiment's own estimate
+    (``nominal``, already scaled by how this report's finished papers compared with theirs)."""
 
     def __init__(self, index: int, total: int, paper: str, later: Sequence[str], walls: Mapping[str, float],
-                 stream: TextIO | None = None, enabled: bool | None = None) -> None:
+                 stream: TextIO | None = None, enabled: bool | None = None,
+                 nominal: Mapping[str, float] | None = None) -> None:
         super().__init__(stream, enabled)
         self.head = f"paper {index}/{total} {paper}: " if total > 1 else f"{paper}: "
-        known = [walls[p] for p in later if p in walls]
+        nominal = nominal or {}
+        #: this paper's own estimate, shown until its first run finishes (then the runs' pace rules)
+        self.own = walls.get(paper, nominal.get(paper))
+        timed = [walls[p] for p in later if p in walls]
+        guessed = [nominal[p] for p in later if p not in walls and p in nominal]
+        known = timed + guessed
         unknown = len(later) - len(known)
         tail = []
         if known:
-            tail.append(f"then about {_clock(sum(known))} for {len(known)} more paper{'s' * (len(known) > 1)}")
+            tail.append(f"then about {_clock(sum(known))} for {len(known)} more paper{'s' * (len(known) > 1)}"
+                        + (f" ({len(guessed)} from {'its' if len(guessed) == 1 else 'their'} experiment's estimate)"
+                           if guessed else ""))
         if unknown:
             tail.append(f"{unknown} more paper{'s' * (unknown > 1)} not yet timed")
         self.tail = "; " + ", ".join(tail) if tail else ""
 
     def line(self) -> str:
-        return self.head + super().line() + self.tail
+        own = ""
+        if self.finished == 0 and self.own is not None:
+            own = f", about {_clock(max(0.0, self.own - (time.monotonic() - self.start)))} left (estimate)"
+        return self.head + super().line() + own + self.tail
 
 
 def _walls_path(cache: ResultsCache | None) -> Path | None:
@@ -133,13 +183,16 @@ def _figures(folder: str) -> list[tuple[str, bytes]]:
 def run_papers(papers: Sequence[str], *, seed: int, quick: bool, jobs: int | None, cache: ResultsCache | None,
                figures: bool, options: Mapping[str, Any] | None = None, keep_going: bool = True,
                progress: bool | None = None, on_paper: Callable[[str], None] | None = None,
-               on_rows: Callable[[list[Row]], None] | None = None) -> list[PaperRun]:
+               on_rows: Callable[[list[Row]], None] | None = None, extras: bool = False) -> list[PaperRun]:
     """Reproduce each paper in turn.
 
     Args:
         figures: ask each experiment for its own figures (its ``plot`` option); one that
             draws none on request (it refuses ``plot`` before its first run) runs without.
         options: the experiment options of a single paper (``sweep_d`` ...).
+        extras: add the pass each paper's experiment names for a report (:func:`report_parts`,
+            papers asked without options); it is a :class:`PaperRun` of its own, after the
+            paper's default one.
         keep_going: a paper that fails is kept with its error (and the rows it computed)
             and the next one runs; otherwise a failure before any row is raised.
         progress: draw the progress line (None: when stderr is a terminal).
@@ -153,18 +206,28 @@ def run_papers(papers: Sequence[str], *, seed: int, quick: bool, jobs: int | Non
     from ._repro import PartialRepro, repro
 
     walls = _walls(cache, quick)
+    parts = report_parts(papers, quick, options) if extras else [(p, dict(options or {})) for p in papers]
+    labels = [PaperRun(p, seed, quick, o).label for p, o in parts]
+    priors = {label: v for label, (p, o) in zip(labels, parts) if (v := nominal_wall(p, quick, o)) is not None}
+    # how this machine compares with the experiments' estimates: (wall, estimate) of every pass
+    # timed here before (walls.json) and of those computed so far in this report
+    spent = {label: (walls[label], priors[label]) for label in labels if label in walls and priors.get(label, 0.0) > 0}
     out: list[PaperRun] = []
-    for i, paper in enumerate(papers):
+    for i, (paper, opts) in enumerate(parts):
+        run = PaperRun(paper, seed, quick, opts)
         if on_paper is not None:
-            on_paper(paper)
-        run = PaperRun(paper, seed, quick, dict(options or {}))
+            on_paper(run.label)
         out.append(run)
+        scale = sum(a for a, _ in spent.values()) / sum(b for _, b in spent.values()) if spent else 1.0
+        nominal = {label: v * scale for label, v in priors.items()}
 
         def on_run(request: Mapping[str, Any], result: Mapping[str, Any], hit: bool, run: PaperRun = run) -> None:
             run.runs.append((dict(request), float(result.get("_wall_s") or 0.0), hit))
 
-        def attempt(plot: str | None, index: int = i, paper: str = paper, run: PaperRun = run) -> list[Row]:
-            bar = ReportProgress(index + 1, len(papers), paper, papers[index + 1:], walls, enabled=progress)
+        def attempt(plot: str | None, index: int = i, paper: str = paper, run: PaperRun = run,
+                    nominal: dict[str, float] = nominal) -> list[Row]:
+            bar = ReportProgress(index + 1, len(parts), labels[index], labels[index + 1:], walls, enabled=progress,
+                                 nominal=nominal)
             rows, _ = repro(paper, seed=seed, jobs=jobs, quick=quick, progress=bar, on_rows=on_rows, cache=cache,
                             on_run=on_run, plot=plot, **run.options)
             return rows
@@ -187,7 +250,9 @@ def run_papers(papers: Sequence[str], *, seed: int, quick: bool, jobs: int | Non
             run.figures = _figures(tmp)
         run.wall_s = time.perf_counter() - t0
         if not run.error and run.runs and not run.cached:
-            _remember_wall(cache, quick, paper, run.wall_s)
+            _remember_wall(cache, quick, run.label, run.wall_s)
+            if priors.get(run.label, 0.0) > 0:
+                spent[run.label] = (run.wall_s, priors[run.label])
     return out
 
 
@@ -253,7 +318,7 @@ def metadata(runs: Sequence[PaperRun], *, jobs: int, cache: ResultsCache | None,
         ("worker processes", str(jobs)),
         ("runs", f"{n_runs}, of which {cached} from the results cache" + (f" ({cache.dir})" if cache is not None else "")
          if cache is not None else f"{n_runs} (results cache off)"),
-        ("wall time", f"{_clock(wall_s)} in all; " + ", ".join(f"{r.paper} {r.wall_s:.1f} s" for r in runs)),
+        ("wall time", f"{_clock(wall_s)} in all; " + ", ".join(f"{r.label} {r.wall_s:.1f} s" for r in runs)),
         ("generated", time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())),
     ]
 
@@ -330,23 +395,24 @@ def repro_many(args: argparse.Namespace, sweep_rho: list[float] | None) -> int:
     runs = run_papers(names, seed=args.seed, quick=args.quick, jobs=jobs, cache=cache, figures=bool(args.html),
                       options={k: v for k, v in options.items() if v not in (None, False)}, keep_going=many,
                       on_paper=heading if many else None, on_rows=None if args.json else show,
-                      progress=None)
+                      progress=None, extras=bool(args.html))
     wall = time.perf_counter() - t0
     if args.json:
         print(json.dumps(json_ready({"seed": args.seed, "quick": args.quick, "html": args.html, "papers": [
-            {"paper": r.paper, "timing": {"wall_seconds": r.wall_s}, "runs": len(r.runs), "from_cache": r.cached,
+            {"paper": r.paper, **({"options": r.options} if r.options else {}), "timing": {"wall_seconds": r.wall_s},
+             "runs": len(r.runs), "from_cache": r.cached,
              "rows": [row.as_dict() for row in r.rows], **({"error": r.error} if r.error else {})} for r in runs]}), allow_nan=False))
     else:
         for r in runs:
             rest = [row for row in r.rows if not any(row is p for p in printed)]
             if rest:
-                if many:
-                    print(f"=== {r.paper} (continued) ===")
+                if many or r.options:
+                    print(f"=== {r.label} (continued) ===")
                 print(format_rows(rest, legend=False))
         print("\n".join(LEGEND))
         for r in runs:
             counts = verdict_counts(r.rows)
-            print(f"{r.paper}: {len(r.rows)} rows ({', '.join(f'{n} {w}' for w, n in counts.items() if n)}) in "
+            print(f"{r.label}: {len(r.rows)} rows ({', '.join(f'{n} {w}' for w, n in counts.items() if n)}) in "
                   f"{r.wall_s:.1f} s, {len(r.runs)} runs ({r.cached} from the cache)" + (f"; FAILED: {r.error}" if r.error else ""))
     if cache is not None and cache.write_error:
         print(f"slotnet repro: note: results not kept: {cache.write_error}", file=sys.stderr)
@@ -361,7 +427,7 @@ def repro_many(args: argparse.Namespace, sweep_rho: list[float] | None) -> int:
             print(f"report written to {args.html}")
     failed = [r for r in runs if r.error]
     if failed:
-        raise ReportError("; ".join(f"{r.paper}: {r.error}" for r in failed))
+        raise ReportError("; ".join(f"{r.label}: {r.error}" for r in failed))
     return 0
 
 

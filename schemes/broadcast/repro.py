@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .._base import Experiment, Row, Runner, SchemeError
@@ -11,7 +11,7 @@ from . import _theory_indirect_slots as slot_model
 from . import theory
 from .paper import TABLE_1
 
-__all__ = ["EXPERIMENTS", "NOTES", "SWEEP_SCHEMES", "stamoulis"]
+__all__ = ["CHECKS", "EXPERIMENTS", "NOTES", "SWEEP_SCHEMES", "check_requests", "check_rows", "evidence", "stamoulis"]
 
 #: Why a row is expected to sit outside the simulation's interval: the paper's analysis
 #: and the slot-by-slot rules it states differ by a known amount (``_theory_indirect_slots``).
@@ -23,6 +23,34 @@ NOTES = {
     "Prop. 6": "Prop. 6 uses the per-3-slot arrival probability as a per-slot rate: Rules A-F give "
                "lam(3d + 2 + X) + lam(3/4)2^d (the Rules E-F slot-by-slot row)",
 }
+
+
+
+def evidence(key: str, d: int, rho: float, sim: float | None, ci: float | None) -> str:
+    """The note of a Prop. 5 / Cor. 8 / Prop. 6 row: the reason (:data:`NOTES`), then the
+    numbers behind it at this (d, ρ) -- the paper's formula, what Rules A-F give slot by
+    slot (:mod:`._theory_indirect_slots`, exact), and what the run measured.
+
+    Example:
+        >>> evidence("Prop. 5", 6, 0.3, None, None).split(" -- ")[1]
+        "the paper's formula gives 32.2632; Rules A-F slot by slot give 30.7397 (1.5234 lower)"
+    """
+    if key == "Prop. 6":
+        printed, rules = theory.indirect_queue(d, rho), slot_model.slot_queue(d, rho)
+    else:
+        rule = "D" if key == "Prop. 5" else "D'"
+        printed = theory.indirect_delay(d, rho) if rule == "D" else theory.indirect_delay_rule_d_prime(d, rho)
+        rules = slot_model.slot_delay(d, rho, rule)
+    text = (f"{NOTES[key]} -- the paper's formula gives {printed:.4f}; Rules A-F slot by slot give {rules:.4f} "
+            f"({printed - rules:.4f} lower)")
+    if sim is None:
+        return text
+    text += f"; the run measures {sim:.4f}"
+    if isinstance(ci, float) and math.isfinite(ci) and ci > 0:
+        text += (f" ± {ci:.4f}: {abs(sim - rules) / ci:.1f} half-widths from the rules' value, "
+                 f"{abs(sim - printed) / ci:.1f} from the paper's")
+    return text
+
 
 SWEEP_SCHEMES: tuple[tuple[str, dict[str, str]], ...] = (
     ("bcast-simple", {}),
@@ -55,27 +83,8 @@ def stamoulis(runner: Runner, *, seed: int, quick: bool, sweep_d: int | None = N
     table_specs: list[dict[str, Any]] = [dict(scheme="bcast-dtree", topology="hypercube:8", load={"rho": rho},
                                               slots=measured + 500, warmup=500, seed=seed) for rho, *_ in table]
 
-    # (scheme, params, d, rho, metric, [(experiment, theory function), ...]) -- one run each
-    checks: list[tuple[str, dict[str, str], int, float, str, list[tuple[str, Callable[[int, float], float]]]]] = [
-        ("bcast-periodic", {"variant": "random"}, 5, 0.3, "mean_broadcast_delay_period_end",
-         [("periodic random, eq. (7)", theory.periodic_random_delay)]),
-        ("bcast-periodic", {"variant": "random"}, 5, 0.7, "mean_broadcast_delay_period_end",
-         [("periodic random, eq. (7)", theory.periodic_random_delay)]),
-        ("bcast-indirect", {"rule": "D"}, 6, 0.3, "mean_broadcast_delay",
-         [("indirect Rule D, Prop. 5", theory.indirect_delay),
-          ("indirect Rule D, Rules E-F slot by slot", lambda d, r: slot_model.slot_delay(d, r, "D"))]),
-        ("bcast-indirect", {"rule": "Dprime"}, 6, 0.3, "mean_broadcast_delay",
-         [("indirect Rule D', Cor. 8", theory.indirect_delay_rule_d_prime),
-          ("indirect Rule D', Rules E-F slot by slot", lambda d, r: slot_model.slot_delay(d, r, "D'"))]),
-        ("bcast-indirect", {"rule": "D"}, 6, 0.3, "mean_queue_per_node",
-         [("indirect Q, Prop. 6", theory.indirect_queue),
-          ("indirect Q, Rules E-F slot by slot", slot_model.slot_queue)]),
-    ]
-    if sweep_only:
-        checks = []
-    check_slots = 2000 if quick else 8000
-    check_specs = [dict(scheme=s, topology=f"hypercube:{d}", params=p, load={"rho": rho}, slots=check_slots + 500,
-                        warmup=500, seed=seed) for s, p, d, rho, _, _ in checks]
+    checks = [] if sweep_only else CHECKS
+    check_specs = check_requests(checks, seed=seed, quick=quick)
     sweep: list[tuple[str, float]] = []
     skipped: list[Row] = []
     sweep_specs = _sweep_specs(sweep_d, sweep_rho, seed, sweep, skipped) if sweep_d is not None else []
@@ -87,25 +96,61 @@ def stamoulis(runner: Runner, *, seed: int, quick: bool, sweep_d: int | None = N
                          res.get("mean_broadcast_delay_ci95"), theory.dtree_delay(8, rho)))
     rows += batch
     publish(batch)
-    batch = []
-    for (_s, _p, d, rho, metric, models), res in zip(checks, runner(check_specs) if check_specs else []):
-        for exp, fn in models:
-            note = next((text for key, text in NOTES.items() if exp.endswith(key)), "")
-            batch.append(Row(exp, f"d={d} rho={rho:g}", metric, None, res.get(metric), res.get(f"{metric}_ci95"),
-                             fn(d, rho), note=note))
+    batch = check_rows(checks, runner(check_specs) if check_specs else [])
     rows += batch
     publish(batch)
     points = runner(sweep_specs) if sweep_specs else []
     # the indirect scheme's theory is Prop. 5, which Rules A-F undercut by a known amount
-    sweep_notes = {"bcast-indirect": NOTES["Prop. 5"]}
     batch = [Row(f"sweep d={sweep_d}", f"{scheme} rho={rho:g}", "mean_broadcast_delay", None,
                  res["mean_broadcast_delay"], res.get("mean_broadcast_delay_ci95"),
-                 res["_theory"].get("mean_broadcast_delay"), note=sweep_notes.get(scheme, ""))
+                 res["_theory"].get("mean_broadcast_delay"),
+                 note=evidence("Prop. 5", sweep_d or 0, rho, res["mean_broadcast_delay"], res.get("mean_broadcast_delay_ci95"))
+                 if scheme == "bcast-indirect" else "")
              for (scheme, rho), res in zip(sweep, points)]
     rows += batch + skipped
     publish(batch + skipped)
     if plot and sweep:
         _plot(plot, sweep_d or 0, sweep, points)
+    return rows
+
+
+#: (scheme, params, d, rho, metric, [(experiment, theory function), ...]): the checks beside
+#: eq. (7), Prop. 5, Cor. 8 and Prop. 6 -- one run each.
+Check = tuple[str, dict[str, str], int, float, str, list[tuple[str, Callable[[int, float], float]]]]
+CHECKS: list[Check] = [
+    ("bcast-periodic", {"variant": "random"}, 5, 0.3, "mean_broadcast_delay_period_end",
+     [("periodic random, eq. (7)", theory.periodic_random_delay)]),
+    ("bcast-periodic", {"variant": "random"}, 5, 0.7, "mean_broadcast_delay_period_end",
+     [("periodic random, eq. (7)", theory.periodic_random_delay)]),
+    ("bcast-indirect", {"rule": "D"}, 6, 0.3, "mean_broadcast_delay",
+     [("indirect Rule D, Prop. 5", theory.indirect_delay),
+      ("indirect Rule D, Rules E-F slot by slot", lambda d, r: slot_model.slot_delay(d, r, "D"))]),
+    ("bcast-indirect", {"rule": "Dprime"}, 6, 0.3, "mean_broadcast_delay",
+     [("indirect Rule D', Cor. 8", theory.indirect_delay_rule_d_prime),
+      ("indirect Rule D', Rules E-F slot by slot", lambda d, r: slot_model.slot_delay(d, r, "D'"))]),
+    ("bcast-indirect", {"rule": "D"}, 6, 0.3, "mean_queue_per_node",
+     [("indirect Q, Prop. 6", theory.indirect_queue),
+      ("indirect Q, Rules E-F slot by slot", slot_model.slot_queue)]),
+]
+
+
+def check_requests(checks: Sequence[Check], *, seed: int, quick: bool) -> list[dict[str, Any]]:
+    """The run of each check: 8,000 measured slots (2,000 with ``quick``) after 500 of warm-up."""
+    slots = 2000 if quick else 8000
+    return [dict(scheme=s, topology=f"hypercube:{d}", params=p, load={"rho": rho}, slots=slots + 500, warmup=500,
+                 seed=seed) for s, p, d, rho, _, _ in checks]
+
+
+def check_rows(checks: Sequence[Check], results: Sequence[dict[str, Any]]) -> list[Row]:
+    """A row per model of each check; a Prop. 5 / Cor. 8 / Prop. 6 row carries its
+    :func:`evidence` (it sits outside the run's interval by the documented amount)."""
+    rows = []
+    for (_s, _p, d, rho, metric, models), res in zip(checks, results):
+        for exp, fn in models:
+            key = next((key for key in NOTES if exp.endswith(key)), None)
+            sim, ci = res.get(metric), res.get(f"{metric}_ci95")
+            note = evidence(key, d, rho, sim, ci) if key is not None else ""
+            rows.append(Row(exp, f"d={d} rho={rho:g}", metric, None, sim, ci, fn(d, rho), note=note))
     return rows
 
 
@@ -181,4 +226,21 @@ def _plot(path: str, d: int, sweep: list[tuple[str, float]], points: list[dict[s
         plt.close(fig)
 
 
-EXPERIMENTS = (Experiment("stamoulis", (stamoulis.__doc__ or "").strip(), stamoulis),)
+def _estimate(quick: bool, options: Mapping[str, Any]) -> float | None:
+    """Wall seconds with two workers, measured on a 2-core machine with the compiled hot path
+    (docs/explanation/performance.md): the default full reproduction 175 s; the sweep on the
+    10-cube 1,715 s, so on the d-cube about 1,715 · 2^(d-10) (the runs' slots are fixed, the
+    periodic scheme's grow with 2^d too). None where not measured (the default --quick)."""
+    d = options.get("sweep_d")
+    if d is not None and options.get("sweep_only"):
+        return 1715.0 * 2.0 ** (int(d) - 10) * (len(options.get("sweep_rho") or ()) or 9) / 9
+    if not options and not quick:
+        return 175.0
+    return None
+
+
+EXPERIMENTS = (Experiment("stamoulis", (stamoulis.__doc__ or "").strip(), stamoulis,
+                          # the report draws the sweep of D against ρ for every scheme (the experiment's --plot)
+                          report_pass=({"sweep_d": 4, "sweep_rho": [0.2, 0.4, 0.6, 0.8], "sweep_only": True},
+                                       {"sweep_d": 8, "sweep_only": True}),
+                          estimate=_estimate),)

@@ -177,6 +177,8 @@ class RoutingTrace:
             counting time 0 and the end.
         meetings: (time, node) pairs inside a phase holding two or more packets.
         max_at_node: the most packets ever at one node at a step boundary.
+        first_meeting: the first meeting inside a phase, ``(time, node, packets)`` with
+            each packet as ``(source, destination)`` coordinates; None if there is none.
     """
 
     steps: int
@@ -186,6 +188,7 @@ class RoutingTrace:
     boundary_collisions: int
     meetings: int
     max_at_node: int
+    first_meeting: tuple[int, Coords, tuple[tuple[Coords, Coords], ...]] | None = None
 
 
 def _check_active(active: Iterable[int], n: int) -> list[int]:
@@ -208,9 +211,10 @@ def _simulate(
     pos = [p[0] for p in packets]
     conflicts = collisions = meetings = completion = 0
     max_at = 1 if packets else 0
+    first: tuple[int, Coords, tuple[tuple[Coords, Coords], ...]] | None = None
 
     def census(t: int) -> None:
-        nonlocal collisions, meetings, max_at
+        nonlocal collisions, meetings, max_at, first
         count: dict[Coords, int] = {}
         for x in pos:
             count[x] = count.get(x, 0) + 1
@@ -220,6 +224,9 @@ def _simulate(
             collisions += crowded
         else:
             meetings += crowded
+            if crowded and first is None:
+                here = min(x for x, c in count.items() if c > 1)
+                first = (t, here, tuple((p[0], p[2]) for x, p in zip(pos, packets) if x == here))
 
     census(0)
     for step in range(n_steps):
@@ -244,7 +251,7 @@ def _simulate(
             completion = step + 1
         census(step + 1)
     delivered = all(x == p[2] for x, p in zip(pos, packets))
-    return RoutingTrace(n_steps, completion, delivered, conflicts, collisions, meetings, max_at)
+    return RoutingTrace(n_steps, completion, delivered, conflicts, collisions, meetings, max_at, first)
 
 
 def simulate_packing(active: Iterable[int], sides: Sequence[int], order: Sequence[int] | None = None) -> RoutingTrace:

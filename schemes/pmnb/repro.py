@@ -10,7 +10,13 @@ Three experiments, every number simulated here (the paper prints no tables):
   placements, beside §5's upper bound, the lower bound for the placement at hand and
   the paper's worst case over placements ``mN/4`` (which a given placement may beat);
 * dynamic broadcasting (§6): mean delay against rho beside Theorem 7's bound (11), at
-  loads below (14), and the stability verdict at a load past the scheme's saturation.
+  loads below (14), and the stability verdict at a load past the scheme's saturation;
+* two places where the paper slips, each with its evidence in the row's note: Theorem
+  1's ``ceil(N/2)`` for a p x p array, one too many for odd p (computed exactly from
+  the torus time the paper quotes and the proof's lower bound), and the proof of
+  Theorem 3 ("no two packets are at any time at the same node"), which fails inside a
+  phase (a packing run and the step-by-step reference of the rule count the meetings;
+  the reference gives the counterexample).
 
 Bound rows are one-sided (the metric says ``<=`` or ``>=``): their verdict is ``within``
 when the inequality holds (a delay may miss by less than its confidence interval) and
@@ -29,7 +35,7 @@ from . import theory as th
 from ._dynamic_schedule import saturation_load
 from ._inputs import quantum_for
 
-__all__ = ["EXPERIMENTS", "varvarigos"]
+__all__ = ["EXPERIMENTS", "EXP_T1", "EXP_T3", "theorem1_rows", "theorem3_request", "theorem3_rows", "varvarigos"]
 
 TP = "0.125"
 _TPF = 0.125
@@ -37,6 +43,13 @@ _TPF = 0.125
 EXP_PMNB = "PMNB completion time vs M (Theorem 6, §4.2)"
 EXP_PE = "partial exchange (§5)"
 EXP_DYN = "dynamic broadcasting (§6), delay vs rho"
+EXP_T1 = "Theorem 1, optimal MNB on a p x p array"
+EXP_T3 = "Theorem 3, greedy packing: packets at one node"
+
+#: The packing run behind the Theorem 3 rows: a 5 x 5 array, 6 active nodes in the corner.
+T3_RUN = ("mesh:5x5", 6, "corner")
+#: The counterexample of :mod:`._packing` (nodes 0, 1, 2, 3, 5, 9 active on a 5 x 5 array).
+T3_COUNTEREXAMPLE = ((5, 5), (0, 1, 2, 3, 5, 9))
 
 
 def _shape(spec: str) -> tuple[tuple[int, ...], bool]:
@@ -87,7 +100,8 @@ def varvarigos(runner: Runner, *, seed: int, quick: bool, sweep_d: int | None = 
     """PMNB completion time against M beside (5), (6), (5'), (6') and (3), (4) on 2-D and
     3-D tori and arrays; the partial exchange beside §5's bounds on random, corner and
     spread placements with p odd and even; dynamic-broadcast delay against rho beside
-    (11). ``--sweep-rho`` sets the loads, ``--sweep-only`` runs only the delay sweep,
+    (11); Theorem 1 for odd p and Theorem 3's meetings inside a phase, where the paper
+    slips. ``--sweep-rho`` sets the loads, ``--sweep-only`` runs only the delay sweep,
     ``--plot FILE.png`` saves FILE_pmnb.png, FILE_exchange.png and FILE_dynamic.png
     (matplotlib, the ``plot`` extra). ``--quick``: a subset, about a minute."""
     if sweep_d is not None:
@@ -104,12 +118,17 @@ def varvarigos(runner: Runner, *, seed: int, quick: bool, sweep_d: int | None = 
     pmnb_cases = _pmnb_requests(plan, seed, requests)
     pe_cases = _pe_requests(plan, seed, requests)
     dyn_cases = _dyn_requests(plan, seed, requests)
+    slips = not sweep_only
+    if slips:
+        requests.append(theorem3_request(seed))
     results = runner(requests)
     it = iter(results)
     rows: list[Row] = []
     pmnb_points = _pmnb_rows(pmnb_cases, [next(it) for _ in pmnb_cases], rows)
     pe_points = _pe_rows(pe_cases, [next(it) for _ in pe_cases], rows)
     dyn_points = _dyn_rows(dyn_cases, [next(it) for _ in dyn_cases], rows)
+    if slips:
+        rows += theorem1_rows() + theorem3_rows(next(it))
     if plt is not None and plot is not None:
         _plot(plt, plot, pmnb_points, pe_points, dyn_points)
     return rows
@@ -247,6 +266,88 @@ def _dyn_rows(cases: list[tuple[str, float, bool]], results: list[dict[str, Any]
 
 
 # --------------------------------------------------------------------------------------
+# where the paper slips: Theorem 1 for odd p, Theorem 3's proof inside a phase
+
+
+def theorem1_rows(sides: Sequence[int] = (5, 6, 7)) -> list[Row]:
+    """Theorem 1 as printed, ``ceil(N/2)``, beside the value its own ingredients give.
+
+    Model rows (no simulation): the paper's value is the printed ``ceil(N/2)``, the
+    model's is ``ceil((N - 1)/2)`` -- twice the p x p torus time ``p^2/4`` or
+    ``(p^2 - 1)/4`` that the paper quotes just before it, and the proof's lower bound
+    ``(N - 1)/2`` rounded up (:mod:`._theory_static`). Odd p: one apart, a ``known``
+    slip; even p: equal, ``within`` (the control).
+    """
+    rows = []
+    for p in sides:
+        n, square = p * p, (p, p)
+        printed, exact = th.theorem1_printed(square), th.theorem1_mnb_array(square)
+        torus = th.torus_mnb_2d(square)
+        note = (f"Theorem 1 prints T^a = 2 T^t = ceil(N/2) = {printed} for the {p} x {p} array (N = {n}); the p x p "
+                f"torus time the paper quotes just before it is {'(p^2 - 1)/4' if p % 2 else 'p^2/4'} = {torus}, so "
+                f"2 T^t = {2 * torus}, and the proof's lower bound (N - 1)/2 = {(n - 1) / 2:g} rounded up is "
+                f"ceil((N - 1)/2) = {exact}: the printed value is {printed - exact} too many for odd p "
+                "(and exact for even p)")
+        rows.append(Row(EXP_T1, f"mesh:{p}x{p} p={p}", "MNB time (packet times)", float(printed), None, None, float(exact),
+                        note=note, tolerance=0.0))
+    return rows
+
+
+def theorem3_request(seed: int) -> dict[str, Any]:
+    """The packing run of the Theorem 3 rows (:data:`T3_RUN`), ranks given (what Theorem 3 times)."""
+    topo, m, placement = T3_RUN
+    return dict(scheme="packing", topology=topo, seed=seed, slots=10_000,
+                params={"active": str(m), "placement": placement, "rank": "given"})
+
+
+def theorem3_rows(res: dict[str, Any]) -> list[Row]:
+    """Theorem 3's proof says "no two packets are at any time at the same node": the run
+    of :func:`theorem3_request` and the step-by-step reference of the rule
+    (:func:`._packing.simulate_packing`, on the same nodes) count the packets at one node
+    inside a phase; the reference also works the counterexample of :mod:`._packing`.
+    The paper's column is what the proof claims (1 packet at most, no meeting), the
+    model's what the reference finds; no tolerance (counts)."""
+    from ._packing import simulate_packing
+    from ._placement import place
+
+    topo, m, placement = T3_RUN
+    sides, _wrap = _shape(topo)
+    nodes = place(placement, sides, m)
+    ref = simulate_packing(nodes, sides)
+    cx_sides, cx_nodes = T3_COUNTEREXAMPLE
+    cx = simulate_packing(cx_nodes, cx_sides)
+    case = _case(f"{topo} M={m} {placement} (nodes {', '.join(map(str, nodes))})", res)
+    note = (f"Theorem 3's proof says no two packets are at any time at the same node. At the phase boundaries that holds "
+            f"(the run: {res.get('boundary_collisions')} collisions there), but inside a phase packets whose target digits "
+            f"wrapped move towards each other and cross: the run counts {res.get('meetings')} meeting(s) and at most "
+            f"{res.get('max_at_node')} packets at one node; the step-by-step reference of the rule on the same nodes gives "
+            f"{ref.meetings} and {ref.max_at_node}")
+    if cx.first_meeting is not None:
+        t, here, pkts = cx.first_meeting
+        who = " and ".join(f"the packet from {src} to {dst}" for src, dst in pkts)
+        note += (f". Counterexample (the reference, a {cx_sides[0]} x {cx_sides[1]} array with nodes "
+                 f"{', '.join(map(str, cx_nodes))} active): after {t} steps {who} both sit at {here}")
+    note += (f". Harmless: no link is asked twice (the run: {res.get('link_conflicts')} conflicts; the reference: "
+             f"{ref.link_conflicts})")
+    # the slip is claimed only where the run counts what the reference of the rule counts
+    agree = res.get("max_at_node") == ref.max_at_node and res.get("meetings") == ref.meetings
+    return [
+        Row(EXP_T3, case, "most packets at one node, inside a phase", 1.0, _float(res.get("max_at_node")), None,
+            float(ref.max_at_node), note=note if agree else "", tolerance=0.0),
+        Row(EXP_T3, case, "meetings inside a phase", 0.0, _float(res.get("meetings")), None, float(ref.meetings),
+            note=note if agree else "", tolerance=0.0),
+        Row(EXP_T3, case, "collisions at phase boundaries", 0.0,
+            _float(res.get("boundary_collisions")), None, float(ref.boundary_collisions), tolerance=0.0),
+        Row(EXP_T3, case, "link conflicts", 0.0, _float(res.get("link_conflicts")), None, float(ref.link_conflicts),
+            tolerance=0.0),
+    ]
+
+
+def _float(v: Any) -> float | None:
+    return None if v is None else float(v)
+
+
+# --------------------------------------------------------------------------------------
 # plots
 
 
@@ -314,4 +415,6 @@ def _plot(plt: Any, path: str, pmnb: list[dict[str, Any]], pe: list[dict[str, An
         plt.close(fig)
 
 
-EXPERIMENTS = (Experiment("varvarigos", (varvarigos.__doc__ or "").strip(), varvarigos),)
+EXPERIMENTS = (Experiment("varvarigos", (varvarigos.__doc__ or "").strip(), varvarigos,
+                          # --quick: "about a minute" (the experiment's doc); the full run not measured
+                          estimate=lambda quick, options: 60.0 if quick and not options else None),)
