@@ -220,3 +220,14 @@ def test_theorem1_rows_are_exact_arithmetic():
         p = int(row.case.split("p=")[1])
         assert row.paper == math.ceil(p * p / 2) and row.theory == math.ceil((p * p - 1) / 2)
         assert row.verdict().startswith(Row.KNOWN) == (p % 2 == 1)
+
+
+def test_a_dtree_sweep_point_past_the_models_range_cites_section_4_3_3():
+    """(25) is vouched for up to rho = 0.3 (§4.3.3): past it the row says so, with the numbers; below it, no note."""
+    from slotnet.schemes.broadcast.repro import DTREE_MODEL_RANGE, _sweep_note
+
+    res = {"mean_broadcast_delay": 13.0, "mean_broadcast_delay_ci95": 1.1, "_theory": {"mean_broadcast_delay": 10.4}}
+    note = _sweep_note("bcast-dtree", 4, 0.8, res)
+    assert note.startswith("§4.3.3") and "10.4000" in note and "+25.0%" in note
+    assert _sweep_note("bcast-dtree", 4, DTREE_MODEL_RANGE, res) == ""
+    assert _sweep_note("bcast-balanced", 4, 0.8, res) == ""
