@@ -16,7 +16,8 @@ from .._base import Param, Scheme, Setup
 from . import theory as th
 from ._inputs import ACTIVE, PLACEMENT, PLACEMENT_SEED, SOURCE, TP, prepare_routing, safety_cap
 from ._packing import packing_steps
-from ._routing_node import RoutingNode, routing_theory
+from ._routing_node import routing_theory
+from .node import RoutingNode
 from .reporter import RoutingReporter
 
 __all__ = ["SCHEME", "prepare_packing", "theory_packing"]
