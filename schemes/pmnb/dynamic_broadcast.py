@@ -132,7 +132,7 @@ class DynamicNode(Node):
                 ports, send = self.ports, ctx.send
                 try:
                     sends = machine.outgoing(step)
-                except (AssertionError, KeyError, TypeError):  # faults only: the prefix gave this node no M (or two)
+                except (AssertionError, KeyError, TypeError, ValueError, IndexError):  # faults only: no M (or two)
                     ctx.record("stopped", "interval", "no M" if machine.m is None else "M disagrees")
                     await sleep(ctx, "interval")
                 for dim, direction, msg in sends:
@@ -225,6 +225,13 @@ class DynamicReporter(BroadcastReporter):
             "time_units": (self.final_slot + 1) / q,
         }
 
+    def _nodes_missed(self, in_flight: list[tuple[int, int, Any]]) -> int:
+        """Receptions the missed broadcasts never made (the kit's ``misses`` list is cut at 20)."""
+        moving = {(m[0], m[1]) for _, _, m in in_flight if isinstance(m, tuple) and len(m) >= 2}
+        for items in self._holdings:
+            moving.update(items)
+        return sum(self.n_nodes - rec[4].bit_count() for key, rec in self.live.items() if key not in moving)
+
     def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         out = super().invariants(lost, in_flight, held)
         out["pieces_exactly_once"] = {"ok": not self.dup_pieces, "duplicates": len(self.dup_pieces),
@@ -241,7 +248,7 @@ class DynamicReporter(BroadcastReporter):
             # ledger's losses alone; here a node that sees a port dead sends nothing to lose)
             ex["ok"] = not ex["duplicate_receptions"] and not ex["unknown_packets"] and "reused_names" not in ex
             ex["lost_to_faults"] = ex["missed"]
-            ex["nodes_missed"] = sum(m["n_missing"] for m in ex["misses"])
+            ex["nodes_missed"] = self._nodes_missed(in_flight)
             ex["correctness"] = {"result_correct": ex["missed"] == 0 and ex["completed"] == ex["broadcasts"],
                                  "schedule": schedule} | self.notes.report()
         elif self.notes.scheme_error(lost):

@@ -47,13 +47,14 @@ class RoutingNode(Node):
         active = is_active(ctx.node, prm["active"])
         q = ctx.quantum
         start = start_tick(prm, sides, q)
+        self.early: list[list[int]] = []  # packets that came while the scan was still on (faults only)
         if prm["rank"] == "prefix":
             rank = await self._rank(sides, active)
         else:
             rank = bisect.bisect_left(prm["active"], ctx.node)
-        held: list[list[int]] = [[ctx.node, rank]] if active else []
+        held: list[list[int]] = ([[ctx.node, rank]] if active else []) + self.early
         if held and ctx.slot < start:
-            await ctx.idle(until=start)
+            held.extend(self._packets(await ctx.idle(until=start)))
         elif not held:
             inbox = await ctx.idle()
             held.extend(self._packets(inbox))
@@ -69,8 +70,8 @@ class RoutingNode(Node):
             for port, msg in inbox:
                 if _is(msg, "s", 3):
                     phase.receive(ctx.slot, port, msg[1], msg[2])
-                else:
-                    ctx.record("off_schedule", "scan", "wrong phase")
+                else:  # a packet for a node still in its scan (it was stalled): routed from the next step
+                    self.early.extend(self._packets([(port, msg)]))
             phase.send_due(ctx.slot)
             if phase.done:
                 break

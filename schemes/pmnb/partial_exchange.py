@@ -59,12 +59,13 @@ class ExchangeNode(Node):
     def __init__(self, ctx: NodeContext) -> None:
         super().__init__(ctx)
         self.router: ExchangeRouter | None = None
+        self.early: list[tuple[int, Any]] = []  # packets that came while the scan was still on (faults only)
 
     def held(self) -> int:
-        return self.router.held if self.router is not None else 0
+        return (self.router.held if self.router is not None else 0) + len(self.early)
 
     def held_packets(self) -> Iterable[Any]:
-        return self.router.items() if self.router is not None else ()
+        return (self.router.items() if self.router is not None else []) + sorted((m[0], m[1]) for _, m in self.early)
 
     async def run(self) -> None:
         ctx = self.ctx
@@ -91,7 +92,8 @@ class ExchangeNode(Node):
         if cls >= 0:
             router.inject(cls, (v for v in range(ctx.n_nodes) if v != ctx.node))
         k, rest = divmod(ctx.slot - start, q)
-        inbox: Any = ()
+        inbox: Any = tuple(self.early)
+        self.early = []
         while True:
             for _in_port, msg in inbox:
                 if not (isinstance(msg, (list, tuple)) and len(msg) == 5):  # a late scan message (faults only)
@@ -120,8 +122,8 @@ class ExchangeNode(Node):
         inbox: Any = ()
         while True:
             for in_port, msg in inbox:
-                if isinstance(msg, (list, tuple)) and len(msg) == 5:  # a packet already? (faults only)
-                    ctx.record("off_schedule", "scan", "wrong phase")
+                if isinstance(msg, (list, tuple)) and len(msg) == 5:  # a packet for a node still in its scan
+                    self.early.append((in_port, msg))  # (it was stalled): routed when Phase 2 starts here
                     continue
                 phase.receive(ctx.slot, in_port, in_port >> 1, msg)
             phase.send_due(ctx.slot)
@@ -130,8 +132,11 @@ class ExchangeNode(Node):
             nxt = phase.next_tick(ctx.slot)
             inbox = await (ctx.idle(until=nxt) if nxt is not None else ctx.idle())
         if ctx.slot < steps * a:
-            for _ in await ctx.idle(until=steps * a):  # faults only: nothing is due by then
-                ctx.record("off_schedule", "scan", "unexpected")
+            for in_port, msg in await ctx.idle(until=steps * a):  # faults only: nothing is due by then
+                if isinstance(msg, (list, tuple)) and len(msg) == 5:
+                    self.early.append((in_port, msg))
+                else:
+                    ctx.record("off_schedule", "scan", "unexpected")
         return lines[0].total, lines[1].total
 
 

@@ -138,6 +138,7 @@ class PmnbNode(Node):
             ctx.record("stopped", "scan", "restarted")
             await sleep(ctx, "pmnb")
         active = is_active(ctx.node, prm["active"])
+        self.early: list[tuple[int, Any]] = []
         got_m, mine, last_scan = await self._ranks(active)
         ctx.record("ranked", -1 if got_m is None else got_m, sorted(mine.items()))
         if got_m is None:  # faults only: without M the windows are unknown
@@ -160,8 +161,8 @@ class PmnbNode(Node):
             for port, msg in inbox:
                 if isinstance(msg, (list, tuple)) and len(msg) == 3 and msg[0] == "s":
                     phase.receive(ctx.slot, port, msg[1], msg[2])
-                else:
-                    ctx.record("off_schedule", "scan", "wrong phase")
+                else:  # a piece for a node still in its scan (it was stalled): handled when routing starts
+                    self.early.append((port, msg))
             phase.send_due(ctx.slot)
             if phase.done:
                 return
@@ -210,9 +211,9 @@ class PmnbNode(Node):
         self.queues: dict[tuple[int, int], list[int]] = {}
         self.out: dict[tuple[int, int], int] = {}
         self.packed = False
-        inbox: Inbox = ()
+        inbox: Inbox = tuple(self.early)
         if ctx.slot < tl.scan_end:
-            inbox = await ctx.idle(until=tl.scan_end)
+            inbox += tuple(await ctx.idle(until=tl.scan_end))
         while True:
             tick = ctx.slot
             coming = self._receive(tick, inbox)

@@ -204,8 +204,8 @@ class PrefixScanReporter(BaseReporter):
         """Under faults: which nodes hold a wrong prefix or none, the first of them, when the
         scan ended, and the nodes' own account (:class:`._offschedule.FaultNotes`).
 
-        A node whose input is unknown (it crashed before its first step) makes the prefix
-        of every node after it unknown: those are counted ``unknown``, not wrong.
+        A node whose input is unknown (it crashed before its first step) makes the expected
+        results unknown (every total needs every input): those are counted ``unknown``, not wrong.
         """
         n = self.setup.topology.n_nodes
         variant = self.setup.params["variant"]
@@ -218,7 +218,7 @@ class PrefixScanReporter(BaseReporter):
             if res is None:
                 first = first or {"node": v, "problem": "no result"}
                 continue
-            if not all(known) and (variant == "line" or not all(known[: v + 1])):
+            if not all(known):
                 unknown += 1
                 continue
             if (_plain(res[0]), _plain(res[1])) != (_plain(expected[v][0]), _plain(expected[v][1])):
