@@ -176,3 +176,18 @@ def test_the_six_schemes_declare_every_kind():
     for name in SCHEMES:
         scheme = get_scheme(name)
         assert scheme.faults is None and all(scheme.refuses_fault(k) is None for k in FAULT_KINDS), name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scheme", sorted(SCHEMES))
+def test_sharded_damage_reports_equal_the_in_process_ones(scheme):
+    """Over two shards the damage report and the books are those of the one-process run (events arrive
+    in another order: the first off-schedule record and the first stop are chosen by slot and node)."""
+    faults = ["crash@10:5", "recover@20:5", "link-down@5:2:0", "link-up@30:2:0", "loss=0.05@3-40", "dup=0.05",
+              "delay=0.05:2", "stall@12:18:9"]
+    topology, load, slots, _ = SCHEMES[scheme]
+    spec = dict(scheme=scheme, topology=topology, load=load, slots=slots if scheme == "dynamic-broadcast" else None,
+                seed=3, faults=faults)
+    one, two = run(RunSpec(**spec)), run(RunSpec(**spec, shards=2))
+    assert one.invariants == two.invariants and one.metrics == two.metrics
+    _correctness(scheme, one)
