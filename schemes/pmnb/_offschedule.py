@@ -17,8 +17,10 @@ raises (:data:`OFF_SCHEDULE` lists the surprises, ``why``):
   next step of the schedule (held for good, *stranded*, once the schedule has ended).
 
 Where the algorithm cannot go on at all the node *stops* (:data:`STOPS`): a restarted
-node has lost every partial sum and its place in the schedule, and a node whose scan
-gave it no M cannot compute the broadcast windows that M fixes. A node that stops, or
+node has lost every partial sum and its place in the schedule (a restarted
+``partial-exchange`` node still routes the packets that reach it: §5's Phase 2 needs no
+state but the queues), and a node whose scan gave it no M cannot compute the broadcast
+windows that M fixes. A node that stops, or
 that has finished its part, never returns from ``run()``: it keeps reading what comes
 (counted ``after end``), so a late message is never a message to a finished node.
 
@@ -73,7 +75,7 @@ def send_blocked(ctx: NodeContext, port: int | None, size: float) -> str | None:
 
     Without faults every scheduled send is on a live port that is free, so this is None.
     """
-    if port is None:
+    if port is None:  # no such port: nothing can leave here that way
         return "stranded"
     if not ctx.port_alive(port):
         return "dead port"

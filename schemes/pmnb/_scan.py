@@ -142,9 +142,11 @@ class ScanPhase:
             for key, scan in self.scans.items():
                 for dim, direction, payload in scan.outgoing(step):
                     port = self.ctx.port(dim, direction)
+                    if port is None:
+                        raise ValueError(f"node {self.ctx.node}: scan {key} wants to leave the array on dim {dim}")
                     why = "late send" if late else send_blocked(self.ctx, port, self.size)
-                    if why is not None or port is None:
-                        self._off(why or "stranded")
+                    if why is not None:
+                        self._off(why)
                         continue
                     self.ctx.send(port, payload if self.raw else ["s", key, payload], self.size)
 

@@ -164,6 +164,13 @@ class ExchangeReporter(BaseReporter):
         self.hops_total = 0
         self._holdings: Sequence[Any] = []
         self.notes = FaultNotes(bool(getattr(setup, "faults", False)))
+        self.copied: set[tuple[int, int]] = set()  # (origin, destination) of the packets a dup fault copied
+
+    def on_lost(self, slot: int, sender: int, port: int, receiver: int, message: Any, cause: str) -> None:
+        """Also note which packets a ``dup`` fault copied: their second deliveries are the fault's."""
+        super().on_lost(slot, sender, port, receiver, message, cause)
+        if cause == "dup" and isinstance(message, (list, tuple)) and len(message) == 5:
+            self.copied.add((message[0], message[1]))
 
     def handlers(self) -> Mapping[str, Any]:
         return {"sums": self.on_sums, "delivered": self.on_delivered, **self.notes.handlers()}
@@ -265,7 +272,8 @@ class ExchangeReporter(BaseReporter):
             out["exactly_once"]["due_at_slot"] = out["row_column_sums"]["due_at_slot"] = start
         if self.notes.faulted(lost):  # what the faults did, reported beside the books
             once = out["exactly_once"]
-            once["ok"] = not self.unknown
+            once["ok"] = not self.unknown and all((o, v) in self.copied for _, o, v in self.duplicates)
+            once["duplicates_from_dup_faults"] = once.pop("duplicates")
             schedule = {}
             for name in ("row_column_sums", "lemma3"):
                 check = dict(out.pop(name))

@@ -474,7 +474,9 @@ class PmnbReporter(BaseReporter):
         end, every packet is everywhere when the last subphase's window closes. A run cut
         short before a deadline reports what is still to come as ``pending`` (with
         ``due_at_slot``) and judges only what happened: wrong or repeated receptions,
-        wrong ranks, overruns.
+        wrong ranks, overruns. Under faults all of this is the faults' damage: it is
+        reported in ``every_packet_everywhere_once.correctness`` (:meth:`correctness`; the
+        ranks and the windows under its ``schedule``), and only the books are judged.
         """
         n = self.setup.topology.n_nodes
         missing, wrong = self._delivery()

@@ -204,12 +204,14 @@ class PrefixScanReporter(BaseReporter):
         """Under faults: which nodes hold a wrong prefix or none, the first of them, when the
         scan ended, and the nodes' own account (:class:`._offschedule.FaultNotes`).
 
-        A node whose input is unknown (it crashed before its first step) makes the expected
-        results unknown (every total needs every input): those are counted ``unknown``, not wrong.
+        With ``values=random`` a node whose input is unknown (it crashed before its first
+        step) makes the expected results unknown (every total needs every input): those are counted ``unknown``, not wrong.
         """
         n = self.setup.topology.n_nodes
         variant = self.setup.params["variant"]
         values = [self.inputs.get(v) for v in range(n)]
+        if self.setup.params["values"] == "rank":  # the inputs are the active set's: known without the nodes
+            values = [int(is_active(v, self.setup.params["active"])) for v in range(n)]
         known = [v is not None for v in values]
         expected = sequential_prefix([v or 0 for v in values], self.setup.topology.sides, variant)
         wrong, unknown, first = 0, 0, None
