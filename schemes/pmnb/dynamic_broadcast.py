@@ -235,7 +235,7 @@ class DynamicReporter(BroadcastReporter):
     def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         out = super().invariants(lost, in_flight, held)
         out["pieces_exactly_once"] = {"ok": not self.dup_pieces, "duplicates": len(self.dup_pieces),
-                                      "first": [list(x) for x in self.dup_pieces[:5]]}
+                                      "first": [list(x) for x in sorted(self.dup_pieces)[:5]]}
         out["interval_within_V_plus_MX"] = {"ok": not self.too_long, "intervals": self.intervals,
                                             "too_long": [list(x) for x in self.too_long[:5]]}
         if self.notes.faulted(lost):  # the schedule's checks are what the faults did, reported beside the books

@@ -258,11 +258,11 @@ class ExchangeReporter(BaseReporter):
                 "ok": not self.duplicates and not self.unknown
                 and (faults or not started or len(self.seen) + moving + waiting == self.expected),
                 "expected": self.expected, "delivered": len(self.seen), "in_flight": moving, "waiting": waiting,
-                "duplicates": len(self.duplicates), "first_duplicates": [list(x) for x in self.duplicates[:5]],
+                "duplicates": len(self.duplicates), "first_duplicates": [list(x) for x in sorted(self.duplicates)[:5]],
                 "misdelivered": len(self.unknown), "lost_to_faults": dict(lost),
             },
             "shortest_paths": {"ok": not self.not_shortest, "violations": len(self.not_shortest),
-                               "first": [list(x) for x in self.not_shortest[:5]]},
+                               "first": [list(x) for x in sorted(self.not_shortest)[:5]]},
             "row_column_sums": {"ok": (len(self.sums) == self.n or not started) and not wrong_sums and not wrong_class,
                                 "nodes_reporting": len(self.sums), "wrong_sums": wrong_sums[:10],
                                 "wrong_class": wrong_class[:10]},
