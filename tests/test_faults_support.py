@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from functools import cache
 
@@ -118,16 +119,26 @@ def test_the_tolerant_schemes_declare_every_kind():
         assert scheme.faults is None and all(scheme.refuses_fault(k) is None for k in FAULT_KINDS), name
 
 
-def test_cli_refusal_is_exit_2_and_one_line(capsys):
+def _refusing(monkeypatch, name: str) -> None:
+    """Every built-in scheme now runs under every kind: a copy of ``name`` that declares none
+    (as a user's scheme may) keeps the refusal path under test."""
+    refusing = dataclasses.replace(get_scheme(name), faults=frozenset(),
+                                   faults_why="§4.1: fixed steps, no retransmission (a refusing copy for this test)")
+    monkeypatch.setitem(SCHEMES, name, refusing)
+
+
+def test_cli_refusal_is_exit_2_and_one_line(capsys, monkeypatch):
     """`slotnet run pmnb --fault loss=...` exits 2 with one line naming the scheme, the fault and the section."""
+    _refusing(monkeypatch, "pmnb")
     code = main(["run", "pmnb", "-t", "torus:4x4", "--seed", "1", "--fault", "loss=0.05", "--no-progress"])
     err = capsys.readouterr().err.strip()
     assert code == 2 and "\n" not in err and "Traceback" not in err
     assert "'pmnb'" in err and "loss faults (loss=0.05)" in err and "§4.1" in err
 
 
-def test_explore_refuses_an_unsupported_family_before_any_run():
+def test_explore_refuses_an_unsupported_family_before_any_run(monkeypatch):
     """Explore of a fault family the scheme refuses is a clean SpecError naming the family."""
+    _refusing(monkeypatch, "partial-exchange")
     spec = RunSpec("partial-exchange", "torus:4x4", slots=400, seed=1)
     with pytest.raises(SpecError, match=r"'partial-exchange' cannot run under link-down faults \(explore --faults single-link\)"):
         explore(spec, "single-link", jobs=1)
@@ -135,8 +146,9 @@ def test_explore_refuses_an_unsupported_family_before_any_run():
         explore(RunSpec("partial-exchange", "torus:4x4", slots=400, seed=1), "single-node", jobs=1)
 
 
-def test_explore_refuses_an_unsupported_schedule_file():
+def test_explore_refuses_an_unsupported_schedule_file(monkeypatch):
     """Explore of a faults file holding a refused kind is refused like `slotnet run` with it."""
+    _refusing(monkeypatch, "pmnb")
     with pytest.raises(SpecError, match=r"'pmnb' cannot run under dup faults \(dup=0.1\)"):
         explore(RunSpec("pmnb", "torus:4x4", slots=400, seed=1), schedule=[{"kind": "dup", "rate": 0.1}], jobs=1)
 

@@ -10,14 +10,15 @@ One module per scheme, each its node rule, reporter, ``prepare`` and theory adap
 * :mod:`.packing` -- ``packing``, greedy packing (Theorem 3);
 * :mod:`.monotone` -- ``monotone``, monotone routing (Theorem 4);
 * :mod:`.array_broadcast` -- ``array-broadcast``, Theorem 2's greedy rule on a linear
-  array or ring (the one scheme here that runs under faults);
+  array or ring;
 * :mod:`.pmnb` -- ``pmnb``, the partial multinode broadcast (§4.1 Theorem 6, §4.2);
 * :mod:`.partial_exchange` -- ``partial-exchange`` (§5);
 * :mod:`.dynamic_broadcast` -- ``dynamic-broadcast``, successive PMNB intervals (§6).
 
-Shared: :mod:`._inputs` (parameters, t_p and the quantum, the active set, fault
-support), :mod:`._routing_node` and :mod:`.reporter` (packing and monotone),
-:mod:`._scan` (a node's prefix scans over the network).
+Shared: :mod:`._inputs` (parameters, t_p and the quantum, the active set),
+:mod:`.node`, :mod:`._routing_node` and :mod:`.reporter` (packing and monotone), :mod:`._scan` (a
+node's prefix scans over the network), :mod:`._offschedule` (how the fixed schedules
+meet faults, node side and reporter side).
 
 The paper's algorithms, pure and network-free, which the node rules call:
 

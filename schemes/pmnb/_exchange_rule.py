@@ -144,11 +144,12 @@ class ExchangeRouter:
         self._queue(packet)
         return None
 
-    def transmit(self) -> list[tuple[int, Packet]]:
-        """Rule b): the head packet of every busy port, its hop count advanced."""
+    def transmit(self, ports: Iterable[int] | None = None) -> list[tuple[int, Packet]]:
+        """Rule b): the head packet of every busy port (of ``ports``, the ones free to send;
+        None: all), its hop count advanced."""
         out = []
         q = self.queues
-        for port in list(q.busy()):
+        for port in list(q.busy() if ports is None else ports):
             o, v, c, h, leg = q.pop(port)
             out.append((port, (o, v, c, h + 1, leg)))
         return out

@@ -365,6 +365,9 @@ class ScanNode:
         self._line: dict[int, Any] = {}
         self._offset: Any = identity if self._h == len(self.sides) else None
         self._total: Any = None
+        self._got: set[tuple[int, int, int]] = set()  # (step, dim, direction) of the receives done
+        #: receives given up for missed (:meth:`miss`; faults only)
+        self.missed = 0
 
     @property
     def done(self) -> bool:
@@ -420,8 +423,9 @@ class ScanNode:
             ValueError: if the schedule has no such receive (a schedule or wiring bug).
         """
         match = [e for e in self._events.get(step, ()) if e.action == "recv" and e.dim == dim and e.direction == direction]
-        if not match:
+        if not match or (step, dim, direction) in self._got:
             raise ValueError(f"node {self.coords}: no scan receive scheduled at step {step} on dim {dim} dir {direction}")
+        self._got.add((step, dim, direction))
         k = match[0].subphase
         if match[0].phase == "up":
             self._excl[k] = payload
@@ -432,6 +436,18 @@ class ScanNode:
             self._line[k] = line
             self._offset = self._op(line, self._excl.get(k, self._id))
         self._pending -= 1
+
+    def miss(self, step: int) -> int:
+        """Give up the receives of ``step`` that did not come (a fault took them): the
+        forward half takes the identity for the partial sum, the reverse half the identity
+        for the offset and no total (None). Returns how many were missing (0 without faults)."""
+        n = 0
+        for e in self._events.get(step, ()):
+            if e.action == "recv" and (step, e.dim, e.direction) not in self._got:
+                self.incoming(step, e.dim, e.direction, self._id if e.phase == "up" else (self._id, None))
+                n += 1
+        self.missed += n
+        return n
 
 
 def _run_nodes(nodes: dict[Coords, Any], n_steps: int, wrap_check: tuple[int, ...]) -> None:
@@ -569,6 +585,9 @@ class LineScanNode:
         self._right: Any = identity  # x_{c+1} .. x_{p-1} (known on the median and right of it)
         self._prefix: Any = op(identity, value) if c <= self._m else None
         self._total: Any = None
+        self._got: set[tuple[int, int]] = set()  # (step, direction) of the receives done
+        #: receives given up for missed (:meth:`miss`; faults only)
+        self.missed = 0
 
     @property
     def done(self) -> bool:
@@ -609,8 +628,9 @@ class LineScanNode:
 
     def incoming(self, step: int, direction: int, payload: Any) -> None:
         """Take a message that arrived at the end of ``step`` from ``direction``."""
-        if ("recv", direction) not in self._events.get(step, ()):
+        if ("recv", direction) not in self._events.get(step, ()) or (step, direction) in self._got:
             raise ValueError(f"line position {self.c}: no receive scheduled at step {step} from {direction}")
+        self._got.add((step, direction))
         c, op = self.c, self._op
         up = step < self.p // 2
         if up and direction < 0:
@@ -624,6 +644,22 @@ class LineScanNode:
             left, self._total = payload
             self._prefix = op(left, self.value)
         self._pending -= 1
+
+    def miss(self, step: int) -> int:
+        """Give up the receives of ``step`` that did not come (a fault took them): the
+        identity for a partial sum, no total (None) where the total was to come. Returns how
+        many were missing (0 without faults)."""
+        n = 0
+        up = step < self.p // 2
+        for action, direction in self._events.get(step, ()):
+            if action == "recv" and (step, direction) not in self._got:
+                default: Any = self._id
+                if not up:
+                    default = None if self.c < self._m else (self._id, None)
+                self.incoming(step, direction, default)
+                n += 1
+        self.missed += n
+        return n
 
 
 def reference_line_scan(values: Sequence[Any], *, op: Op = operator.add, identity: Any = 0) -> tuple[list[Any], list[Any]]:

@@ -1,5 +1,5 @@
-"""What ``packing`` (Theorem 3) and ``monotone`` (Theorem 4) share: the node base, the
-phase boundaries and the bounds around the rank scan.
+"""What ``packing`` (Theorem 3) and ``monotone`` (Theorem 4) share: the phase boundaries
+and the bounds around the rank scan (their one node class is :class:`.node.RoutingNode`).
 
 Phase 1 (``rank=prefix``, the default): the active nodes learn their rank by the §4.1
 scan (value 1 on active nodes; rank = inclusive prefix - 1), ``2 sum (p_k - 1)`` steps of
@@ -8,8 +8,8 @@ assume that packets know their rank i", §3), so the theorem's bound is compared
 ``routing_time``; ``completion_time`` adds the scan when there is one, and both phase
 times are reported (``prefix_time``, ``routing_time``; :func:`routing_theory`).
 
-Phase 2: every packet moves by its scheme's port rule (:meth:`RoutingNode._hop`:
-:func:`._packing.packing_port` in :mod:`.packing`, ``monotone_port`` in :mod:`.monotone`),
+Phase 2: every packet moves by its scheme's port rule (:meth:`.node.RoutingNode._hop`:
+:func:`._packing.packing_port` for ``packing``, ``monotone_port`` for ``monotone``),
 one whole packet per link and step, the node deciding from the packet's rank, its own
 coordinates and the step number. A message carries ``["p", origin, rank]``; the packet's
 next hop is recomputed by each node it visits. The reporter both schemes use is
@@ -18,19 +18,14 @@ next hop is recomputed by each node it visits. The reporter both schemes use is
 
 from __future__ import annotations
 
-import bisect
 import math
 from collections.abc import Mapping
 from typing import Any
 
-from slotnet.nodes import Inbox, Node
-
 from .._base import Setup
-from ._inputs import is_active
-from ._prefix import ScanNode, check_order, scan_steps
-from ._scan import ScanPhase
+from ._prefix import check_order, scan_steps
 
-__all__ = ["RoutingNode", "phase_boundaries", "routing_theory", "start_tick"]
+__all__ = ["phase_boundaries", "routing_theory", "start_tick"]
 
 
 def phase_boundaries(sides: tuple[int, ...], task: str) -> set[int]:
@@ -49,93 +44,6 @@ def start_tick(params: Mapping[str, Any], sides: tuple[int, ...], q: int) -> int
     if params["rank"] != "prefix":
         return 0
     return 2 * scan_steps(sides) * round(params["tp"] * q)
-
-
-class RoutingNode(Node):
-    """Ranks by the scan (or takes them as given), then routes packets greedily.
-
-    A scheme's node class gives the port rule (:meth:`_hop`) and the arrival test (:meth:`_final`).
-    """
-
-    async def run(self) -> None:
-        ctx = self.ctx
-        prm = ctx.params
-        sides = tuple(ctx.geometry.sides)
-        active = is_active(ctx.node, prm["active"])
-        q = ctx.quantum
-        start = start_tick(prm, sides, q)
-        if prm["rank"] == "prefix":
-            rank = await self._rank(sides, active)
-        else:
-            rank = bisect.bisect_left(prm["active"], ctx.node)
-        held: list[list[int]] = [[ctx.node, rank]] if active else []
-        if held and ctx.slot < start:
-            await ctx.idle(until=start)
-        elif not held:
-            inbox = await ctx.idle()
-            held.extend(msg[1:] for _, msg in inbox)
-        await self._route(held, sides, start)
-
-    async def _rank(self, sides: tuple[int, ...], active: bool) -> int:
-        ctx = self.ctx
-        scan = ScanNode(ctx.coords, sides, int(active))
-        steps = scan_steps(sides)
-        phase = ScanPhase(ctx, {0: scan}, 0, round(ctx.params["tp"] * ctx.quantum), 2 * steps, ctx.params["tp"], {0: steps})
-        inbox: Inbox = ()
-        while True:
-            for port, msg in inbox:
-                phase.receive(ctx.slot, port, msg[1], msg[2])
-            phase.send_due(ctx.slot)
-            if phase.done:
-                break
-            nxt = phase.next_tick(ctx.slot)
-            inbox = await (ctx.idle(until=nxt) if nxt is not None else ctx.idle())
-        rank = scan.inclusive - 1 if active else -1
-        ctx.record("scanned", rank, scan.total, phase.last_down)
-        return int(rank)
-
-    def _hop(self, pkt: list[int], step: int, sides: tuple[int, ...]) -> tuple[int, int] | None:
-        """``(dim, direction)`` packet ``[origin, rank]`` takes at ``step``, or None (it waits)."""
-        raise NotImplementedError
-
-    def _final(self, pkt: list[int], step: int, sides: tuple[int, ...]) -> bool:
-        """Whether packet ``[origin, rank]`` has arrived for good at this node at ``step``."""
-        raise NotImplementedError
-
-    async def _route(self, held: list[list[int]], sides: tuple[int, ...], start: int) -> None:
-        ctx = self.ctx
-        q = ctx.quantum
-        arrived: set[int] = set()
-        while True:
-            tick = ctx.slot
-            step = (tick - start) // q
-            if (tick - start) % q:
-                raise ValueError(f"node {ctx.node}: routing wake-up at tick {tick} is off the step grid")
-            if len(held) >= 2:
-                ctx.record("crowd", step, len(held))
-            wanted: dict[int, list[list[int]]] = {}
-            for pkt in held:
-                hop = self._hop(pkt, step, sides)
-                if hop is not None:
-                    port = ctx.port(*hop)
-                    if port is None:
-                        raise ValueError(f"node {ctx.node}: packet {pkt} routed off the array at step {step}")
-                    wanted.setdefault(port, []).append(pkt)
-            for port, pkts in wanted.items():
-                if len(pkts) > 1:
-                    ctx.record("conflict", step, port, len(pkts))
-                ctx.send(port, ["p", *pkts[0]], 1.0)
-                held.remove(pkts[0])
-            waiting = False
-            for pkt in held:
-                if self._final(pkt, step, sides):
-                    if pkt[0] not in arrived:
-                        arrived.add(pkt[0])
-                        ctx.record("arrive", pkt[0], pkt[1])
-                else:
-                    waiting = True
-            inbox = await (ctx.idle(until=tick + q) if waiting else ctx.idle())
-            held.extend(msg[1:] for _, msg in inbox)
 
 
 def routing_theory(setup: Setup, bounds: dict[str, Any], steps: int) -> dict[str, Any]:

@@ -7,7 +7,7 @@ node i as in Theorem 3, then unpacked to its target in reverse dimension order,
 (the default) the ranks come from the §4.1 scan first; ``rank=given`` starts from them,
 which is what Theorem 4 times. The node base, the scan and the bounds around it are
 shared with ``packing`` (:mod:`._routing_node`), and so is the reporter
-(:mod:`.reporter`). Faults are refused (:data:`._inputs.WHY_ROUTING`).
+(:mod:`.reporter`). Under faults see :mod:`._offschedule`.
 """
 
 from __future__ import annotations
@@ -16,26 +16,13 @@ from typing import Any
 
 from .._base import Param, Scheme, Setup
 from . import theory as th
-from ._inputs import ACTIVE, NO_FAULTS, PLACEMENT, PLACEMENT_SEED, SOURCE, TP, WHY_ROUTING, prepare_routing, safety_cap
-from ._packing import monotone_port, monotone_steps, packing_steps, rank_destination
-from ._routing_node import RoutingNode, routing_theory
+from ._inputs import ACTIVE, PLACEMENT, PLACEMENT_SEED, SOURCE, TP, prepare_routing, safety_cap
+from ._packing import monotone_steps
+from ._routing_node import routing_theory
+from .node import RoutingNode
 from .reporter import RoutingReporter
 
-__all__ = ["SCHEME", "MonotoneNode", "prepare_monotone", "theory_monotone"]
-
-
-class MonotoneNode(RoutingNode):
-    """Theorem 4's rule: pack to the rank's node, then unpack to the rank's target."""
-
-    def _hop(self, pkt: list[int], step: int, sides: tuple[int, ...]) -> tuple[int, int] | None:
-        target = self.ctx.geometry.coords(self.ctx.params["targets"][pkt[1]])
-        return monotone_port(self.ctx.coords, rank_destination(pkt[1], sides), target, step, sides)
-
-    def _final(self, pkt: list[int], step: int, sides: tuple[int, ...]) -> bool:
-        here = self.ctx.coords
-        via = rank_destination(pkt[1], sides)
-        target = self.ctx.geometry.coords(self.ctx.params["targets"][pkt[1]])
-        return here == target and (here == via or step >= packing_steps(sides))
+__all__ = ["SCHEME", "prepare_monotone", "theory_monotone"]
 
 
 def prepare_monotone(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
@@ -55,7 +42,7 @@ SCHEME = Scheme(
     name="monotone",
     summary="monotone routing s^(i) -> v^(i): pack to node i, then unpack in reverse dimension order (Theorem 4)",
     source=SOURCE,
-    node=MonotoneNode,
+    node=RoutingNode,
     reporter=RoutingReporter,
     prepare=prepare_monotone,
     theory=theory_monotone,
@@ -71,6 +58,5 @@ SCHEME = Scheme(
     quantum=lambda p: int(p["quantum"]),
     until="quiescent",
     max_slots=safety_cap(theory_monotone, "upper_bound"),
-    faults=NO_FAULTS,
-    faults_why=WHY_ROUTING,
+    faults=None,  # every kind: see ._offschedule
 )

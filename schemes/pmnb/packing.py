@@ -5,8 +5,7 @@ correcting one dimension per phase, ``d (p - 1)`` steps in all, one whole packet
 and step (:func:`._packing.packing_port`). With ``rank=prefix`` (the default) the ranks
 come from the §4.1 scan first; ``rank=given`` starts from them, which is what Theorem 3
 times. The node base, the scan and the bounds around it are shared with ``monotone``
-(:mod:`._routing_node`), and so is the reporter (:mod:`.reporter`). Faults are refused
-(:data:`._inputs.WHY_ROUTING`).
+(:mod:`._routing_node`), and so is the reporter (:mod:`.reporter`). Under faults see :mod:`._offschedule`.
 """
 
 from __future__ import annotations
@@ -15,22 +14,13 @@ from typing import Any
 
 from .._base import Param, Scheme, Setup
 from . import theory as th
-from ._inputs import ACTIVE, NO_FAULTS, PLACEMENT, PLACEMENT_SEED, SOURCE, TP, WHY_ROUTING, prepare_routing, safety_cap
-from ._packing import packing_port, packing_steps, rank_destination
-from ._routing_node import RoutingNode, routing_theory
+from ._inputs import ACTIVE, PLACEMENT, PLACEMENT_SEED, SOURCE, TP, prepare_routing, safety_cap
+from ._packing import packing_steps
+from ._routing_node import routing_theory
+from .node import RoutingNode
 from .reporter import RoutingReporter
 
-__all__ = ["SCHEME", "PackingNode", "prepare_packing", "theory_packing"]
-
-
-class PackingNode(RoutingNode):
-    """Theorem 3's rule: a packet moves towards its rank's node, one dimension per phase."""
-
-    def _hop(self, pkt: list[int], step: int, sides: tuple[int, ...]) -> tuple[int, int] | None:
-        return packing_port(self.ctx.coords, rank_destination(pkt[1], sides), step, sides)
-
-    def _final(self, pkt: list[int], step: int, sides: tuple[int, ...]) -> bool:
-        return self.ctx.coords == rank_destination(pkt[1], sides)
+__all__ = ["SCHEME", "prepare_packing", "theory_packing"]
 
 
 def prepare_packing(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
@@ -49,7 +39,7 @@ SCHEME = Scheme(
     name="packing",
     summary="greedy packing of the active packets to nodes 0..M-1, dimension by dimension (Theorem 3)",
     source=SOURCE,
-    node=PackingNode,
+    node=RoutingNode,
     reporter=RoutingReporter,
     prepare=prepare_packing,
     theory=theory_packing,
@@ -63,6 +53,5 @@ SCHEME = Scheme(
     quantum=lambda p: int(p["quantum"]),
     until="quiescent",
     max_slots=safety_cap(theory_packing, "upper_bound"),
-    faults=NO_FAULTS,
-    faults_why=WHY_ROUTING,
+    faults=None,  # every kind: see ._offschedule
 )

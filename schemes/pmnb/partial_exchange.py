@@ -9,7 +9,7 @@ that holds for the placement at hand (per node, cuts, distance) and, labelled as
 the paper's worst case over placements ``mN/4`` (:func:`.theory.partial_exchange_bounds`).
 On a p x p torus the rule runs on the array links only (§5: "and, therefore also in a
 p x p torus"); other shapes (d != 2, unequal sides) are refused: §5 is stated for p x p
-arrays only. Faults are refused (:data:`._inputs.WHY_EXCHANGE`).
+arrays only. Under faults see :mod:`._offschedule`.
 
 A node starts knowing its coordinates, p, t_p and whether it is active (a membership
 test on the run's active set; nothing else of it). Phase 1: the row and the column
@@ -36,19 +36,19 @@ from . import theory as th
 from ._exchange_rule import C_SET, R_SET, ExchangeRouter, exchange_class
 from ._inputs import (
     ACTIVE,
-    NO_FAULTS,
     PLACEMENT,
     PLACEMENT_SEED,
     SOURCE,
     TP,
-    WHY_EXCHANGE,
     active_ids,
     is_active,
     quantum_for,
     safety_cap,
     tp_ticks,
 )
+from ._offschedule import FAULT_EVENTS, FaultNotes, send_blocked
 from ._prefix import LineScanNode, line_scan_steps
+from ._scan import LineAdapter, ScanPhase
 
 __all__ = ["SCHEME", "ExchangeNode", "ExchangeReporter", "prepare_exchange", "theory_exchange"]
 
@@ -59,12 +59,13 @@ class ExchangeNode(Node):
     def __init__(self, ctx: NodeContext) -> None:
         super().__init__(ctx)
         self.router: ExchangeRouter | None = None
+        self.early: list[tuple[int, Any]] = []  # packets that came while the scan was still on (faults only)
 
     def held(self) -> int:
-        return self.router.held if self.router is not None else 0
+        return (self.router.held if self.router is not None else 0) + len(self.early)
 
     def held_packets(self) -> Iterable[Any]:
-        return self.router.items() if self.router is not None else ()
+        return (self.router.items() if self.router is not None else []) + sorted((m[0], m[1]) for _, m in self.early)
 
     async def run(self) -> None:
         ctx = self.ctx
@@ -73,52 +74,77 @@ class ExchangeNode(Node):
         tp, a, q = prm["tp"], prm["tp_ticks"], ctx.quantum
         active = is_active(ctx.node, prm["active_ids"])
         x = ctx.coords
-        lines = (LineScanNode(x[0], p, int(active)), LineScanNode(x[1], p, int(active)))
-        inbox: Any = ()
         steps = line_scan_steps(p)
-        for s in range(steps + 1):
-            if ctx.slot != s * a:
-                raise AssertionError(f"node {ctx.node}: woke at tick {ctx.slot}, not at prefix step {s}")
-            for in_port, msg in inbox:
-                lines[in_port >> 1].incoming(s - 1, -1 if in_port & 1 else 1, msg)
-            if s == steps:
-                break
-            for dim, line in enumerate(lines):
-                for direction, payload in line.outgoing(s):
-                    port = ctx.port(dim, direction)
-                    assert port is not None, f"node {ctx.node}: the line prefix left the array"
-                    ctx.send(port, payload, tp)
-            inbox = await ctx.idle(until=(s + 1) * a)
-        row_sum, col_sum = lines[0].total, lines[1].total
-        cls = exchange_class(row_sum, col_sum) if active else -1
-        ctx.record("sums", row_sum, col_sum, cls)
         start = steps * a
+        cls = -1
+        if ctx.incarnation:  # restarted: its sums and its packets are gone; it still routes what comes
+            ctx.record("stopped", "scan" if ctx.slot < start else "routing", "restarted")
+            if ctx.slot < start:
+                await ctx.idle(until=start)
+        else:
+            row_sum, col_sum = await self._sums(p, tp, a, x, active)
+            if active and (row_sum is None or col_sum is None):  # faults only: no class, no packets sent
+                ctx.record("off_schedule", "scan", "unsent")
+            elif active:
+                cls = exchange_class(row_sum, col_sum)
+            ctx.record("sums", -1 if row_sum is None else row_sum, -1 if col_sum is None else col_sum, cls)
         self.router = router = ExchangeRouter((x[0], x[1]), p, ctx.node)
-        if active:
+        if cls >= 0:
             router.inject(cls, (v for v in range(ctx.n_nodes) if v != ctx.node))
-        k = 0
-        inbox = ()
+        k, rest = divmod(ctx.slot - start, q)
+        inbox: Any = tuple(self.early)
+        self.early = []
         while True:
             for _in_port, msg in inbox:
-                got = router.receive(msg, k)
+                if not (isinstance(msg, (list, tuple)) and len(msg) == 5):  # a late scan message (faults only)
+                    ctx.record("off_schedule", "routing", "wrong phase")
+                    continue
+                got = router.receive(tuple(msg), k)
                 if got is not None:
                     ctx.record("delivered", got[0], got[3], got[4])
-            for port, packet in router.transmit():
-                ctx.send(port, packet, 1.0)
+            if not rest:  # a packet that arrived between two steps (faults only) waits for the next
+                free = [port for port in router.queues.busy() if send_blocked(ctx, port, 1.0) is None]
+                for port, packet in router.transmit(free):
+                    ctx.send(port, packet, 1.0)
             if router.held:
                 inbox = await ctx.idle(until=start + (k + 1) * q)
             else:
                 inbox = await ctx.idle()
             k, rest = divmod(ctx.slot - start, q)
-            if rest:
-                raise AssertionError(f"node {ctx.node}: woke at tick {ctx.slot}, between Phase-2 steps")
+
+    async def _sums(self, p: int, tp: float, a: int, x: tuple[int, ...], active: bool) -> tuple[Any, Any]:
+        """Phase 1: the row and column sums (None where a fault kept the total from this node)."""
+        ctx = self.ctx
+        lines = (LineScanNode(x[0], p, int(active)), LineScanNode(x[1], p, int(active)))
+        scans = {dim: LineAdapter(dim, line) for dim, line in enumerate(lines)}
+        steps = line_scan_steps(p)
+        phase = ScanPhase(ctx, scans, 0, a, steps, tp, dict.fromkeys(scans, p // 2), raw=True)
+        inbox: Any = ()
+        while True:
+            for in_port, msg in inbox:
+                if isinstance(msg, (list, tuple)) and len(msg) == 5:  # a packet for a node still in its scan
+                    self.early.append((in_port, msg))  # (it was stalled): routed when Phase 2 starts here
+                    continue
+                phase.receive(ctx.slot, in_port, in_port >> 1, msg)
+            phase.send_due(ctx.slot)
+            if phase.done:
+                break
+            nxt = phase.next_tick(ctx.slot)
+            inbox = await (ctx.idle(until=nxt) if nxt is not None else ctx.idle())
+        if ctx.slot < steps * a:
+            for in_port, msg in await ctx.idle(until=steps * a):  # faults only: nothing is due by then
+                if isinstance(msg, (list, tuple)) and len(msg) == 5:
+                    self.early.append((in_port, msg))
+                else:
+                    ctx.record("off_schedule", "scan", "unexpected")
+        return lines[0].total, lines[1].total
 
 
 class ExchangeReporter(BaseReporter):
     """Completion and per-phase times; exactly-once delivery, shortest paths, Lemma 3, the sums."""
 
     events: Mapping[str, tuple[str, ...]] = {"sums": ("row_sum", "col_sum", "cls"),
-                                             "delivered": ("origin", "hops", "leg_end")}
+                                             "delivered": ("origin", "hops", "leg_end"), **FAULT_EVENTS}
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
@@ -137,9 +163,17 @@ class ExchangeReporter(BaseReporter):
         self.leg_max = -1
         self.hops_total = 0
         self._holdings: Sequence[Any] = []
+        self.notes = FaultNotes(bool(getattr(setup, "faults", False)))
+        self.copied: set[tuple[int, int]] = set()  # (origin, destination) of the packets a dup fault copied
+
+    def on_lost(self, slot: int, sender: int, port: int, receiver: int, message: Any, cause: str) -> None:
+        """Also note which packets a ``dup`` fault copied: their second deliveries are the fault's."""
+        super().on_lost(slot, sender, port, receiver, message, cause)
+        if cause == "dup" and isinstance(message, (list, tuple)) and len(message) == 5:
+            self.copied.add((message[0], message[1]))
 
     def handlers(self) -> Mapping[str, Any]:
-        return {"sums": self.on_sums, "delivered": self.on_delivered}
+        return {"sums": self.on_sums, "delivered": self.on_delivered, **self.notes.handlers()}
 
     def on_sums(self, node: int, slot: int, row_sum: int, col_sum: int, cls: int) -> None:
         self.sums[node] = (row_sum, col_sum, cls)
@@ -224,11 +258,11 @@ class ExchangeReporter(BaseReporter):
                 "ok": not self.duplicates and not self.unknown
                 and (faults or not started or len(self.seen) + moving + waiting == self.expected),
                 "expected": self.expected, "delivered": len(self.seen), "in_flight": moving, "waiting": waiting,
-                "duplicates": len(self.duplicates), "first_duplicates": [list(x) for x in self.duplicates[:5]],
+                "duplicates": len(self.duplicates), "first_duplicates": [list(x) for x in sorted(self.duplicates)[:5]],
                 "misdelivered": len(self.unknown), "lost_to_faults": dict(lost),
             },
             "shortest_paths": {"ok": not self.not_shortest, "violations": len(self.not_shortest),
-                               "first": [list(x) for x in self.not_shortest[:5]]},
+                               "first": [list(x) for x in sorted(self.not_shortest)[:5]]},
             "row_column_sums": {"ok": (len(self.sums) == self.n or not started) and not wrong_sums and not wrong_class,
                                 "nodes_reporting": len(self.sums), "wrong_sums": wrong_sums[:10],
                                 "wrong_class": wrong_class[:10]},
@@ -236,7 +270,33 @@ class ExchangeReporter(BaseReporter):
         }
         if not started:  # cut short in Phase 1: the sums and the packets are still to come
             out["exactly_once"]["due_at_slot"] = out["row_column_sums"]["due_at_slot"] = start
+        if self.notes.faulted(lost):  # what the faults did, reported beside the books
+            once = out["exactly_once"]
+            once["ok"] = not self.unknown and all((o, v) in self.copied for _, o, v in self.duplicates)
+            once["duplicates_from_dup_faults"] = once.pop("duplicates")
+            schedule = {}
+            for name in ("row_column_sums", "lemma3"):
+                check = dict(out.pop(name))
+                schedule[name] = {"holds": check.pop("ok"), **check}
+            once["correctness"] = self.correctness(wrong_sums, start) | {"schedule": schedule}
+        elif self.notes.scheme_error(lost):
+            out["exactly_once"] |= {"ok": False, **self.notes.report()}
         return out
+
+    def correctness(self, wrong_sums: list[int], start: int) -> dict[str, Any]:
+        """Under faults: every personalised packet delivered once or not, the first missing
+        (origin, destination), wrong sums (the first node), which active nodes sent nothing."""
+        missing = [(o, v) for o in self.active for v in range(self.n) if v != o and (o, v) not in self.seen]
+        out: dict[str, Any] = {"result_correct": not missing and not wrong_sums and not self.duplicates,
+                               "delivered": len(self.seen), "not_delivered": len(missing),
+                               "duplicates": len(self.duplicates), "wrong_sums": len(wrong_sums),
+                               "phase2_start": start,
+                               "last_delivery": self.last_slot if self.last_slot >= 0 else None}
+        if missing:
+            out["first_missing"] = {"origin": missing[0][0], "destination": missing[0][1]}
+        if wrong_sums:
+            out["first_wrong_sums"] = {"node": wrong_sums[0], "sums": list(self.sums[wrong_sums[0]][:2])}
+        return out | self.notes.report()
 
 
 def prepare_exchange(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
@@ -292,6 +352,5 @@ SCHEME = Scheme(
     quantum=lambda prm: prm["quantum"],
     until="quiescent",
     max_slots=safety_cap(theory_exchange, "completion_time"),
-    faults=NO_FAULTS,
-    faults_why=WHY_EXCHANGE,
+    faults=None,  # every kind: see ._offschedule
 )

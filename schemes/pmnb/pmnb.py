@@ -56,8 +56,7 @@ Theory: the covering bound is (5)/(6) (Theorem 6) with splitting, (5')/(6') with
 lower bound is (3)/(4) (with a ceiling for whole packets) or, where larger, the bound for
 the placement at hand (:func:`.theory.pmnb_bounds`). Per phase: the exact scan time, the
 packing bound (``p - 1`` with 1/d mini-packets, ``d (p - 1)`` whole), and the broadcast
-bound of Lemma 1 (scaled by 1/d with splitting) or of §4.2's ``A_c``. Faults are
-refused (:data:`._inputs.WHY_PMNB`).
+bound of Lemma 1 (scaled by 1/d with splitting) or of §4.2's ``A_c``. Under faults see :mod:`._offschedule`.
 """
 
 from __future__ import annotations
@@ -74,12 +73,10 @@ from ..kit import BaseReporter
 from . import theory as th
 from ._inputs import (
     ACTIVE,
-    NO_FAULTS,
     PLACEMENT,
     PLACEMENT_SEED,
     SOURCE,
     TP,
-    WHY_PMNB,
     active_ids,
     check_grid,
     equal_side,
@@ -88,6 +85,7 @@ from ._inputs import (
     safety_cap,
 )
 from ._line import broadcast_windows, hop_limits
+from ._offschedule import FAULT_EVENTS, FaultNotes, send_blocked, sleep
 from ._packing import packing_port, packing_steps, rank_destination, ranks
 from ._prefix import ScanNode, rotation, scan_steps
 from ._scan import ScanPhase, port_label
@@ -136,15 +134,24 @@ class PmnbNode(Node):
         self.wrap = ctx.geometry.kind == "torus"
         self.split = bool(prm["split"])
         self.orders = [rotation(c, self.d) for c in range(self.d)]
+        if ctx.incarnation:  # restarted: its partial sums, its pieces and its place in the schedule are gone
+            ctx.record("stopped", "scan", "restarted")
+            await sleep(ctx, "pmnb")
         active = is_active(ctx.node, prm["active"])
-        m, mine, last_scan = await self._ranks(active)
-        ctx.record("ranked", m, sorted(mine.items()))
+        self.early: list[tuple[int, Any]] = []
+        got_m, mine, last_scan = await self._ranks(active)
+        ctx.record("ranked", -1 if got_m is None else got_m, sorted(mine.items()))
+        if got_m is None:  # faults only: without M the windows are unknown
+            ctx.record("stopped", "scan", "no M")
+            await sleep(ctx, "pmnb")
+        m = int(got_m or 0)
         if m == 0:
             ctx.record("summary", last_scan, -1, -1, 0)
-            return
+            await sleep(ctx, "pmnb")
         self.tl = timeline(self.sides, self.wrap, self.split, float(prm["tp"]), ctx.quantum, m)
         await self._route(m, mine)
         ctx.record("summary", last_scan, self.last_pack, self.last_bcast, self.overruns)
+        await sleep(ctx, "pmnb")
 
     # -- phase 1 --------------------------------------------------------------------------
     async def _scan(self, phase: ScanPhase) -> None:
@@ -152,15 +159,19 @@ class PmnbNode(Node):
         inbox: Inbox = ()
         while True:
             for port, msg in inbox:
-                phase.receive(ctx.slot, port, msg[1], msg[2])
+                if isinstance(msg, (list, tuple)) and len(msg) == 3 and msg[0] == "s":
+                    phase.receive(ctx.slot, port, msg[1], msg[2])
+                else:  # a piece for a node still in its scan (it was stalled): handled when routing starts
+                    self.early.append((port, msg))
             phase.send_due(ctx.slot)
             if phase.done:
                 return
             nxt = phase.next_tick(ctx.slot)
             inbox = await (ctx.idle(until=nxt) if nxt is not None else ctx.idle())
 
-    async def _ranks(self, active: bool) -> tuple[int, dict[int, int], int]:
-        """(M, class -> this node's rank in that class, tick of the last scan message)."""
+    async def _ranks(self, active: bool) -> tuple[int | None, dict[int, int], int]:
+        """(M, class -> this node's rank in that class, tick of the last scan message); M is
+        None if a fault kept the total from this node (see :mod:`._offschedule`)."""
         ctx, sides, d = self.ctx, self.sides, self.d
         tp = float(ctx.params["tp"])
         u = round(tp * ctx.quantum)
@@ -172,6 +183,8 @@ class PmnbNode(Node):
             phase = ScanPhase(ctx, {d: first}, 0, u, 2 * steps, tp, {d: steps})
             await self._scan(phase)
             m = first.total
+            if m is None:
+                return None, {}, phase.last_down
             cls = (first.inclusive - 1) % d if active else -1
             member = {c: c == cls for c in range(d)}
             start = phase.end
@@ -181,7 +194,7 @@ class PmnbNode(Node):
         if self.split:
             m = scans[0].total
         mine = {c: int(scans[c].inclusive) - 1 for c in range(d) if member[c]}
-        return int(m), mine, phase.last_down
+        return (None if m is None else int(m)), mine, phase.last_down
 
     # -- phases 2 and 3 -------------------------------------------------------------------
     async def _route(self, m: int, mine: dict[int, int]) -> None:
@@ -197,15 +210,16 @@ class PmnbNode(Node):
         self.sub = 0  # current broadcast subphase (0: before the broadcast)
         self.queues: dict[tuple[int, int], list[int]] = {}
         self.out: dict[tuple[int, int], int] = {}
-        inbox: Inbox = ()
+        self.packed = False
+        inbox: Inbox = tuple(self.early)
         if ctx.slot < tl.scan_end:
-            inbox = await ctx.idle(until=tl.scan_end)
+            inbox += tuple(await ctx.idle(until=tl.scan_end))
         while True:
             tick = ctx.slot
             coming = self._receive(tick, inbox)
             if tl.scan_end <= tick < tl.pack_end:
                 self._pack_step(tick)
-            if tick == tl.pack_end:
+            if tick >= tl.pack_end and not self.packed:
                 self._packed(tick)
             while self.sub < self.d and tick >= tl.starts[self.sub]:
                 self._start_subphase()
@@ -218,15 +232,23 @@ class PmnbNode(Node):
                 self._bcast_step(tick, coming)
             if self.sub == self.d and self.complete == m and not any(self.queues.values()):
                 return
+            if tick >= tl.starts[self.d]:  # the last window is over (faults only): what is left is not sent
+                for _ in range(sum(len(v) for v in self.queues.values())):
+                    ctx.record("off_schedule", "broadcast", "window over")
+                return
             nxt = self._next_wake(tick)
             inbox = await (ctx.idle(until=nxt) if nxt is not None else ctx.idle())
 
     def _receive(self, tick: int, inbox: Inbox) -> dict[tuple[int, int], list[int]]:
         coming: dict[tuple[int, int], list[int]] = {}
         for in_port, msg in inbox:
-            if msg[0] == "k":
-                self.carried.append(msg[1:])
+            kind = msg[0] if isinstance(msg, (list, tuple)) and msg else None
+            if kind == "k" and len(msg) == 4 and not self.packed:
+                self.carried.append(list(msg[1:]))
                 self.last_pack = tick
+                continue
+            if kind != "b" or len(msg) != 5 or not 0 <= msg[1] < self.d:
+                self.ctx.record("off_schedule", "broadcast" if self.packed else "packing", "wrong phase")
                 continue
             _, towards = port_label(in_port)
             c, sub, origin, hops = msg[1], msg[2], msg[3], msg[4]
@@ -256,24 +278,35 @@ class PmnbNode(Node):
             return
         step = (tick - tl.scan_end) // tl.u_pack
         keep = []
+        n = self.tl.p ** self.d
         for pkt in self.carried:
             c, origin, rank = pkt
+            if not 0 <= rank < n:  # faults only: the scan found no node for it
+                ctx.record("off_schedule", "packing", "bad rank")
+                continue
             via = rank_destination(rank, self.sides, self.orders[c])
             hop = packing_port(ctx.coords, via, step, self.sides, self.orders[c])
             if hop is None:
                 keep.append(pkt)
                 continue
             port = ctx.port(*hop)
-            if port is None:
-                raise ValueError(f"node {ctx.node}: class {c} packet of {origin} routed off the array at step {step}")
+            why = send_blocked(ctx, port, tl.pack_size)
+            if why is not None:  # faults only: it waits for the next step
+                ctx.record("off_schedule", "packing", why)
+                keep.append(pkt)
+                continue
             ctx.send(port, ["k", c, origin, rank], tl.pack_size)
         self.carried = keep
 
     def _packed(self, tick: int) -> None:
-        """End of packing: the pieces here are at their class-order rank node."""
+        """End of packing: the pieces here are at their class-order rank node (one that is not,
+        after a fault, is not broadcast)."""
+        self.packed = True
+        n = self.tl.p ** self.d
         for c, origin, rank in self.carried:
-            if rank_destination(rank, self.sides, self.orders[c]) != self.ctx.coords:
-                raise ValueError(f"node {self.ctx.node}: class {c} packet of {origin} not packed by tick {tick}")
+            if not 0 <= rank < n or rank_destination(rank, self.sides, self.orders[c]) != self.ctx.coords:
+                self.ctx.record("off_schedule", "packing", "not packed")
+                continue
             whole = (3 << (2 * c)) if self.tl.halves else (1 << c)
             for bit in (whole & -whole, whole & (whole - 1)) if self.tl.halves else (whole,):
                 self._take(origin, bit, c)
@@ -305,21 +338,33 @@ class PmnbNode(Node):
             return
         for key, port in self.out.items():
             came = coming.get(key)
-            if came is not None and self._forwards(key[1], came[1]):
+            forward = came is not None and self._forwards(key[1], came[1])
+            if not forward and not self.queues[key]:
+                continue
+            why = send_blocked(ctx, port, tl.bcast_size)
+            if why is not None:  # faults only: a piece to forward is dropped, one of the node's own waits
+                ctx.record("off_schedule", "broadcast", why)
+            elif came is not None and forward:
                 ctx.send(port, ["b", key[0], self.sub, came[0], came[1] + 1], tl.bcast_size)
-            elif self.queues[key]:
+            else:
                 ctx.send(port, ["b", key[0], self.sub, self.queues[key].pop(0), 1], tl.bcast_size)
 
     def _next_wake(self, tick: int) -> int | None:
         tl = self.tl
         if tick < tl.pack_end:
-            if self.carried and any(rank_destination(r, self.sides, self.orders[c]) != self.ctx.coords for c, _, r in self.carried):
-                return tick + tl.u_pack
+            if tick < tl.scan_end:
+                return tl.scan_end
+            if self.carried and any(not 0 <= r < tl.p ** self.d or rank_destination(r, self.sides, self.orders[c])
+                                    != self.ctx.coords for c, _, r in self.carried):
+                return tl.scan_end + ((tick - tl.scan_end) // tl.u_pack + 1) * tl.u_pack  # the next step
             return tl.pack_end
-        if any(self.queues.values()):
-            return tick + tl.u_bcast
+        if any(self.queues.values()) and self.sub:
+            start = tl.starts[self.sub - 1]
+            return start + ((tick - start) // tl.u_bcast + 1) * tl.u_bcast  # the next step
         if self.sub < self.d:
             return tl.starts[self.sub]
+        if tick < tl.starts[self.d]:  # the end of the last window (without faults every node has finished by then)
+            return tl.starts[self.d]
         return None
 
 
@@ -360,6 +405,7 @@ class PmnbReporter(BaseReporter):
         "got": ("origin",),
         "dup": ("origin", "piece"),
         "summary": ("scan_tick", "pack_tick", "bcast_tick", "overruns"),
+        **FAULT_EVENTS,
     }
 
     def __init__(self, setup: Setup) -> None:
@@ -371,9 +417,11 @@ class PmnbReporter(BaseReporter):
         self.rank_of: dict[int, list[tuple[int, int]]] = {}
         self.summaries: dict[int, tuple[int, int, int, int]] = {}
         self.last_got = -1
+        self.notes = FaultNotes(bool(getattr(setup, "faults", False)))
 
     def handlers(self) -> Mapping[str, Callable[..., None]]:
-        return {"ranked": self._ranked, "got": self._got, "dup": self._dup, "summary": self._summary}
+        return {"ranked": self._ranked, "got": self._got, "dup": self._dup, "summary": self._summary,
+                **self.notes.handlers()}
 
     def _ranked(self, node: int, slot: int, total: int, ranks_: list[Any]) -> None:
         self.totals[node] = total
@@ -426,7 +474,9 @@ class PmnbReporter(BaseReporter):
         end, every packet is everywhere when the last subphase's window closes. A run cut
         short before a deadline reports what is still to come as ``pending`` (with
         ``due_at_slot``) and judges only what happened: wrong or repeated receptions,
-        wrong ranks, overruns.
+        wrong ranks, overruns. Under faults all of this is the faults' damage: it is
+        reported in ``every_packet_everywhere_once.correctness`` (:meth:`correctness`; the
+        ranks and the windows under its ``schedule``), and only the books are judged.
         """
         n = self.setup.topology.n_nodes
         missing, wrong = self._delivery()
@@ -453,12 +503,51 @@ class PmnbReporter(BaseReporter):
                        "due_at_slot": done_by}
         if not ranks_due:
             ranked |= {"pending_nodes": n - len(self.totals), "due_at_slot": ranked_by}
+        if self.notes.faulted(lost):  # what the faults did, reported beside the books
+            schedule = {name: {"holds": c.pop("ok"), **c} for name, c in
+                        (("ranks_and_m_by_prefix", dict(ranked)), ("within_subphase_windows", dict(windows)))}
+            return {"every_packet_everywhere_once": {"ok": True, "correctness": self.correctness(want, done_by)
+                                                     | {"schedule": schedule}},
+                    "no_message_lost": self.notes.no_message_lost(self.lost_messages, lost)}
+        if self.notes.scheme_error(lost):
+            once |= {"ok": False, **self.notes.report()}
         return {
             "every_packet_everywhere_once": once,
             "ranks_and_m_by_prefix": ranked,
             "within_subphase_windows": windows,
-            "no_message_lost": {"ok": self.lost_messages == 0, "lost": self.lost_messages},
+            "no_message_lost": self.notes.no_message_lost(self.lost_messages, lost),
         }
+
+    def correctness(self, want: Mapping[int, list[tuple[int, int]]], done_by: int) -> dict[str, Any]:
+        """Under faults: the nodes that never received some active packet (the first of them and
+        what it lacks), wrong ranks and totals (the first node of each), which nodes finished."""
+        n = self.setup.topology.n_nodes
+        active = set(self.active)
+        lacking = {v: sorted(active - self.got.get(v, set()) - {v}) for v in range(n)}
+        lacking = {v: miss for v, miss in lacking.items() if miss}
+        bad_ranks = sorted(v for v in set(want) | set(self.rank_of) if sorted(want.get(v, [])) != sorted(self.rank_of.get(v, [])))
+        bad_totals = sorted(v for v in range(n) if self.totals.get(v) != len(self.active))
+        out: dict[str, Any] = {
+            "result_correct": not lacking and not bad_ranks and not bad_totals,
+            "nodes_missing_packets": len(lacking),
+            "missing_receptions": sum(len(m) for m in lacking.values()),
+            "duplicates": self.dups,
+            "wrong_ranks": len(bad_ranks),
+            "wrong_totals": len(bad_totals),
+            "finished_nodes": len(self.summaries),
+            "schedule_end": done_by,
+            "last_reception": self.last_got if self.last_got >= 0 else None,
+        }
+        if lacking:
+            v = min(lacking)
+            out["first_missing"] = {"node": v, "never_received": lacking[v][:16], "count": len(lacking[v])}
+        if bad_ranks:
+            v = bad_ranks[0]
+            out["first_wrong_rank"] = {"node": v, "ranks": self.rank_of.get(v, []), "expected": want.get(v, [])}
+        if bad_totals:
+            v = bad_totals[0]
+            out["first_wrong_total"] = {"node": v, "total": self.totals.get(v), "expected": len(self.active)}
+        return out | self.notes.report()
 
 
 def theory_pmnb(setup: Setup) -> dict[str, Any]:
@@ -503,6 +592,5 @@ SCHEME = Scheme(
     quantum=lambda p: int(p["quantum"]),
     until="quiescent",
     max_slots=safety_cap(theory_pmnb, "upper_bound", "schedule_end"),
-    faults=NO_FAULTS,
-    faults_why=WHY_PMNB,
+    faults=None,  # every kind: see ._offschedule
 )

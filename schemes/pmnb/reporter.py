@@ -13,6 +13,14 @@ What it counts (see :mod:`._packing` for why):
 Beside them ``prefix_time`` and ``routing_time`` (:mod:`._routing_node`), and the
 checks: every packet delivered exactly once to its rank's node (packing) or its target
 (monotone), and with ``rank=prefix`` the ranks the scan found.
+
+Under faults (:mod:`._offschedule`) these are what the faults did, not violations: the
+delivery check reports ``correctness`` -- whether every packet arrived once at its node
+(``result_correct``), the first packet that did not (its origin, rank, where it should be
+and where it arrived, if anywhere), the nodes whose scan found a wrong rank (the first of
+them), packets stranded or unroutable, and the nodes' off-schedule records -- and the
+schedule's own checks (link requests, co-location, the ranks) move under
+``correctness.schedule``, each with ``holds``. Every message stays in the fabric's books.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from typing import Any
 
 from .._base import Setup
 from ..kit import BaseReporter
+from ._offschedule import FAULT_EVENTS, FaultNotes
 from ._packing import rank_destination, ranks
 from ._routing_node import phase_boundaries, start_tick
 
@@ -38,6 +47,7 @@ class RoutingReporter(BaseReporter):
         "crowd": ("step", "count"),
         "conflict": ("step", "port", "count"),
         "arrive": ("origin", "rank"),
+        **FAULT_EVENTS,
     }
 
     def __init__(self, setup: Setup) -> None:
@@ -52,9 +62,11 @@ class RoutingReporter(BaseReporter):
         self.crowds: list[tuple[int, int, int]] = []
         self.conflicts = 0
         self.arrivals: list[tuple[int, int, int, int]] = []  # (node, slot, origin, rank)
+        self.notes = FaultNotes(bool(getattr(setup, "faults", False)))
 
     def handlers(self) -> Mapping[str, Callable[..., None]]:
-        return {"scanned": self._scanned, "crowd": self._crowd, "conflict": self._conflict, "arrive": self._arrive}
+        return {"scanned": self._scanned, "crowd": self._crowd, "conflict": self._conflict, "arrive": self._arrive,
+                **self.notes.handlers()}
 
     def _scanned(self, node: int, slot: int, rank: int, total: int, last_tick: int) -> None:
         if rank >= 0:
@@ -121,7 +133,7 @@ class RoutingReporter(BaseReporter):
             "no_link_asked_twice": {"ok": self.conflicts == 0, "conflicts": self.conflicts},
             "no_two_at_phase_boundaries": {"ok": crowded_at_bounds == 0, "collisions": crowded_at_bounds},
             "at_most_two_per_node": {"ok": most <= 2, "max_at_node": most},
-            "no_message_lost": {"ok": self.lost_messages == 0, "lost": self.lost_messages},
+            "no_message_lost": self.notes.no_message_lost(self.lost_messages, lost),
         }
         if self.setup.params["rank"] == "prefix":
             expected = ranks(self.setup.params["active"], self.sides)
@@ -132,7 +144,51 @@ class RoutingReporter(BaseReporter):
                 bad = sum(1 for v, r in self.scan_ranks.items() if expected.get(v) != r)
                 out["ranks_by_prefix"] = {"ok": bad == 0, "wrong": bad, "pending": len(set(expected) - set(self.scan_ranks)),
                                           "due_at_slot": self.start}
+        if self.notes.faulted(lost):  # what the faults did, reported beside the books
+            schedule = {}
+            for name in [k for k in out if k not in ("delivered_exactly_once", "no_message_lost")]:
+                check = dict(out.pop(name))
+                schedule[name] = {"holds": check.pop("ok"), **check}
+            out["delivered_exactly_once"] = {"ok": True, "correctness": self.correctness(routed_by) | {"schedule": schedule}}
+        elif self.notes.scheme_error(lost):
+            out["delivered_exactly_once"] |= {"ok": False, **self.notes.report()}
         return out
+
+    def correctness(self, routed_by: int) -> dict[str, Any]:
+        """Under faults: every packet once at its node or not, the first that is not, wrong ranks."""
+        prm = self.setup.params
+        topo = self.setup.topology
+        expected = ranks(prm["active"], self.sides)
+        where: dict[int, list[int]] = {}
+        for node, _slot, origin, _rank in self.arrivals:
+            where.setdefault(origin, []).append(node)
+        right = 0
+        first: dict[str, Any] | None = None
+        for origin in sorted(expected):
+            r = expected[origin]
+            goal = topo.node_at(rank_destination(r, self.sides)) if self.task == "packing" else prm["targets"][r]
+            nodes = where.get(origin, [])
+            if nodes == [goal]:
+                right += 1
+            elif first is None:
+                first = {"origin": origin, "rank": r, "node": goal, "arrived_at": sorted(set(nodes)),
+                         "problem": "not delivered" if not nodes else ("delivered twice" if goal in nodes else "wrong node")}
+        out: dict[str, Any] = {"result_correct": right == len(expected) and not set(where) - set(expected),
+                               "packets": len(expected), "delivered_right": right,
+                               "not_delivered": sum(1 for v in expected if v not in where),
+                               "wrong_node": sum(1 for v, r in expected.items() if v in where and any(
+                                   n != (topo.node_at(rank_destination(r, self.sides)) if self.task == "packing"
+                                         else prm["targets"][r]) for n in where[v])),
+                               "routing_end": routed_by,
+                               "last_arrival": max((slot for _, slot, _, _ in self.arrivals), default=None)}
+        if first is not None:
+            out["first_wrong"] = first
+        if prm["rank"] == "prefix":
+            bad = sorted(v for v, r in expected.items() if self.scan_ranks.get(v) != r)
+            out["wrong_ranks"] = len(bad)
+            if bad:
+                out["first_wrong_rank"] = {"node": bad[0], "rank": self.scan_ranks.get(bad[0]), "expected": expected[bad[0]]}
+        return out | self.notes.report()
 
 
 def digest(keys: list[int] | set[int] | frozenset[int]) -> int:
