@@ -18,7 +18,11 @@ dimension-0 links, columns dimension-1 links), ``2 floor(p/2)`` steps of t_p eac
 messages of size t_p. Phase 2 starts at that tick, the same at every node: an active
 node learns r_i and c_j from its scans, picks R or C and queues its N - 1 packets;
 every node then routes (:class:`ExchangeRouter`), one whole packet per port per time
-unit. Nodes never return: a node cannot know when the last packet for it has arrived
+unit. Every Phase-2 packet is followed from send to send by the validator (``follow``):
+the kit's :class:`~slotnet.schemes.kit.HopWitness` checks the hops each delivery reports
+against the sends seen (``hops_witnessed``) and §5's "one-turn shortest paths" hop by
+hop (``declared_route``: a path changes dimension at most once; ``shortest_paths``: its
+length is the array distance). Nodes never return: a node cannot know when the last packet for it has arrived
 (it does not learn M), and the run ends at quiescence.
 """
 
@@ -29,7 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from slotnet.nodes import Node, NodeContext
-from slotnet.schemes.kit import BaseReporter
+from slotnet.schemes.kit import HOP_EVENTS, BaseReporter, HopWitness
 
 from .._base import Scheme, SchemeError, Setup
 from . import theory as th
@@ -50,7 +54,7 @@ from ._inputs import (
 )
 from ._prefix import LineScanNode, line_scan_steps
 
-__all__ = ["SCHEME", "ExchangeNode", "ExchangeReporter", "prepare_exchange", "theory_exchange"]
+__all__ = ["SCHEME", "ExchangeNode", "ExchangeReporter", "packet_identity", "prepare_exchange", "theory_exchange"]
 
 
 class ExchangeNode(Node):
@@ -118,7 +122,7 @@ class ExchangeReporter(BaseReporter):
     """Completion and per-phase times; exactly-once delivery, shortest paths, Lemma 3, the sums."""
 
     events: Mapping[str, tuple[str, ...]] = {"sums": ("row_sum", "col_sum", "cls"),
-                                             "delivered": ("origin", "hops", "leg_end")}
+                                             "delivered": ("origin", "hops", "leg_end"), **HOP_EVENTS}
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
@@ -137,9 +141,11 @@ class ExchangeReporter(BaseReporter):
         self.leg_max = -1
         self.hops_total = 0
         self._holdings: Sequence[Any] = []
+        #: every Phase-2 send, seen by the orchestrator: hops, and §5's one-turn paths
+        self.witness = HopWitness(setup.topology, "one-turn", setup.faults)
 
     def handlers(self) -> Mapping[str, Any]:
-        return {"sums": self.on_sums, "delivered": self.on_delivered}
+        return {"sums": self.on_sums, "delivered": self.on_delivered, **self.witness.handlers()}
 
     def on_sums(self, node: int, slot: int, row_sum: int, col_sum: int, cls: int) -> None:
         self.sums[node] = (row_sum, col_sum, cls)
@@ -154,6 +160,7 @@ class ExchangeReporter(BaseReporter):
             self.duplicates.append((slot, origin, node))
             return
         self.seen.add(key)
+        self.witness.delivered(node, slot, origin, node, hops)
         p = self.p
         if hops != abs(origin % p - node % p) + abs(origin // p - node // p):
             self.not_shortest.append((origin, node, hops))
@@ -233,10 +240,19 @@ class ExchangeReporter(BaseReporter):
                                 "nodes_reporting": len(self.sums), "wrong_sums": wrong_sums[:10],
                                 "wrong_class": wrong_class[:10]},
             "lemma3": {"ok": max_r <= m and max_c <= m, "m": m, "max_r_per_row": max_r, "max_c_per_column": max_c},
+            **self.witness.invariants(),
         }
         if not started:  # cut short in Phase 1: the sums and the packets are still to come
             out["exactly_once"]["due_at_slot"] = out["row_column_sums"]["due_at_slot"] = start
         return out
+
+
+def packet_identity(message: Any) -> tuple[int, int] | None:
+    """A Phase-2 packet ``(origin, dest, cls, hops, leg_end)`` is named ``(origin, dest)``; a
+    Phase-1 prefix payload (an int or a pair) is not followed."""
+    if type(message) is tuple and len(message) == 5:
+        return message[0], message[1]
+    return None
 
 
 def prepare_exchange(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
@@ -294,4 +310,5 @@ SCHEME = Scheme(
     max_slots=safety_cap(theory_exchange, "completion_time"),
     faults=NO_FAULTS,
     faults_why=WHY_EXCHANGE,
+    follow=packet_identity,
 )
