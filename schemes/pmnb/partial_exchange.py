@@ -35,7 +35,7 @@ from typing import Any
 from slotnet.nodes import Node, NodeContext
 from slotnet.schemes.kit import HOP_EVENTS, BaseReporter, HopWitness
 
-from .._base import Scheme, SchemeError, Setup
+from .._base import Claim, Scheme, SchemeError, Setup
 from . import theory as th
 from ._exchange_rule import C_SET, R_SET, ExchangeRouter, exchange_class
 from ._inputs import (
@@ -295,6 +295,22 @@ def theory_exchange(setup: Setup) -> dict[str, Any]:
     }
 
 
+def exchange_claims(setup: Setup, th: Mapping[str, Any]) -> list[Claim]:
+    """What each value of :func:`theory_exchange` is to the run (``theory_agreement``): §5's
+    completion bound and the proof's first-leg bound are upper bounds, the placement's cut
+    and distance bound a lower bound, Phase 1's ``2 floor(p/2) t_p`` exact; the worst case
+    over placements is no bound for this placement (an approximation, not judged)."""
+    return [
+        Claim("completion_time", "completion_time", "upper-bound", why="§5: 2 floor(sqrt M)(N - p) + 2(p - 1) + p t_p"),
+        Claim("completion_time_lower_bound", "completion_time", "lower-bound", why="the placement's cuts and distance"),
+        Claim("first_leg_time", "first_leg_time", "upper-bound", why="§5's proof: m (N - p) + (p - 1)"),
+        Claim("phase1_time", "phase1_time", "exact", why="the median-rooted prefix: 2 floor(p/2) steps of t_p"),
+        Claim("max_r_per_row", "max_r_per_row", "upper-bound", why="Lemma 3"),
+        Claim("max_c_per_column", "max_c_per_column", "upper-bound", why="Lemma 3"),
+        Claim("phase1_bound", "phase1_time", "upper-bound", why="§5: p t_p"),
+    ]
+
+
 SCHEME = Scheme(
     name="partial-exchange",
     summary="§5: M active nodes send a personalised packet to every node (p x p arrays; tori on array links)",
@@ -311,4 +327,5 @@ SCHEME = Scheme(
     faults=NO_FAULTS,
     faults_why=WHY_EXCHANGE,
     follow=packet_identity,
+    claims=exchange_claims,
 )
