@@ -7,6 +7,8 @@ edits; the kit (:mod:`slotnet.schemes.kit`) holds what several papers share.
 from __future__ import annotations
 
 from ._base import (
+    CLAIM_KINDS,
+    Claim,
     Column,
     Experiment,
     Load,
@@ -23,8 +25,10 @@ from ._base import (
 from ._registry import EXPERIMENTS, SCHEMES, get_experiment, get_scheme, register
 
 __all__ = [
+    "CLAIM_KINDS",
     "EXPERIMENTS",
     "SCHEMES",
+    "Claim",
     "Column",
     "Experiment",
     "Load",

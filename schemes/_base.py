@@ -18,6 +18,8 @@ from slotnet.errors import SchemeError
 from slotnet.nodes import Geometry, Node, NodeContext
 
 __all__ = [
+    "CLAIM_KINDS",
+    "Claim",
     "Column",
     "Experiment",
     "Load",
@@ -173,6 +175,44 @@ class Reporter(Protocol):
 
     def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         """Scheme-specific invariants; each value a dict with at least ``ok``."""
+
+
+#: What a theory value is to the run beside it (:class:`Claim`).
+CLAIM_KINDS = ("exact", "approximation", "upper-bound", "lower-bound")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What one value of a scheme's theory is, for the run's ``theory_agreement`` check.
+
+    ``key`` names the value in the theory dict, ``metric`` the measured metric it stands
+    beside. ``kind`` (:data:`CLAIM_KINDS`): ``exact`` -- the model is exact for the run
+    (in steady state, the run's own noise aside): a measured value more than a few of
+    the run's 95% half-widths from it fails the check; ``upper-bound``/``lower-bound`` --
+    a theorem's bound: a measured value beyond it by more than that fails; and
+    ``approximation`` -- a model with a known ``error`` (absolute, at the run's size):
+    reported, with whether the gap lies within that error, never failed on. ``why``: one
+    line naming the section, equation or derivation.
+
+    ``horizon``: for a steady-state model, its time scale in slots (e.g. the mean delay
+    it predicts). A run measures the steady state only once its start is forgotten and
+    few of its packets are cut off by its end: an ``exact`` value (or a bound on a
+    steady-state mean) is judged only when the run's warm-up is at least
+    ``2 * horizon`` and its measured window at least ``50 * horizon`` slots. 0: the
+    value holds for any run (a one-shot task's bound).
+    """
+
+    key: str
+    metric: str
+    kind: str
+    error: float = 0.0
+    why: str = ""
+    horizon: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.kind not in CLAIM_KINDS:
+            raise SchemeError(f"theory claim {self.key!r}: kind must be one of {', '.join(CLAIM_KINDS)}, "
+                              f"not {self.kind!r}")
 
 
 @dataclass(frozen=True)
@@ -344,6 +384,20 @@ class Scheme:
     #: schemes could always hold a packet back, so every loss on a port seen dead counts
     #: as avoidable.
     must_forward: bool = False
+    #: the packets the validator follows from send to send: ``follow(message)`` gives the
+    #: identity ``(source, seq)`` of a packet the scheme routes hop by hop (the names its
+    #: delivery event uses), or None for a message that is not one (a control message, a
+    #: broadcast copy). When set, the orchestrator -- not the node -- reports every send
+    #: of such a packet to the reporter as a ``hop(port, source, seq)`` event
+    #: (:data:`slotnet.schemes.kit.HOP_EVENTS`), which the reporter must handle; the
+    #: kit's :class:`~slotnet.schemes.kit.HopWitness` counts them and checks them against
+    #: the hops the node reports at delivery. None: nothing is followed.
+    follow: Callable[[Any], tuple[int, int] | None] | None = None
+    #: (setup, theory dict) -> what each theory value is (:class:`Claim`): exact, a bound or
+    #: an approximation with its known error. The run's ``theory_agreement`` judges the
+    #: exact values and the bounds against the measured metrics; theory values no claim
+    #: names are listed as ``undeclared``. None: nothing declared.
+    claims: Callable[[Setup, Mapping[str, Any]], Sequence[Claim]] | None = None
 
     def param(self, name: str) -> Param:
         """The parameter called ``name``.

@@ -16,7 +16,7 @@ from slotnet._build import build
 from slotnet.errors import SlotnetError
 from slotnet.fabric import FaultLedger, FaultSchedule
 
-from ._invariants import check_invariants
+from ._invariants import check_invariants, theory_agreement
 from ._result import Result
 from ._spec import Prepared
 from ._stability import StabilityMonitor
@@ -73,13 +73,19 @@ def collect(prep: Prepared, reporter: Any, monitor: StabilityMonitor, slots_run:
     if ended is not None:
         ended(slots_run - 1, complete)
     reporter.holdings(end.held_packets)
-    invariants = check_invariants(reporter.invariants(ledger, in_flight, end.held))
+    scheme_invariants = reporter.invariants(ledger, in_flight, end.held)
     stability = monitor.verdict()
     metrics = dict(reporter.metrics())
     metrics["stable"] = stability["stable"]
     theory = None
     if prep.scheme.theory is not None:
         theory = prep.scheme.theory(prep.setup)
+    if prep.scheme.claims is not None and theory is not None:
+        judged = spec.faults.empty and bool(stability["stable"])
+        scheme_invariants["theory_agreement"] = theory_agreement(
+            prep.scheme.claims(prep.setup, theory), theory, metrics, judged,
+            warmup=spec.warmup, window=slots_run - spec.warmup)
+    invariants = check_invariants(scheme_invariants)
     hops = end.delivered + len(in_flight) + sum(ledger.values())
     return Result(
         scheme=prep.scheme.name,

@@ -85,6 +85,27 @@ def checked_handlers(reporter: Any) -> dict[str, Callable[..., None]]:
     return handlers
 
 
+class _FollowedSend:
+    """A node's ``send`` that also reports each followed packet it sends (``Scheme.follow``)
+    as a ``hop`` event: the validator's own witness of a packet's path, which no node code
+    writes. One small object per node (three slots); what every node shares, ``(follow,
+    hop, clock)``, is one tuple of the network's."""
+
+    __slots__ = ("send", "node", "shared")
+
+    def __init__(self, send: Callable[..., None], node: int, shared: tuple[Any, Any, SlotClock]) -> None:
+        self.send = send
+        self.node = node
+        self.shared = shared
+
+    def __call__(self, port: int, message: Any, size: float = 1.0) -> None:
+        self.send(port, message, size)  # a send the fabric refuses is no hop
+        follow, hop, clock = self.shared
+        key = follow(message)
+        if key is not None:
+            hop(self.node, clock.slot, port, key[0], key[1])
+
+
 class Network:
     """The nodes of ``local``, their contexts and tasks, the transport; the target of control faults."""
 
@@ -123,6 +144,24 @@ class Network:
         # shared by every context: one params view, one bound method of each sink
         self._params = MappingProxyType(dict(prep.node_params))
         self._sinks = (self._record, self._traced_record, self._unread)
+        #: ``(follow, hop sink, clock)`` where the scheme follows its packets (``Scheme.follow``), else None
+        self._followed: tuple[Any, Any, SlotClock] | None = None
+        follow = prep.scheme.follow
+        if follow is not None:
+            hop: Callable[..., None]
+            if batch is not None:
+                if "hop" not in batch.kinds():
+                    raise SlotnetError(f"scheme {prep.scheme.name!r} declares follow but its reporter does not "
+                                       f"handle 'hop' events")
+                record = batch.record
+                hop = lambda node, slot, *values: record(node, slot, "hop", values)
+            else:
+                assert handlers is not None
+                if "hop" not in handlers:
+                    raise SlotnetError(f"scheme {prep.scheme.name!r} declares follow but its reporter does not "
+                                       f"handle 'hop' events")
+                hop = handlers["hop"]
+            self._followed = (follow, hop, self.clock)
         # a node task has a cancel scope of its own only where a fault may crash it (a scope is ~800 bytes)
         self._scoped = not faults.empty
         self.contexts: list[NodeContext | None] = [None] * n
@@ -159,8 +198,12 @@ class Network:
             dead_ports=self._timeline.get(v), detect=self._detect or 0,
         )
         if self.tracer is not None and self.tracer.wants_node(v):
-            return TracedContext(tap=self.tracer.tap, recorder=traced_record, **common)
-        return NodeContext(recorder=record, **common)
+            ctx: NodeContext = TracedContext(tap=self.tracer.tap, recorder=traced_record, **common)
+        else:
+            ctx = NodeContext(recorder=record, **common)
+        if self._followed is not None:
+            ctx.send = _FollowedSend(ctx.send, v, self._followed)
+        return ctx
 
     def _lost(self, slot: int, sender: int, port: int, receiver: int, message: Any, cause: str) -> None:
         """A message a fault destroyed, or (``dup``, ``delay``) copied or held back.

@@ -56,6 +56,10 @@ class SlotBatch:
         self._events: list[tuple[int, int, str, bytes]] = []
         self._lost: list[bytes] = []
 
+    def kinds(self) -> frozenset[str]:
+        """The event kinds this batch takes."""
+        return frozenset(self._handlers)
+
     def record(self, node: int, slot: int, kind: str, values: tuple[Any, ...]) -> None:
         """Keep an event of ``slot`` (its values as wire bytes).
 

@@ -35,7 +35,7 @@ FAULT_ENTRIES: dict[str, type] = {"events": FaultEvent, "loss": LossWindow, "win
 #: The parts of a :class:`FaultSchedule` that are settings, not entries (sent as they are).
 FAULT_SETTINGS = ("detect",)
 #: The parts of a :class:`FaultSchedule` it derives from the others (not sent).
-FAULT_DERIVED = ("by_slot",)
+FAULT_DERIVED = ("by_slot", "_timelines")
 
 
 def faults_to_wire(faults: FaultSchedule) -> dict[str, Any]:

@@ -8,12 +8,12 @@ broadcast reporter) are in the kit, :mod:`slotnet.schemes.kit`.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from slotnet.nodes import NodeContext
 
-from .._base import Load, Param, Reporter, Scheme, SchemeError, Setup
+from .._base import Claim, Load, Param, Reporter, Scheme, SchemeError, Setup
 from ..kit import BroadcastReporter
 from . import theory as _theory
 
@@ -66,6 +66,7 @@ def make_scheme(
     params: tuple[Param, ...] = (),
     reporter: Callable[[Setup], Reporter] = BroadcastReporter,
     max_backlog: Callable[[Any, Mapping[str, Any]], float] | None = None,
+    claims: Callable[[Setup, Mapping[str, Any]], Sequence[Claim]] | None = None,
 ) -> Scheme:
     """A broadcast :class:`Scheme` record: the paper, the loads, :func:`prepare` and the
     hypercube shared by the five schemes, with the scheme's own node, theory adapter
@@ -83,4 +84,5 @@ def make_scheme(
         loads=LOADS,
         topologies=("hypercube",),
         max_backlog=max_backlog,
+        claims=claims,
     )

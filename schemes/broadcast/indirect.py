@@ -56,7 +56,7 @@ from typing import Any
 
 from slotnet.nodes import NodeContext
 
-from .._base import Param, Setup, parse_bool
+from .._base import Claim, Param, Setup, parse_bool
 from ..kit import BroadcastReporter
 from . import _theory_indirect_slots, theory
 from ._cube_node import CubeNode
@@ -319,6 +319,39 @@ def indirect_theory(setup: Setup) -> dict[str, Any]:
     return out
 
 
+def indirect_claims(setup: Setup, th: Mapping[str, Any]) -> list[Claim]:
+    """What each value of :func:`indirect_theory` is to the run (the run's ``theory_agreement``).
+
+    Rules A-F: the slot model (:mod:`._theory_indirect_slots`) is exact for D and, under
+    Rule D, for Q; Proposition 5 / Corollary 8 and Proposition 6 are the paper's
+    approximations, off by what that module derives (their gap to the slot model);
+    Proposition 2's static delay bound is a lower bound. The non-idling version (§5.6)
+    has only the lower bound.
+    """
+    horizon = float(th.get("mean_broadcast_delay_slot_model", th.get("delay_lower_bound", 0.0)))
+    out = [Claim("delay_lower_bound", "mean_broadcast_delay", "lower-bound", why="Proposition 2 (static)",
+                 horizon=horizon)]
+    if "mean_broadcast_delay_slot_model" in th:
+        out += [
+            Claim("mean_broadcast_delay_slot_model", "mean_broadcast_delay", "exact",
+                  why="Rules E-F slot by slot: Prop. 5 / Cor. 8 - 3/2 - (3/2) 2^-d (_theory_indirect_slots)",
+                  horizon=horizon),
+            Claim("mean_broadcast_delay", "mean_broadcast_delay", "approximation",
+                  abs(th["mean_broadcast_delay"] - th["mean_broadcast_delay_slot_model"]),
+                  why="Prop. 5 / Cor. 8: the l1/l2 crossing counted as a 3-slot service"),
+        ]
+    if "mean_queue_per_node_slot_model" in th:
+        out += [
+            Claim("mean_queue_per_node_slot_model", "mean_queue_per_node", "exact",
+                  why="Rule D slot by slot: lambda (3d + 2 + X) + lambda (3/4) 2^d (_theory_indirect_slots)",
+                  horizon=horizon),
+            Claim("mean_queue_per_node", "mean_queue_per_node", "approximation",
+                  abs(th["mean_queue_per_node"] - th["mean_queue_per_node_slot_model"]),
+                  why="Prop. 6: a per-3-slot arrival probability used as a per-slot rate"),
+        ]
+    return out
+
+
 SCHEME = make_scheme(
     "bcast-indirect",
     "indirect broadcast via the roots of the d edge-disjoint spanning binomial trees (§5)",
@@ -332,4 +365,5 @@ SCHEME = make_scheme(
     ),
     theory=indirect_theory,
     reporter=IndirectReporter,
+    claims=indirect_claims,
 )

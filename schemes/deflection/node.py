@@ -67,6 +67,10 @@ class DeflectionNode(Node):
     def held(self) -> int:
         return len(self.queue)
 
+    def held_packets(self) -> list[int]:
+        """The arrival slots of the packets in the input queue (the observer's Little's law)."""
+        return list(self.queue)
+
     def _arrivals(self) -> ArrivalProcess:
         p = self.ctx.params
         d = len(self.ctx.ports)

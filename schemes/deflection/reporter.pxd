@@ -8,7 +8,7 @@ cdef class StepSums:
     cdef public bint queueing
     cdef public long long created, offered_total, absorbed_total, backlog
     cdef public long long offered, accepted, sent, deflected, absorbed, slot_absorbed
-    cdef public object delay_sum, delay_sq, qdelay_sum, qdelay_sq, slot_delay
+    cdef public object delay_sum, delay_sq, qdelay_sum, qdelay_sq, slot_delay, qwait_early
     cdef public list hist, series
     cdef public list node_accepted, node_absorbed, node_sent, node_deflected, queue
     cdef public object paths
@@ -18,3 +18,15 @@ cdef class StepSums:
     cpdef step(self, Py_ssize_t node, long long slot, long long offered, long long accepted, long long sent,
                long long deflected, long long dist_after, long long n_after, object ddists, object absorbed_e,
                object absorbed_a, long long queue, object absorbed_ends=*)
+
+
+cdef class ForcedDeflections:
+    cdef public object book
+    cdef public bint judged
+    cdef public long long sends, slot
+    cdef public list used, touched, wanted
+
+    @cython.locals(used=object, preferred=object)
+    cpdef hop(self, Py_ssize_t node, long long slot, Py_ssize_t port, object dest, object _dest=*)
+    @cython.locals(i=Py_ssize_t, wanted=list, node=Py_ssize_t, idle=object)
+    cpdef end_slot(self)

@@ -20,6 +20,13 @@ entered -- are at least the cube distance from origin to destination and, in a f
 run (a ``delay`` fault lengthens a packet's life, not its path), of its parity
 (``hops_within_bounds``); a packet is named there by ``(origin, entered slot)``.
 Deflection declares no shortest paths. The kit's ``liveness`` comes with it.
+
+§II-A's rule -- a packet takes a preferred link (one on a shortest path) whenever one is
+free -- is checked from the sends themselves: the scheme declares ``follow``, so the
+orchestrator reports every send with the packet's destination (``hop`` events), and the
+reporter's :class:`ForcedDeflections` finds, in a fault-free run, every
+packet sent away from its destination while one of its preferred links stayed idle that
+slot (``forced_deflections``).
 """
 
 from __future__ import annotations
@@ -28,10 +35,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._base import Setup
-from ..kit import BaseReporter, BatchMeans, PathCheck, WindowBatches, split_dup
+from ..kit import HOP_EVENTS, BaseReporter, BatchMeans, Book, PathCheck, WindowBatches, split_dup
 from .node import StepEvent
 
-__all__ = ["DeflectionReporter"]
+__all__ = ["DeflectionReporter", "ForcedDeflections"]
 
 
 class StepSums:
@@ -60,6 +67,9 @@ class StepSums:
         self.absorbed = 0
         self.delay_sum = self.delay_sq = 0
         self.qdelay_sum = self.qdelay_sq = 0
+        #: sum of ``entered - arrived`` of the packets absorbed before the warm-up ended
+        #: (with :attr:`qdelay_sum`: every absorbed packet's wait in the input queue)
+        self.qwait_early = 0
         self.hist = [0] * (d + 1)
         # this slot's delay sums, reset by the reporter at the end of each slot
         self.slot_delay = self.slot_absorbed = 0
@@ -100,6 +110,9 @@ class StepSums:
             row[4] += dist_after
             row[5] += n_after
         if slot < self.warmup:
+            if self.queueing and n_abs:
+                for e, a in zip(absorbed_e, absorbed_a):
+                    self.qwait_early += e - a
             return
         self.offered += offered
         self.accepted += accepted
@@ -133,10 +146,74 @@ class StepSums:
             self.delay_sum += total
 
 
+class ForcedDeflections:
+    """``forced_deflections``: one-pass deflection deflects a packet only when it must.
+
+    Greenberg & Hajek §II-A: "If at least one preferred link is free, the packet is
+    assigned to a preferred, free link". So, at the end of a node's slot, a packet sent on
+    a link that is not on a shortest path to its destination (a deflection) must find
+    every preferred link -- the bits of ``node ^ dest`` -- busy with another packet that
+    slot. Fed with the sends the orchestrator reports (:meth:`hop`: the ``hop`` event,
+    with the destination as both ``source`` and ``seq``; the scheme's ``follow``), it
+    keeps each node's ports used in the current slot and the preferred links of each
+    deflected packet, and judges them when the next slot's sends begin or the slot closes
+    (:meth:`end_slot`). Under faults a node routes around links it believes dead, so
+    only a fault-free run is judged. Compiled with the reporter (``reporter.pxd``): it
+    runs once per hop.
+    """
+
+    def __init__(self, n: int, faults: bool = False) -> None:
+        self.book = Book()
+        self.judged = not faults
+        self.sends = 0
+        self.slot = -1
+        self.used = [0] * n  # per node: bit p, port p carried a packet in ``slot``
+        self.touched: list[int] = []  # nodes with a port used in ``slot``
+        self.wanted: list[int] = []  # (node, preferred links) of each deflection in ``slot``, flat
+
+    def hop(self, node: int, slot: int, port: int, dest: int, _dest: Any = None) -> None:
+        """``node`` sent a packet bound for ``dest`` on ``port`` (dimension ``port``) in ``slot``."""
+        if slot != self.slot:  # a slot's sends all come before the next slot's
+            self.end_slot()
+            self.slot = slot
+        used = self.used[node]
+        if not used:
+            self.touched.append(node)
+        self.used[node] = used | 1 << port
+        preferred = node ^ dest
+        if not preferred >> port & 1:
+            self.wanted.append(node)
+            self.wanted.append(preferred)
+        self.sends += 1
+
+    def end_slot(self) -> None:
+        """Judge the slot's deflections: each must have found its preferred links busy."""
+        wanted = self.wanted
+        if self.judged:
+            for i in range(0, len(wanted), 2):
+                node = wanted[i]
+                idle = wanted[i + 1] & ~self.used[node]
+                if idle:
+                    free = [b for b in range(idle.bit_length()) if idle >> b & 1]
+                    self.book.add(self.slot, node, (node, self.slot),
+                                  f"node {node} deflected a packet in slot {self.slot} while its preferred "
+                                  f"link(s) {free} were free; one-pass deflection takes a preferred link "
+                                  f"whenever one is free (Greenberg & Hajek, §II-A)")
+        for node in self.touched:
+            self.used[node] = 0
+        self.touched.clear()
+        wanted.clear()
+
+    def invariants(self) -> dict[str, Any]:
+        self.end_slot()
+        self.book.checked = self.sends
+        return {"forced_deflections": self.book.result(ok=self.book.count == 0 or not self.judged)}
+
+
 class DeflectionReporter(BaseReporter):
     """Consumes ``step`` events (summed by :class:`StepSums`) and derives the paper's metrics."""
 
-    events: Mapping[str, tuple[str, ...]] = {"step": StepEvent._fields}
+    events: Mapping[str, tuple[str, ...]] = {"step": StepEvent._fields, **HOP_EVENTS}
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
@@ -152,16 +229,21 @@ class DeflectionReporter(BaseReporter):
         self.sums = StepSums(self.n_nodes, self.d, self.warmup, self.queueing, setup.slots if keep else 0, self.paths)
         #: the ``step`` handler: ``step(node, slot, *StepEvent)``
         self.step = self.sums.step
+        #: every send, seen by the orchestrator: deflections only when forced (§II-A)
+        self.deflections = ForcedDeflections(self.n_nodes, setup.faults)
         self.delay_batches = BatchMeans(self.warmup, self.slots)
         self.util_batches = WindowBatches(self.warmup, self.slots)  # sent / links
         self.defl_batches = WindowBatches(self.warmup, self.slots)  # deflected / sent
         self.accept_batches = WindowBatches(self.warmup, self.slots)  # accepted / offered
         self.last_slot = -1
+        #: sum over the slots run of the packets waiting in input queues after the slot (Little's law)
+        self.queue_area = 0
+        self._queued: list[list[int]] = []
         # the measured sums at the end of the previous slot
         self._sent_before = self._deflected_before = self._offered_before = self._accepted_before = 0
 
     def handlers(self) -> Mapping[str, Any]:
-        return {"step": self.sums.step}
+        return {"step": self.sums.step, "hop": self.deflections.hop}
 
     def on_lost(self, slot: int, sender: int, port: int, receiver: int, message: Any, cause: str) -> None:
         """Losses are counted by the fabric; only the kit's liveness check looks at them."""
@@ -169,7 +251,9 @@ class DeflectionReporter(BaseReporter):
 
     def end_slot(self, slot: int) -> None:
         self.last_slot = slot
+        self.deflections.end_slot()
         s = self.sums
+        self.queue_area += s.backlog
         if slot >= self.warmup:
             # the slot's integer sums go to the batches once (exactly what adding each
             # node's figures would give: batch sums of integers are exact)
@@ -186,6 +270,37 @@ class DeflectionReporter(BaseReporter):
 
     def backlog(self) -> int:
         return self.sums.backlog
+
+    def holdings(self, per_node: Any) -> None:
+        """The arrival slots of the packets still in each node's input queue."""
+        self._queued = [list(h) for h in per_node]
+
+    def littles_law(self, in_flight: list[tuple[int, int, Any]], faults: bool) -> dict[str, Any]:
+        """``littles_law`` (input queueing): the queue the run measures is the waits its stamps give.
+
+        Little's law on the sample path: a packet that arrived in slot ``a`` and entered the
+        network in slot ``e`` is in its node's queue after each of the slots ``a .. e-1``,
+        so the queue lengths summed over the slots run equal the waits ``e - a`` summed
+        over the packets absorbed and in flight, plus ``T + 1 - a`` for those still queued
+        after the last slot ``T`` -- exactly, with no statistical slack. A stamp that does
+        not tell when a packet arrived or entered (the arrival stamped with the entry
+        slot: no wait, while packets queue) breaks it. Judged without faults only (a fault
+        destroys packets whose waits are then unknown).
+        """
+        s = self.sums
+        end = self.last_slot + 1
+        waits = s.qwait_early + s.qdelay_sum
+        waits += sum(m[1] - m[3] for _r, _p, m in in_flight if isinstance(m, (list, tuple)) and len(m) == 4)
+        waits += sum(end - a for q in self._queued for a in q)
+        out: dict[str, Any] = {"ok": faults or waits == self.queue_area, "queue_area": self.queue_area,
+                               "waits": waits}
+        if end > 0:
+            out["mean_queue_per_node"] = self.queue_area / (self.n_nodes * end)
+        if not out["ok"]:
+            out["problem"] = (f"the input queues held {self.queue_area} packet-slots over the {end} slots run, but the "
+                              f"packets' arrival and entry stamps add up to {waits} slots of waiting "
+                              f"(Little's law: the two are equal)")
+        return out
 
     def metrics(self) -> dict[str, Any]:
         measured = self.last_slot + 1 - self.warmup  # the slots run after the warm-up
@@ -269,4 +384,5 @@ class DeflectionReporter(BaseReporter):
         paths = self.paths.invariants()
         for name in paths:  # every absorption was checked; only breaches reached the books
             paths[name]["checked"] = s.absorbed_total
-        return {"conservation": out, **paths, **self.liveness.invariants()}
+        law = {"littles_law": self.littles_law(in_flight, self.setup.faults)} if self.queueing else {}
+        return {"conservation": out, **paths, **self.deflections.invariants(), **law, **self.liveness.invariants()}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict
+from operator import itemgetter
 from typing import Any
 
 from .._base import Column, Load, Param, Scheme, SchemeError, Setup
@@ -93,6 +94,12 @@ def _transient_rows(d: int, offered: list[float]) -> list[dict[str, Any]]:
     return [asdict(s) for s in theory.transient(d, offered)]
 
 
+#: What the validator needs of each send (``follow``): the packet's destination (its first
+#: field, twice: ``(dest, dest)``), for :class:`~.reporter.ForcedDeflections` to tell a
+#: deflection from a preferred link. A C-level getter: it runs once per hop.
+packet_destination = itemgetter(0, 0)
+
+
 SCHEME = Scheme(
     name="deflection",
     summary="one-pass deflection routing on the d-cube, blocking (§II) or input queueing (§IV)",
@@ -114,6 +121,7 @@ SCHEME = Scheme(
     ),
     topologies=("hypercube",),
     must_forward=True,  # §II: a node has no buffer for packets in transit; each leaves every slot
+    follow=packet_destination,
     columns=(Column("link_utilization", "util"), Column("accept_fraction", "accept"),
              Column("deflection_fraction", "deflect"), Column("mean_distance", "dist")),
 )

@@ -16,7 +16,9 @@ sibling paper's private modules.
 * checks that come with the reporters (:mod:`._checks`): :class:`PathCheck` (unicasts delivered
   at their destination, hops within the topology's bounds, shortest paths where declared),
   :class:`BirthCheck`, :class:`Liveness`, :class:`OrderCheck` with the node side's
-  :class:`ServiceOrder` (a declared service order, checked by the queue).
+  :class:`ServiceOrder` (a declared service order, checked by the queue); :class:`HopWitness`
+  (the observer's own hop count of a followed packet, its declared route shape and FIFO
+  order) and :class:`FifoOrder` (a queue declared first come, first served).
 """
 
 from ._births import BirthProcess, available_slot
@@ -24,8 +26,12 @@ from ._broadcast_node import INCARNATION_SHIFT, BroadcastNode, Forwarding, first
 from ._broadcast_reporter import STEP_FIELDS, BroadcastReporter, StepEvent
 from ._checks import (
     CHECK_EVENTS,
+    HOP_EVENTS,
+    ROUTES,
     BirthCheck,
     Book,
+    FifoOrder,
+    HopWitness,
     Liveness,
     OrderCheck,
     PathCheck,
@@ -41,7 +47,9 @@ from ._unicast_reporter import UNICAST_EVENTS, UnicastReporter
 
 __all__ = [
     "CHECK_EVENTS",
+    "HOP_EVENTS",
     "INCARNATION_SHIFT",
+    "ROUTES",
     "STEP_FIELDS",
     "T_975",
     "UNICAST_EVENTS",
@@ -51,9 +59,11 @@ __all__ = [
     "BirthProcess",
     "Book",
     "BroadcastNode",
+    "FifoOrder",
     "BroadcastReporter",
     "ClassQueues",
     "Forwarding",
+    "HopWitness",
     "LabelQueues",
     "Liveness",
     "OrderCheck",

@@ -25,7 +25,8 @@ copied packets are reported apart (``duplicates_from_dup_faults``) and are no sc
 
 The kit's checks (:mod:`._checks`) come with it: ``birth_stamps`` (every birth time in
 ``(t-1, t]`` for the slot ``t`` that records it, under faults only ``<= t``; no broadcast
-completes sooner than its origin's eccentricity after its first slot), ``liveness`` (no
+completes sooner than its origin's eccentricity after its first slot), ``birth_epochs``
+(the stamps spread uniformly over their slots, as Poisson epochs do), ``liveness`` (no
 message reaches a stopped node in a fault-free run; such losses, ``node_finished``, are
 never taken for a fault's) and ``service_order`` (the ``disorder`` events of a node whose
 queue broke the service order its scheme declares, :class:`~._checks.ServiceOrder`).
@@ -111,6 +112,11 @@ class BroadcastReporter(BaseReporter):
 
     def step(self, node: int, slot: int, births: Any, received: Any, q_start: int, q_after: int) -> None:
         live = self.live
+        if births:
+            stamps = self.stamps
+            stamps.offsets += len(births)
+            base = slot - 1  # offsets in 2**-32 units: an integer sum, the same in any event order
+            stamps.offset_sum += sum(int((tau - base) * 4294967296.0) for _, tau in births)
         for seq, tau in births:
             if not slot - 1 < tau <= slot:  # the check's fast path; the rest is BirthCheck's
                 self.stamps.born(node, slot, (node, seq), tau)
@@ -247,6 +253,6 @@ class BroadcastReporter(BaseReporter):
         return {"exactly_once": out, **self.checks()}
 
     def checks(self) -> dict[str, Any]:
-        """The kit's checks of a broadcast run: ``birth_stamps``, ``liveness``, ``service_order``."""
+        """The kit's checks of a broadcast run: ``birth_stamps``, ``birth_epochs``, ``liveness``, ``service_order``."""
         self.stamps.book.checked = self.born_total
         return {**self.stamps.invariants(), **self.liveness.invariants(), **self.order.invariants()}

@@ -23,15 +23,26 @@ Observer side (reporters own them):
   node whose ``run()`` has returned (the fabric books those ``node_finished``; that is a
   scheme's doing, never a fault's).
 * :class:`OrderCheck` -- ``service_order``: the ``disorder`` events of :class:`ServiceOrder`.
+* :class:`HopWitness` -- ``hops_witnessed``: the observer's own count of a packet's hops,
+  from the sends it saw (a scheme that declares :attr:`~slotnet.schemes.Scheme.follow`
+  has every send of its packets reported to the reporter as a ``hop`` event, by the
+  orchestrator, not by the node), against the count the node reports at delivery; and,
+  where the scheme declares the shape of its routes (``dimension-order``: the dimensions
+  crossed never decrease; ``one-turn``: the path changes dimension at most once), that
+  shape, hop by hop (``declared_route``); where it declares one FIFO queue per out-port,
+  that each port serves packets in the order they reached the node (``fifo_order``).
 
 Node side:
 
+* :class:`FifoOrder` -- a queue declared first come, first served: a packet served while
+  one queued strictly before it waits at the head of the same queue is a ``disorder``.
 * :class:`ServiceOrder` -- a scheme's declared service order (smallest key first), checked
   by its queue each time a port serves a packet against the packet the queue would serve
   next; a packet served while one its declaration ranks strictly before it waits on the
   same port is recorded as a ``disorder`` event (:data:`CHECK_EVENTS`).
 
-All checks are O(1) per event and keep no per-packet state.
+All checks are O(1) per event; only :class:`HopWitness` keeps per-packet state (one entry
+per packet on its way, dropped at its delivery).
 """
 
 from __future__ import annotations
@@ -44,8 +55,12 @@ from slotnet.nodes import Geometry, NodeContext
 
 __all__ = [
     "CHECK_EVENTS",
+    "HOP_EVENTS",
+    "ROUTES",
     "BirthCheck",
     "Book",
+    "FifoOrder",
+    "HopWitness",
     "Liveness",
     "OrderCheck",
     "PathCheck",
@@ -57,6 +72,14 @@ __all__ = [
 #: The kit's check events (kind -> fields): ``disorder`` -- a port served ``served`` (its
 #: declared key ``served_key``) while ``waiting`` (key ``waiting_key``) ranked before it.
 CHECK_EVENTS: Mapping[str, tuple[str, ...]] = {"disorder": ("port", "served", "served_key", "waiting", "waiting_key")}
+
+#: The event the orchestrator records for every send of a followed packet (a scheme with
+#: :attr:`~slotnet.schemes.Scheme.follow`): the out-port and the packet's identity
+#: ``(source, seq)``, as ``follow(message)`` names it. Never recorded by a node.
+HOP_EVENTS: Mapping[str, tuple[str, ...]] = {"hop": ("port", "source", "seq")}
+
+#: Route shapes a scheme may declare for :class:`HopWitness`.
+ROUTES = ("dimension-order", "one-turn")
 
 
 def bipartite(topology: Geometry) -> bool:
@@ -174,13 +197,21 @@ class BirthCheck:
     stalled node wakes after the slot its birth became sendable), never early.
     """
 
-    __slots__ = ("topology", "book", "_ecc", "late_ok")
+    __slots__ = ("topology", "book", "_ecc", "late_ok", "offset_sum", "offsets")
+
+    #: births needed before their spread over the slot is judged, and the standard errors
+    #: a mean offset may stray from 1/2 (six: a correct run trips it about twice in 10**9)
+    EPOCHS_MIN, EPOCHS_SIGMAS = 50, 6.0
 
     def __init__(self, topology: Geometry, faults: bool = False) -> None:
         self.topology = topology
         self.book = Book()
         self._ecc: dict[int, int] = {}
         self.late_ok = faults
+        #: the sum of ``tau - (slot - 1)`` over the births counted in :attr:`offsets`, in
+        #: units of 2**-32 (an integer: the sum does not depend on the events' order)
+        self.offset_sum = 0
+        self.offsets = 0
 
     def ok(self, slot: int, tau: float) -> bool:
         """Whether a birth at ``tau`` may be recorded in ``slot`` (the fast test callers inline)."""
@@ -204,8 +235,33 @@ class BirthCheck:
             self.book.add(last, origin, packet, f"broadcast {_name(packet)} born at {tau} reached every node by "
                                                 f"slot {last}, sooner than its origin's eccentricity {ecc} allows")
 
+    def epochs(self) -> dict[str, Any]:
+        """``birth_epochs``: the stamps are Poisson epochs, so where they fall in their slot is uniform.
+
+        Given how many births a slot holds, a Poisson process places them independently and
+        uniformly in it; so the offsets ``tau - (slot - 1)`` of a fault-free run are
+        independent U(0, 1] draws, of mean 1/2 and standard error ``sqrt(1 / (12 n))``. A
+        mean more than :attr:`EPOCHS_SIGMAS` standard errors from 1/2 means the stamps are
+        not the epochs (e.g. every birth stamped with the end of its slot). Judged from
+        :attr:`EPOCHS_MIN` births on, and only without faults (a stalled node takes its
+        births late).
+        """
+        n = self.offsets
+        out: dict[str, Any] = {"ok": True, "checked": n}
+        if n:
+            mean = self.offset_sum / (n * 4294967296.0)
+            se = math.sqrt(1.0 / (12.0 * n))
+            out["mean_offset"] = mean
+            out["standard_errors"] = (mean - 0.5) / se
+            if not self.late_ok and n >= self.EPOCHS_MIN and abs(mean - 0.5) > self.EPOCHS_SIGMAS * se:
+                out["ok"] = False
+                out["problem"] = (f"the {n} birth stamps sit on average at {mean:.3f} of their slot, "
+                                  f"{abs(mean - 0.5) / se:.1f} standard errors from the 1/2 Poisson epochs "
+                                  f"give (births stamped otherwise than at their epoch)")
+        return out
+
     def invariants(self) -> dict[str, Any]:
-        return {"birth_stamps": self.book.result()}
+        return {"birth_stamps": self.book.result(), "birth_epochs": self.epochs()}
 
 
 class Liveness:
@@ -260,6 +316,31 @@ class OrderCheck:
         return {"service_order": out}
 
 
+class FifoOrder:
+    """A queue declared first come, first served, checked by the queue each time it serves.
+
+    The queue stamps each packet when it queues it (a slot, or a running count) and, on
+    serving one, hands :meth:`served` the served packet's stamp and the stamp of the
+    packet now at the head of the same queue: a head stamped strictly earlier waited
+    while a later one was served, which a FIFO queue never does, and the node records a
+    ``disorder`` event (judged by :class:`OrderCheck` as ``service_order``). Callers test
+    ``waiting_stamp < stamp`` inline and call only on a breach.
+    """
+
+    __slots__ = ("name", "_record")
+
+    def __init__(self, ctx: NodeContext, name: Callable[[Any], tuple[Any, ...]] = lambda m: tuple(m[:2])) -> None:
+        self.name = name
+        self._record = ctx.record
+
+    def served(self, port: int, message: Any, stamp: Any, waiting: Any, waiting_stamp: Any) -> bool:
+        """False (and a ``disorder`` event) when ``waiting`` was queued before ``message``."""
+        if waiting is None or not waiting_stamp < stamp:
+            return True
+        self._record("disorder", port, self.name(message), stamp, self.name(waiting), waiting_stamp)
+        return False
+
+
 class ServiceOrder:
     """A node's declared service order, checked each time a port serves a packet.
 
@@ -291,3 +372,123 @@ class ServiceOrder:
             self._record("disorder", port, self.name(message), k, self.name(waiting), k_waiting)
             return False
         return True
+
+
+def port_dimension(topology: Geometry) -> Callable[[int], int]:
+    """Out-port -> the dimension it crosses (port ``k`` of a hypercube, ``2k``/``2k+1`` of a grid)."""
+    if topology.kind == "hypercube":
+        return int
+    return lambda port: port >> 1
+
+
+class HopWitness:
+    """``hops_witnessed`` and ``declared_route``: a packet followed from send to send.
+
+    The orchestrator reports every send of a packet the scheme names with ``follow``
+    (:data:`HOP_EVENTS`); :meth:`hop` counts them per packet and follows the dimensions
+    crossed. At the delivery the reporter calls :meth:`delivered` with the hop count the
+    node reports: the two must agree. ``route`` (one of :data:`ROUTES`, or None) is the
+    shape the scheme declares its paths have, checked at every hop.
+
+    A packet whose delivery the witness saw no send of (a packet delivered where it was
+    born) is not judged. Under faults the witness stands down (each check reads
+    ``judged: false``, with no counts): a ``dup`` fault's copy travels under its original's
+    name (its sends add to the same count, its route seems to restart where the original
+    was delivered), and a restarted node re-sends, so what it would count depends on the
+    order one slot's events arrive in, which differs between one process and shards.
+    """
+
+    __slots__ = ("route", "faults", "book", "shape", "fifo", "_dim", "_seen", "_served")
+
+    def __init__(self, topology: Geometry, route: str | None = None, faults: bool = False,
+                 fifo: bool = False) -> None:
+        if route is not None and route not in ROUTES:
+            raise ValueError(f"unknown route shape {route!r} (known: {', '.join(ROUTES)})")
+        self.route = route
+        self.faults = faults
+        self.book = Book()
+        self.shape = Book()
+        #: the scheme declares one FIFO queue per out-port for the packets followed (and no
+        #: other traffic shares it): ``fifo_order`` is judged (None: not declared)
+        self.fifo = Book() if fifo else None
+        self._dim = port_dimension(topology)
+        #: (source, seq) -> (hops seen, last dimension, dimension changes, slot of the last send)
+        self._seen: dict[tuple[int, int], tuple[int, int, int, int]] = {}
+        #: (node, port) -> the largest arrival stamp among the packets that port has served
+        self._served: dict[tuple[int, int], int] = {}
+
+    def handlers(self) -> dict[str, Callable[..., None]]:
+        return {"hop": self.hop}
+
+    def hop(self, node: int, slot: int, port: int, source: int, seq: int) -> None:
+        """Packet ``(source, seq)`` sent on ``port`` by ``node`` in ``slot``."""
+        if self.faults:
+            return
+        key = (source, seq)
+        dim = self._dim(port)
+        was = self._seen.get(key)
+        if self.fifo is not None:
+            # a FIFO port serves packets in the order they reached the node: the slot each
+            # was sent to it (-1: its own packet, there from the start) never decreases
+            self._first_come(node, slot, port, key, -1 if was is None else was[3])
+        if was is None:
+            self._seen[key] = (1, dim, 0, slot)
+            return
+        hops, last, turns, _ = was
+        if dim != last:
+            turns += 1
+            if self.route is not None:
+                self.shape.checked += 1
+                if self.route == "dimension-order" and dim < last:
+                    self.shape.add(slot, node, key, f"packet {_name(key)} crossed dimension {dim} at node {node} in "
+                                                    f"slot {slot} after dimension {last}; the scheme declares "
+                                                    f"dimension-order routes (dimension 0 first, then 1, ...)")
+                elif self.route == "one-turn" and turns > 1:
+                    self.shape.add(slot, node, key, f"packet {_name(key)} turned a second time (to dimension {dim}) "
+                                                    f"at node {node} in slot {slot}; the scheme declares one-turn "
+                                                    f"routes")
+        self._seen[key] = (hops + 1, dim, turns, slot)
+
+    def _first_come(self, node: int, slot: int, port: int, key: tuple[int, int], came: int) -> None:
+        fifo = self.fifo
+        assert fifo is not None
+        fifo.checked += 1
+        before = self._served.get((node, port), -1)
+        if came < before:
+            fifo.add(slot, node, key, f"node {node} served packet {_name(key)} on port {port} in slot {slot}, "
+                                      f"though it arrived (sent in slot {came}) before a packet the port had "
+                                      f"already served (sent in slot {before}); the scheme declares FIFO queues")
+        else:
+            self._served[(node, port)] = came
+
+    def delivered(self, node: int, slot: int, source: int, seq: int, hops: int) -> None:
+        """Packet ``(source, seq)`` delivered at ``node`` in ``slot``; the node says after ``hops`` hops."""
+        if self.faults:
+            return
+        was = self._seen.pop((source, seq), None)
+        if was is None:
+            return
+        self.book.checked += 1
+        if was[0] != hops:
+            self.book.add(slot, node, (source, seq), f"packet {_name((source, seq))} was delivered at node {node} in "
+                                                     f"slot {slot} reporting {hops} hops, but was seen sent "
+                                                     f"{was[0]} times")
+
+    def in_transit(self) -> int:
+        """Followed packets sent at least once and not delivered (in flight, queued, or lost)."""
+        return len(self._seen)
+
+    def invariants(self) -> dict[str, Any]:
+        judged = not self.faults
+        out = {"hops_witnessed": self._verdict(self.book, judged)}
+        if self.route is not None:
+            out["declared_route"] = self._verdict(self.shape, judged, route=self.route)
+        if self.fifo is not None:
+            out["fifo_order"] = self._verdict(self.fifo, judged)
+        return out
+
+    @staticmethod
+    def _verdict(book: Book, judged: bool, **extra: Any) -> dict[str, Any]:
+        if not judged:
+            return {"ok": True, "judged": False, **extra}
+        return book.result(**extra)

@@ -14,6 +14,12 @@ the distance's parity on a bipartite topology) and, where the scheme declares sh
 paths (``shortest_paths=True``), ``shortest_paths``. A node that records only ``(birth,
 hops)`` gets conservation and the metrics, not these checks.
 
+A scheme that declares :attr:`~slotnet.schemes.Scheme.follow` builds the reporter with
+``follow=True``: the orchestrator then reports every send of a unicast (``hop`` events,
+:data:`~._checks.HOP_EVENTS`) and the kit's :class:`~._checks.HopWitness` counts them,
+checking the hops each delivery reports (``hops_witnessed``) and, with ``route=``, the
+route shape the scheme declares (``declared_route``).
+
 Conservation (every packet delivered, in flight, held or lost by a recorded cause) is
 checked at the end against the transport's in-flight list, the nodes' holdings and the
 fault ledger. Packets born in the measured window (slots ``warmup`` .. the last slot run)
@@ -27,7 +33,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._base import Setup
-from ._checks import PathCheck
+from ._checks import HOP_EVENTS, HopWitness, PathCheck
 from ._reporter import BaseReporter, split_dup
 from ._stats import BatchMeans
 
@@ -46,10 +52,16 @@ class UnicastReporter(BaseReporter):
 
     events = UNICAST_EVENTS
 
-    def __init__(self, setup: Setup, *, shortest_paths: bool = False) -> None:
+    def __init__(self, setup: Setup, *, shortest_paths: bool = False, follow: bool = False,
+                 route: str | None = None) -> None:
         super().__init__(setup)
+        faults = bool(getattr(setup, "faults", False))
         #: the kit's checks of every delivery (destination, hop bounds, shortest paths)
-        self.paths = PathCheck(setup.topology, shortest=shortest_paths, faults=bool(getattr(setup, "faults", False)))
+        self.paths = PathCheck(setup.topology, shortest=shortest_paths, faults=faults)
+        #: the observer's own hop count of every unicast (the scheme declares ``follow``), or None
+        self.witness = HopWitness(setup.topology, route, faults) if follow else None
+        if follow:
+            self.events = {**UNICAST_EVENTS, **HOP_EVENTS}
         n = setup.topology.n_nodes
         self.n_nodes = n
         self.warmup, self.slots = setup.warmup, setup.slots
@@ -68,7 +80,10 @@ class UnicastReporter(BaseReporter):
         self._done: list[tuple[float, float, int]] = []
 
     def handlers(self) -> Mapping[str, Any]:
-        return {"born": self.born, "delivered": self.delivered, "queue": self.queue}
+        out = {"born": self.born, "delivered": self.delivered, "queue": self.queue}
+        if self.witness is not None:
+            out["hop"] = self.witness.hop
+        return out
 
     def born(self, node: int, slot: int, count: int) -> None:
         self.born_total += count
@@ -77,6 +92,8 @@ class UnicastReporter(BaseReporter):
                   seq: int | None = None, dest: int | None = None) -> None:
         if source is not None and dest is not None:
             self.paths.delivered(node, slot, birth, hops, (source, seq), source, dest)
+            if self.witness is not None and seq is not None:
+                self.witness.delivered(node, slot, source, seq, hops)
         self.delivered_total += 1
         self.node_delivered[node] += 1
         if birth >= self.warmup:
@@ -131,4 +148,5 @@ class UnicastReporter(BaseReporter):
         if any(cause != "node_finished" for cause in lost):  # under faults: lost to a fault / in progress
             out["lost_to_faults"] = sum(n for cause, n in dropped.items() if cause != "node_finished")
             out["in_progress"] = len(in_flight) + sum(held)
-        return {"conservation": out, **self.paths.invariants(), **self.liveness.invariants()}
+        witnessed = self.witness.invariants() if self.witness is not None else {}
+        return {"conservation": out, **self.paths.invariants(), **witnessed, **self.liveness.invariants()}

@@ -34,7 +34,12 @@ kit's path checks hold dimension order to what it promises -- a shortest path
 (``shortest_paths``, ``hops_within_bounds``, ``delivered_at_destination``); with
 ``order=farthest-first`` every packet a port serves is checked against the one it would
 serve next (``service_order``: the most hops still to go first); and the kit's
-``liveness``.
+``liveness``. The count is not the only witness: the scheme declares ``follow``, so the
+orchestrator reports every send of a packet and the kit's
+:class:`~slotnet.schemes.kit.HopWitness` counts them (``hops_witnessed``) and holds each
+path to the declared dimension order, hop by hop (``declared_route``: the dimensions a
+packet crosses never decrease) and, with ``order=fifo``, each port to first come, first
+served (``fifo_order``: packets leave a port in the order they reached the node).
 """
 
 from __future__ import annotations
@@ -47,13 +52,13 @@ from typing import Any
 from slotnet.nodes import NodeContext
 
 from .._base import Param, Scheme, Setup
-from ..kit import CHECK_EVENTS, OrderCheck, PathCheck, ServiceOrder
+from ..kit import CHECK_EVENTS, HOP_EVENTS, HopWitness, OrderCheck, PathCheck, ServiceOrder
 from ._engine import DST, FIRST, LAST, SRC, BufferedNode, packet
 from ._inputs import COMMON_PARAMS, MESH, SOURCE, instance_of, prepare_instance
 from .reporter import EVENTS, M2OReporter
 from .theory import instance_bounds
 
-__all__ = ["CROSSED", "SCHEME", "GreedyNode", "GreedyReporter", "next_port", "prepare", "theory"]
+__all__ = ["CROSSED", "SCHEME", "GreedyNode", "GreedyReporter", "next_port", "packet_identity", "prepare", "theory"]
 
 #: The field of a greedy packet counting the links it has crossed (the engine's ``a``,
 #: unused by this rule): what its destination reports with the delivery.
@@ -157,24 +162,31 @@ class GreedyReporter(M2OReporter):
     declared; ``disorder`` events (farthest-first) fail ``service_order``.
     """
 
-    events: Mapping[str, tuple[str, ...]] = {**EVENTS, "delivered": (*EVENTS["delivered"], "hops"), **CHECK_EVENTS}
+    events: Mapping[str, tuple[str, ...]] = {**EVENTS, "delivered": (*EVENTS["delivered"], "hops"), **CHECK_EVENTS,
+                                             **HOP_EVENTS}
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
         self.paths = PathCheck(setup.topology, shortest=True, faults=setup.faults)
         self.order = OrderCheck()
+        #: every send of a packet, seen by the orchestrator (``follow``): hops and dimension order
+        self.witness = HopWitness(setup.topology, "dimension-order", setup.faults,
+                                  fifo=setup.params.get("order") != "farthest-first")
 
     def handlers(self) -> Mapping[str, Callable[..., None]]:
-        return {**super().handlers(), "delivered": self._delivered_hops, **self.order.handlers()}
+        return {**super().handlers(), "delivered": self._delivered_hops, **self.order.handlers(),
+                **self.witness.handlers()}
 
     def _delivered_hops(self, node: int, slot: int, src: int, first: int, last: int, hops: int | None = None) -> None:
         self._delivered(node, slot, src, first, last)
         if hops is not None and 0 <= src < len(self.dest):
             self.paths.delivered(node, slot, 0, hops, (src,), src, self.dest[src])
+            self.witness.delivered(node, slot, src, 0, hops)
 
     def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         out = super().invariants(lost, in_flight, held)
         out.update(self.paths.invariants())
+        out.update(self.witness.invariants())
         out.update(self.liveness.invariants())
         if self.farthest:
             out.update(self.order.invariants())
@@ -183,6 +195,11 @@ class GreedyReporter(M2OReporter):
     @property
     def farthest(self) -> bool:
         return self.setup.params.get("order") == "farthest-first"
+
+
+def packet_identity(message: Any) -> tuple[int, int]:
+    """A packet's name, its source (§2: one packet per source), as the witness keys it."""
+    return message[SRC], 0
 
 
 def prepare(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
@@ -207,4 +224,5 @@ SCHEME = Scheme(
     topologies=MESH,
     until="quiescent",
     faults=None,  # every kind: see the module docstring
+    follow=packet_identity,
 )

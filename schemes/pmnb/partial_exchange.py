@@ -18,7 +18,11 @@ dimension-0 links, columns dimension-1 links), ``2 floor(p/2)`` steps of t_p eac
 messages of size t_p. Phase 2 starts at that tick, the same at every node: an active
 node learns r_i and c_j from its scans, picks R or C and queues its N - 1 packets;
 every node then routes (:class:`ExchangeRouter`), one whole packet per port per time
-unit. Nodes never return: a node cannot know when the last packet for it has arrived
+unit. Every Phase-2 packet is followed from send to send by the validator (``follow``):
+the kit's :class:`~slotnet.schemes.kit.HopWitness` checks the hops each delivery reports
+against the sends seen (``hops_witnessed``) and §5's "one-turn shortest paths" hop by
+hop (``declared_route``: a path changes dimension at most once; ``shortest_paths``: its
+length is the array distance). Nodes never return: a node cannot know when the last packet for it has arrived
 (it does not learn M), and the run ends at quiescence.
 """
 
@@ -29,9 +33,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from slotnet.nodes import Node, NodeContext
-from slotnet.schemes.kit import BaseReporter
+from slotnet.schemes.kit import HOP_EVENTS, BaseReporter, HopWitness
 
-from .._base import Scheme, SchemeError, Setup
+from .._base import Claim, Scheme, SchemeError, Setup
 from . import theory as th
 from ._exchange_rule import C_SET, R_SET, ExchangeRouter, exchange_class
 from ._inputs import (
@@ -50,7 +54,7 @@ from ._offschedule import FAULT_EVENTS, FaultNotes, send_blocked
 from ._prefix import LineScanNode, line_scan_steps
 from ._scan import LineAdapter, ScanPhase
 
-__all__ = ["SCHEME", "ExchangeNode", "ExchangeReporter", "prepare_exchange", "theory_exchange"]
+__all__ = ["SCHEME", "ExchangeNode", "ExchangeReporter", "packet_identity", "prepare_exchange", "theory_exchange"]
 
 
 class ExchangeNode(Node):
@@ -144,7 +148,7 @@ class ExchangeReporter(BaseReporter):
     """Completion and per-phase times; exactly-once delivery, shortest paths, Lemma 3, the sums."""
 
     events: Mapping[str, tuple[str, ...]] = {"sums": ("row_sum", "col_sum", "cls"),
-                                             "delivered": ("origin", "hops", "leg_end"), **FAULT_EVENTS}
+                                             "delivered": ("origin", "hops", "leg_end"), **FAULT_EVENTS, **HOP_EVENTS}
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
@@ -165,6 +169,8 @@ class ExchangeReporter(BaseReporter):
         self._holdings: Sequence[Any] = []
         self.notes = FaultNotes(bool(getattr(setup, "faults", False)))
         self.copied: set[tuple[int, int]] = set()  # (origin, destination) of the packets a dup fault copied
+        #: every Phase-2 send, seen by the orchestrator: hops, and §5's one-turn paths
+        self.witness = HopWitness(setup.topology, "one-turn", setup.faults)
 
     def on_lost(self, slot: int, sender: int, port: int, receiver: int, message: Any, cause: str) -> None:
         """Also note which packets a ``dup`` fault copied: their second deliveries are the fault's."""
@@ -173,7 +179,8 @@ class ExchangeReporter(BaseReporter):
             self.copied.add((message[0], message[1]))
 
     def handlers(self) -> Mapping[str, Any]:
-        return {"sums": self.on_sums, "delivered": self.on_delivered, **self.notes.handlers()}
+        return {"sums": self.on_sums, "delivered": self.on_delivered, **self.notes.handlers(),
+                **self.witness.handlers()}
 
     def on_sums(self, node: int, slot: int, row_sum: int, col_sum: int, cls: int) -> None:
         self.sums[node] = (row_sum, col_sum, cls)
@@ -188,6 +195,7 @@ class ExchangeReporter(BaseReporter):
             self.duplicates.append((slot, origin, node))
             return
         self.seen.add(key)
+        self.witness.delivered(node, slot, origin, node, hops)
         p = self.p
         if hops != abs(origin % p - node % p) + abs(origin // p - node // p):
             self.not_shortest.append((origin, node, hops))
@@ -267,6 +275,7 @@ class ExchangeReporter(BaseReporter):
                                 "nodes_reporting": len(self.sums), "wrong_sums": wrong_sums[:10],
                                 "wrong_class": wrong_class[:10]},
             "lemma3": {"ok": max_r <= m and max_c <= m, "m": m, "max_r_per_row": max_r, "max_c_per_column": max_c},
+            **self.witness.invariants(),
         }
         if not started:  # cut short in Phase 1: the sums and the packets are still to come
             out["exactly_once"]["due_at_slot"] = out["row_column_sums"]["due_at_slot"] = start
@@ -297,6 +306,14 @@ class ExchangeReporter(BaseReporter):
         if wrong_sums:
             out["first_wrong_sums"] = {"node": wrong_sums[0], "sums": list(self.sums[wrong_sums[0]][:2])}
         return out | self.notes.report()
+
+
+def packet_identity(message: Any) -> tuple[int, int] | None:
+    """A Phase-2 packet ``(origin, dest, cls, hops, leg_end)`` is named ``(origin, dest)``; a
+    Phase-1 prefix payload (an int or a pair) is not followed."""
+    if type(message) is tuple and len(message) == 5:
+        return message[0], message[1]
+    return None
 
 
 def prepare_exchange(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
@@ -339,6 +356,22 @@ def theory_exchange(setup: Setup) -> dict[str, Any]:
     }
 
 
+def exchange_claims(setup: Setup, th: Mapping[str, Any]) -> list[Claim]:
+    """What each value of :func:`theory_exchange` is to the run (``theory_agreement``): §5's
+    completion bound and the proof's first-leg bound are upper bounds, the placement's cut
+    and distance bound a lower bound, Phase 1's ``2 floor(p/2) t_p`` exact; the worst case
+    over placements is no bound for this placement (an approximation, not judged)."""
+    return [
+        Claim("completion_time", "completion_time", "upper-bound", why="§5: 2 floor(sqrt M)(N - p) + 2(p - 1) + p t_p"),
+        Claim("completion_time_lower_bound", "completion_time", "lower-bound", why="the placement's cuts and distance"),
+        Claim("first_leg_time", "first_leg_time", "upper-bound", why="§5's proof: m (N - p) + (p - 1)"),
+        Claim("phase1_time", "phase1_time", "exact", why="the median-rooted prefix: 2 floor(p/2) steps of t_p"),
+        Claim("max_r_per_row", "max_r_per_row", "upper-bound", why="Lemma 3"),
+        Claim("max_c_per_column", "max_c_per_column", "upper-bound", why="Lemma 3"),
+        Claim("phase1_bound", "phase1_time", "upper-bound", why="§5: p t_p"),
+    ]
+
+
 SCHEME = Scheme(
     name="partial-exchange",
     summary="§5: M active nodes send a personalised packet to every node (p x p arrays; tori on array links)",
@@ -353,4 +386,6 @@ SCHEME = Scheme(
     until="quiescent",
     max_slots=safety_cap(theory_exchange, "completion_time"),
     faults=None,  # every kind: see ._offschedule
+    follow=packet_identity,
+    claims=exchange_claims,
 )

@@ -19,7 +19,9 @@ Every node of a torus (or hypercube) runs the same loop once per slot it is awak
    one, the oldest of its highest-priority non-empty class (:class:`ClassQueues`,
    §3.2; one class under ``discipline=fcfs``). The classes are also declared
    (:meth:`StarNode.priority_class`) and every send is checked against the heads of the
-   classes left on the port (the kit's ``service_order``).
+   classes left on the port (the kit's ``service_order``); within a class (the one class
+   of ``fcfs``) the queue is first come, first served by queueing slot, checked at every
+   send too (:class:`~slotnet.schemes.kit.FifoOrder`, also ``service_order``).
 
 Headers (msgpack tuples of small ints): broadcast ``(source, seq, ending, split)`` with
 ``source >= 0``; unicast ``(-(source + 1), seq, dest, tie, birth, hops)`` -- the
@@ -44,7 +46,7 @@ from typing import Any
 
 from slotnet.nodes import Inbox, NodeContext
 
-from ..kit import BirthProcess, BroadcastNode, ClassQueues, ServiceOrder, first_seq
+from ..kit import BirthProcess, BroadcastNode, ClassQueues, FifoOrder, ServiceOrder, first_seq
 from ._plans import TYPE_BCAST_ENDING, TYPE_BCAST_OTHER, TYPE_UNICAST, PlanBook, plan_book
 from ._rule import pick_ending, pick_split, pick_tie
 
@@ -83,7 +85,12 @@ def port_table(ctx: NodeContext) -> tuple[tuple[int, int], ...]:
 class TimedClassQueues(ClassQueues):
     """The kit's priority classes, each record also holding the slot it was queued in."""
 
-    __slots__ = ()
+    __slots__ = ("fifo",)
+
+    def __init__(self, ports: Any, classes: int, order: ServiceOrder | None, fifo: FifoOrder | None = None) -> None:
+        super().__init__(ports, classes, order)
+        #: "the oldest of its highest-priority non-empty class": each class is FIFO (by queueing slot)
+        self.fifo = fifo
 
     def add_at(self, message: Any, plan: Any, slot: int) -> None:
         """Queue ``message`` on each ``(port, class)`` of ``plan`` in ``slot``."""
@@ -114,6 +121,8 @@ class TimedClassQueues(ClassQueues):
                 if q:
                     break
             rec = q.popleft()
+            if q and q[0][2] < rec[2] and self.fifo is not None:  # FIFO within the class, by queueing slot
+                self.fifo.served(port, rec[0], rec[2], q[0][0], q[0][2])
             waiting[port] -= 1
             rec[1] -= 1
             if rec[1] == 0:
@@ -155,7 +164,7 @@ class StarNode(BroadcastNode):
             for port in pair:
                 self.port_dim[port] = k
         order = ServiceOrder(ctx, self.priority_class, lambda m: tuple(m[:2])) if self.classes > 1 else None
-        self.queues = TimedClassQueues(ctx.ports, self.classes, order)
+        self.queues = TimedClassQueues(ctx.ports, self.classes, order, FifoOrder(ctx))
         self._rel_memo: list[tuple[int, ...] | None] = [None] * ctx.n_nodes
         n_ports = len(self.port_dim)
         #: sent per port, then wait sums and transmission counts per traffic type

@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._base import Setup
-from ..kit import UNICAST_EVENTS, BroadcastReporter, UnicastReporter
+from ..kit import HOP_EVENTS, UNICAST_EVENTS, BroadcastReporter, UnicastReporter
 from .node import LINK_FIELDS
 
 __all__ = ["StarReporter"]
@@ -52,12 +52,14 @@ class StarReporter(BroadcastReporter):
         "links": LINK_FIELDS,
         "born": UNICAST_EVENTS["born"],
         "delivered": UNICAST_EVENTS["delivered"],
+        **HOP_EVENTS,
     }
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
         self.classes = int(setup.params.get("n_classes", 2))
-        self.unicast = UnicastReporter(setup, shortest_paths=True)  # §4: "a shortest path"
+        # §4: "a shortest path"; every unicast followed from send to send (``follow`` in the scheme)
+        self.unicast = UnicastReporter(setup, shortest_paths=True, follow=True)
         self.with_unicast = float(setup.params.get("lam_unicast", 0.0)) > 0
         n = setup.topology.n_nodes
         self.latest: list[tuple[int, ...] | None] = [None] * n
@@ -68,7 +70,8 @@ class StarReporter(BroadcastReporter):
 
     def handlers(self) -> Mapping[str, Any]:
         inner = self.unicast.handlers()
-        return {**super().handlers(), "links": self.links, "born": inner["born"], "delivered": inner["delivered"]}
+        return {**super().handlers(), "links": self.links, "born": inner["born"], "delivered": inner["delivered"],
+                "hop": inner["hop"]}
 
     def links(self, node: int, slot: int, counters: tuple[int, ...]) -> None:
         """Keep the node's latest cumulative counters, and the last ones before the warm-up ends."""
@@ -185,6 +188,8 @@ class StarReporter(BroadcastReporter):
         out["unicast_conservation"] = cons
         if self.with_unicast:
             out.update(self.unicast.paths.invariants())
+            assert self.unicast.witness is not None
+            out.update(self.unicast.witness.invariants())
         return out
 
 

@@ -42,7 +42,7 @@ from .node import StarNode
 from .reporter import StarReporter
 from .theory import ending_dimension_probs, lam_from_rho, rho_from_lam, theory_metrics
 
-__all__ = ["LOADS", "PARAMS", "SCHEME", "SOURCE", "link_scale", "prepare", "star_theory"]
+__all__ = ["LOADS", "PARAMS", "SCHEME", "SOURCE", "link_scale", "prepare", "star_theory", "unicast_identity"]
 
 SOURCE = ("Yeh, Varvarigos & Eshoul, A priority-based balanced routing scheme for random broadcasting "
           "and routing in tori (priority STAR)")
@@ -140,6 +140,14 @@ def star_theory(setup: Setup) -> dict[str, Any]:
     return out
 
 
+def unicast_identity(message: Any) -> tuple[int, int] | None:
+    """A unicast's ``(source, seq)`` from its header ``(-(source + 1), seq, ...)`` (see :mod:`.node`);
+    None for a broadcast copy (its header starts with the origin, >= 0). The scheme's ``follow``:
+    every unicast is followed from send to send by the validator."""
+    head = message[0]
+    return (-head - 1, message[1]) if head < 0 else None
+
+
 SCHEME = Scheme(
     name="star",
     summary="priority STAR broadcasting (and §4 unicast routing) on tori: balanced ending dimensions, priority classes",
@@ -151,4 +159,5 @@ SCHEME = Scheme(
     params=PARAMS,
     loads=LOADS,
     topologies=("torus", "hypercube"),
+    follow=unicast_identity,
 )
