@@ -24,6 +24,7 @@ from slotnet.schemes.manytoone._embed import embedding, virtual_coords_1d, virtu
 from slotnet.schemes.manytoone._inputs import CAP_FACTOR
 from slotnet.schemes.manytoone._rec_reference import reference_run
 from slotnet.schemes.manytoone.instances import Instance, mesh_coords
+from slotnet.schemes.manytoone.theory import greedy_time_bound
 
 # ---------------------------------------------------------------- the embedding
 
@@ -174,6 +175,16 @@ def test_faults_on_a_non_power_of_two_mesh_leave_every_packet_in_one_book(scheme
     r = run(RunSpec(scheme, "mesh:6x5", params={"workload": "uniform"}, slots=30000, seed=1, faults=faults))
     closes(r)
     assert r.completion["complete"]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow], phases=RUN_PHASES)
+@given(MESHES, WORKLOADS, st.integers(0, 50), st.sampled_from(["fifo", "farthest-first"]))
+def test_greedy_ends_by_its_cap_bound(sides, workload, seed, order):
+    """greedy_time_bound (the cap's bound): each packet delayed at most once by each other packet."""
+    params = {"workload": workload, "seed": seed, "order": order}
+    r = run(RunSpec("m2o-greedy", _topology(sides), params=params, seed=1))
+    _delivered_once(r)
+    assert r.metrics["completion_time"] <= greedy_time_bound(_instance("m2o-greedy", sides, params))
 
 
 @pytest.mark.parametrize("scheme", ["m2o-greedy", "m2o-rec", "m2o-bfs", "m2o-offline"])

@@ -202,7 +202,7 @@ SCHEME = Scheme(
     reporter=GreedyReporter,
     prepare=prepare,
     theory=theory,
-    # the cap: greedy_time_bound (ours: one hop of some packet in every step)
+    # the cap: greedy_time_bound (ours: each packet delayed at most once by each other)
     **record_fields(lambda inst, params: greedy_time_bound(inst) + 1,
                     (*COMMON_PARAMS, Param("order", str, "fifo", "queue discipline per out-port", ("fifo", "farthest-first")))),
 )
