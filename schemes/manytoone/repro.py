@@ -35,7 +35,10 @@ instances up to 32x32. ``--plot FILE.png`` saves ``T/(D + W log D)`` and
 ``FILE_ratio.png`` and ``FILE_buffers.png``; matplotlib is the ``plot`` extra.
 Wall times measured with 2 workers on a shared 2-core machine: quick 7 s, full 62 s;
 the largest runs are rec on 64x64 (about 30 s each, 1.7-1.8 million messages) and on
-16x16x16 (16 s).
+16x16x16 (16 s). The rows of other sides, rec's run wall measured one at a time on the
+same machine under a load of about 10 (other work beside it): 12x12 5 s, 3x5x6 5 s,
+5x5x5 7 s, line of 100 13 s, 10x20 21 s, 24x24 72 s; the quick reproduction as a whole
+took 100 s under that load, against 106 s for the tree before these rows, back to back.
 """
 
 from __future__ import annotations
