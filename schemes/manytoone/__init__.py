@@ -1,7 +1,8 @@
 """Many-to-one packet routing on meshes (Mansour & Patt-Shamir).
 
 Source: Y. Mansour and B. Patt-Shamir, "Many-to-one packet routing on grids" (the seed
-paper). All four schemes run on ``mesh:`` topologies of dimension 1 to 3 until
+paper). All four schemes run on ``mesh:`` topologies of dimension 1 to 3, any sides
+(rec_route and bfs_route split a side s into ⌈s/2⌉ and ⌊s/2⌋: :mod:`._embed`), until
 quiescence, with the instance from ``--param instance=FILE`` or ``--param workload=...
 seed=S``.
 
@@ -21,7 +22,8 @@ gets what it does not, handles it locally and goes on; the reporter accounts for
 packet and reports the damage beside the books.
 
 Shared by them: :mod:`.reporter` (metrics and invariants, fault books); :mod:`._inputs`
-(params, instance parsing, mesh checks); :mod:`._engine` (the node base: buffer
+(params, instance parsing, mesh checks, the record fields and safety caps); :mod:`._embed`
+(§4's partition of any side, as a virtual mesh of power-of-two sides); :mod:`._engine` (the node base: buffer
 accounting, and the engine that runs local programs written as generators,
 time-multiplexed, and handles what faults do to their schedules).
 

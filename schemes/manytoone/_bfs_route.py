@@ -12,7 +12,9 @@ using the links one step in ``log D``. The paper sketches the pieces; what the n
   ``K = floor(log2 Dmax) + 1`` versions, Dmax the mesh's diameter ``sum (n_i - 1)``
   (known to every node; the instance's D_I is not). Version k owns the slots
   ``t = k mod K`` (:mod:`._engine`); a packet born at its destination is delivered at 0.
-* Hierarchy. The partition of §4 (:class:`._rec_route.Hierarchy`): power-of-two sides.
+* Hierarchy. The partition of §4 (:class:`._rec_route.Hierarchy`) on power-of-two
+  sides; any other side is split into ⌈s/2⌉ and ⌊s/2⌋ through the virtual mesh of
+  :mod:`._embed`, where these rules run unchanged (the sides below are then the virtual ones).
 * The preliminary simplification of §2, per version. §2 reduces an instance to cubes of
   side D_I "such that all packets destined at a cube are stored in that cube", by a
   local transformation costing a constant factor; Lemma 5.5's proof uses it per class
@@ -74,6 +76,7 @@ __all__ = [
     "prestep_time",
     "start_level",
     "class_count",
+    "time_bound",
     "distance_class_of",
     "flow_window",
     "line_flow",
@@ -107,6 +110,41 @@ def start_level(exponents: Sequence[int], k: int) -> int:
     if not sized:
         return 0
     return max(0, min(e - min(e, k + 1) for e in sized))
+
+
+def time_bound(sides: Sequence[int], class_packets: Sequence[int], versions: int) -> int:
+    """A slot by which every version has ended: the windows the nodes compute, with every
+    load the reduces can give (L, M) replaced by the version's packet count, which bounds
+    them (every window grows with L and M).
+
+    Args:
+        sides: The (virtual) mesh sides, powers of two.
+        class_packets: Packets per version (distance class).
+        versions: The engine's versions K (slot ``K tau + c``).
+
+    Example:
+        >>> time_bound((4, 4), [0, 2], 2) > 0
+        True
+    """
+    exps = [max(0, s - 1).bit_length() for s in sides]
+    levels = max(exps, default=0)
+
+    def diam(level: int) -> int:
+        return sum(max(1, s >> level) - 1 for s in sides)
+
+    worst = 0
+    for k, n in enumerate(class_packets):
+        if not n:
+            continue
+        first = start_level(exps, k)
+        t = prestep_time(sides, first) if first > 0 else 0
+        for level in range(first, levels):
+            half = [max(1, s >> level) // 2 for s in sides]
+            split = [i for i, s in enumerate(sides) if (s >> level) > 1]
+            t += diam(level) + sum((n << q) * half[dim] for q, dim in enumerate(split)) + diam(level + 1)
+            t += sum(m - 1 + flow_window(n, m) for m in (max(1, s >> (level + 1)) for s in sides) if m > 1)
+        worst = max(worst, t)
+    return versions * (worst + 1)
 
 
 def block_offsets(sides: Sequence[int], level: int, a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:

@@ -11,6 +11,15 @@ on the slotted fabric. It does three things a program should not have to repeat:
   arrives at slot ``K tau + c + 1`` and is handed to the program at ``tau + 1`` (it waits
   at the receiving node meanwhile), so a version behaves exactly as an unmultiplexed run
   in its own clock. With K = 1 (``m2o-rec``) tau is the slot.
+* **Virtual nodes** (:mod:`._embed`: a mesh with a side that is not a power of two).
+  A node runs one program per virtual node it hosts and per version, the engine index
+  ``version M + pattern`` (:meth:`EngineNode.slot_version_of`); the programs see the
+  virtual mesh (``sides``, ``coords``, ``vid``; ``me`` is -1 at a hole) and send on
+  virtual ports (:meth:`Program.port`), which the sends translate into the real port,
+  the real hops (fewer or equal) and the receiving program's version, or into a hand-off
+  inside the node (0 hops). A message is handed to its program at the virtual step it
+  is due (its last field, :data:`DUE`), never earlier, so every program follows the
+  virtual schedule step for step. On power-of-two sides none of this is used.
 * **Moves of several hops.** A message whose ``hops`` field is positive is forwarded
   straight on (out of the port opposite its in-port) at the version's next step,
   ``hops`` decremented; the program sees only messages at the end of their move.
@@ -69,8 +78,9 @@ from typing import Any
 
 from slotnet.nodes import Node, NodeContext
 
+from ._embed import Embedding
 from ._rec_route import Hierarchy, approx_direction
-from .instances import mesh_coords
+from .instances import mesh_coords, mesh_node
 
 __all__ = [
     "ABSORB",
@@ -86,6 +96,7 @@ __all__ = [
     "FAULT_EVIDENCE",
     "BufferedNode",
     "EngineNode",
+    "Idle",
     "Gen",
     "Program",
     "Sub",
@@ -97,6 +108,9 @@ __all__ = [
 ]
 
 HOPS, SRC, DST, FIRST, LAST, ABSORB, TAG = 2, 3, 4, 5, 6, 7, 8
+#: multiplexed virtual nodes only (:mod:`._embed`): the last field of a message, the
+#: virtual step it is due at its receiver (a packet's field 12)
+DUE = 12
 
 #: Why a node went off its schedule (the ``off_schedule`` event): the node's own evidence
 #: of a fault first, then what a packet or message met. Only faults cause any of them.
@@ -149,9 +163,12 @@ class Program:
         me, sides, coords: the node's id, the mesh's sides and the node's coordinates.
     """
 
-    def __init__(self, node: EngineNode, version: int) -> None:
+    def __init__(self, node: EngineNode, version: int, vcoords: tuple[int, ...] | None = None,
+                 slot_version: int | None = None) -> None:
         self.node = node
         self.version = version
+        #: the engine's index of this program (its slots); ``version`` unless virtual nodes are multiplexed
+        self.slot_version = version if slot_version is None else slot_version
         self.now = 0
         self.buffer: deque[tuple[int, list[tuple[int, Any]]]] = deque()
         ctx = node.ctx
@@ -159,17 +176,64 @@ class Program:
         self.me = ctx.node
         self.sides = tuple(int(s) for s in ctx.geometry.sides)
         self.coords = tuple(ctx.coords)
+        emb = node.emb
+        #: the embedding in the virtual mesh (:mod:`._embed`), None when it is the mesh itself
+        self.emb = emb if emb is not None and not emb.identity else None
+        self.vid = self.me
+        if self.emb is not None:
+            assert vcoords is not None
+            self.sides = self.emb.vsides
+            self.coords = tuple(vcoords)
+            self.me = self.emb.real_node(vcoords)  # -1: a hole (no packet is ever bound for it)
+            self.vid = mesh_node(self.sides, self.coords)
+
+    def vcoords_of(self, node: int) -> tuple[int, ...]:
+        """Coordinates of a (real) node id in this program's mesh (the virtual one, if any)."""
+        return hier_coords(self.sides, node) if self.emb is None else self.emb.vcoords(node)
 
     def port(self, dim: int, sign: int) -> int:
-        """The out-port along ``dim`` in direction ``sign``.
+        """The out-port along ``dim`` in direction ``sign`` (of the virtual node, when
+        multiplexed: a negative token the sends translate).
 
         Raises:
             RuntimeError: the node has no such port (a bug in a rule: meshes have boundaries).
         """
-        p = self.ctx.port(dim, sign)
+        p = self.vport(dim, sign)
         if p is None:
             raise RuntimeError(f"node {self.me}: no port along dimension {dim} direction {sign:+d}")
         return p
+
+    def vport(self, dim: int, sign: int) -> int | None:
+        """:meth:`port`, None at the mesh's boundary."""
+        if self.emb is None:
+            return self.ctx.port(dim, sign)
+        if not 0 <= self.coords[dim] + sign < self.sides[dim]:
+            return None
+        return -(1 + 2 * dim + (1 if sign > 0 else 0))
+
+    def _virtual_send(self, port: int, msg: list[Any], hops: int) -> tuple[int, int] | None:
+        """A send on a virtual port: set the message's version to the receiving program's,
+        and give ``(real port, real hops)``; None when the receiver is hosted here (0 hops)."""
+        emb = self.emb
+        assert emb is not None
+        dim, sign = divmod(-port - 1, 2)
+        sign = 1 if sign else -1
+        target = list(self.coords)
+        target[dim] += sign * hops
+        msg[1] = self.node.slot_version_of(self.version, tuple(target))
+        # the step it reaches its receiver in the virtual schedule: the receiver's engine
+        # holds it until then (fewer real hops than virtual ones must not make it early)
+        due = self.now + hops
+        if msg[0] == "p" and len(msg) > DUE:
+            msg[DUE] = due
+        else:
+            msg.append(due)
+        real = emb.real_hops(self.coords, dim, sign, hops)
+        if real == 0:
+            return None
+        p = self.ctx.port(dim, sign)
+        assert p is not None
+        return p, real
 
     def body(self) -> Gen:
         raise NotImplementedError
@@ -222,22 +286,48 @@ class Program:
         if msg[ABSORB] == 2:  # a copy already delivered here (faults only): nothing to move
             return False
         if at != self.now:
-            self.node.strand(msg, self.version, "late send")
+            self.node.strand(msg, self.slot_version, "late send")
             return False
+        if port < 0:
+            real = self._virtual_send(port, msg, hops)
+            if real is None:
+                msg[HOPS] = 0
+                self.node.handoff(msg)
+                return True
+            port, hops = real
         msg[HOPS] = hops - 1
-        return self.node.depart(port, msg, self.version)
+        return self.node.depart(port, msg, self.slot_version)
 
     def send_control(self, port: int, msg: list[Any], at: int) -> bool:
         """Send a control message (``msg[2]`` hops still to go after the first); one due at
         another time than now, or on a port already used this slot, is dropped (faults only)."""
         if at != self.now:
-            self.node.off_schedule(self.version, "late control")
+            self.node.off_schedule(self.slot_version, "late control")
             return False
-        return self.node.send_control(port, msg, self.version)
+        if port < 0:
+            real = self._virtual_send(port, msg, msg[2] + 1)
+            if real is None:
+                msg[2] = 0
+                self.node.handoff(msg)
+                return True
+            port, msg[2] = real[0], real[1] - 1
+        return self.node.send_control(port, msg, self.slot_version)
 
     def strand(self, msg: list[Any], why: str) -> None:
         """Keep a packet here off the schedule for good (see the module docstring)."""
-        self.node.strand(msg, self.version, why)
+        self.node.strand(msg, self.slot_version, why)
+
+
+class Idle(Program):
+    """The program of a pattern for which a node hosts no virtual node: it ends at once
+    (messages passing through are still forwarded by the engine)."""
+
+    def body(self) -> Gen:
+        return
+        yield  # pragma: no cover - makes this a generator
+
+    def dispatch(self, msg: list[Any]) -> None:  # pragma: no cover - an ended program gets nothing
+        pass
 
 
 def _boot(prog: Program) -> Gen:
@@ -275,6 +365,13 @@ class EngineNode(BufferedNode):
         self.stored: dict[int, list[Any]] = {}
         self.stranded: set[int] = set()  # identities of the stored packets kept off the schedule
         self.at_home = False  # its own packet starts at its destination: delivered in its first step
+        #: the mesh in its virtual mesh (:mod:`._embed`); set by ``start`` of the schemes that use one
+        self.emb: Embedding | None = None
+        #: multiplexed virtual nodes only: per version, the messages not yet due, ``(version tau, port, message)``
+        self._later: dict[int, list[tuple[int, int, list[Any]]]] = {}
+        self._tau = 0
+        self._pattern = -1  # the pattern of this node's own virtual node (set on first use)
+        self._multiplex = 1
         self.start()
 
     def held_packets(self) -> list[int]:
@@ -302,6 +399,21 @@ class EngineNode(BufferedNode):
 
     def finish(self) -> None:
         """Called once after every program has returned."""
+
+    def slot_version_of(self, version: int, vcoords: tuple[int, ...]) -> int:
+        """The engine index of the program of ``version`` at a virtual node (multiplexed
+        virtual nodes: one program per pattern of :meth:`._embed.Embedding.pattern`)."""
+        assert self.emb is not None
+        return version * self.emb.multiplex + self.emb.pattern(vcoords)
+
+    @property
+    def _deferred(self) -> bool:
+        return self.emb is not None and not self.emb.identity
+
+    def handoff(self, msg: list[Any]) -> None:
+        """A message between two virtual nodes this node hosts (0 real hops): it stays
+        stored here and reaches the program of version ``msg[1]`` at its next step."""
+        self._later.setdefault(msg[1], []).append((self._tau + 1, -1, msg))
 
     # -- buffers ------------------------------------------------------------------------
     def hold(self, msg: list[Any]) -> None:
@@ -388,6 +500,9 @@ class EngineNode(BufferedNode):
             if inbox:
                 self._arrive(slot, inbox, pending)
             c, tau = slot % k, slot // k
+            self._tau = tau
+            if self._later:
+                self._due(c, tau, pending)
             gen = gens[c]
             if gen is None and pending[c]:  # the version has ended: what reaches it is handled here
                 for _, msg in self._forward(pending[c], c):
@@ -418,6 +533,10 @@ class EngineNode(BufferedNode):
                 if pending[v]:
                     due = slot + 1 + (v - slot - 1) % k
                     cand = due if cand is None else min(cand, due)
+                later = self._later.get(v)
+                if later:
+                    due = max(k * min(item[0] for item in later) + v, slot + 1 + (v - slot - 1) % k)
+                    cand = due if cand is None else min(cand, due)
                 if cand is not None and (nxt is None or cand < nxt):
                     nxt = cand
             asked = nxt
@@ -432,8 +551,30 @@ class EngineNode(BufferedNode):
         for msg in left:
             self.strand(msg, version, "left at end")
 
+    def _due(self, version: int, tau: int, pending: list[list[tuple[int, Any]]]) -> None:
+        """Hand ``version`` the deferred messages due by its step ``tau``, in arrival order."""
+        later = self._later.get(version)
+        if not later:
+            return
+        keep = []
+        for item in later:
+            if item[0] <= tau:
+                pending[version].append((item[1], item[2]))
+            else:
+                keep.append(item)
+        self._later[version] = keep
+
     def _arrive(self, slot: int, inbox: Any, pending: list[list[tuple[int, Any]]]) -> None:
+        """File a slot's arrivals. With multiplexed virtual nodes a message is due at the
+        receiving version's first step after the sender's (its slot tau is ``(slot - 1) // k``,
+        k the number of versions): a message between two patterns must not reach a
+        later pattern within the step it was sent in."""
         me = self.me
+        k = len(pending) if self._deferred else 0
+        if k and self._pattern < 0:
+            assert self.emb is not None
+            self._pattern = self.emb.pattern(self.emb.vcoords(me))
+            self._multiplex = self.emb.multiplex
         for port, frozen in inbox:
             msg = list(frozen)  # messages decode as tuples
             if msg[0] == "p":
@@ -441,18 +582,30 @@ class EngineNode(BufferedNode):
                     if msg[FIRST] < 0:
                         msg[FIRST] = slot
                     msg[LAST] = slot
-                    if msg[ABSORB] == 1:  # delivered on arrival: never stored here
+                    # delivered on arrival, never stored here -- with multiplexed virtual nodes
+                    # only when it reaches this node's own virtual node, not a hole it hosts:
+                    # it goes on to its own one by the virtual schedule (its first arrival is kept)
+                    if msg[ABSORB] == 1 and (not k or msg[1] % self._multiplex == self._pattern):
                         self.ctx.record("delivered", msg[SRC], msg[FIRST], msg[LAST])
                         self.delivered_here += 1
                         msg[ABSORB] = 2
-                        pending[msg[1]].append((port, msg))
+                        self._file(pending, k, slot, port, msg)
                         continue
                 else:
                     self.load += 1
                 self.occ += 1
                 self.stored[id(msg)] = msg
-            pending[msg[1]].append((port, msg))
+            self._file(pending, k, slot, port, msg)
         self._peak()
+
+    def _file(self, pending: list[list[tuple[int, Any]]], k: int, slot: int, port: int, msg: list[Any]) -> None:
+        if k:
+            due = (slot - 1) // k + 1
+            if msg[HOPS] <= 0 or (msg[0] == "p" and msg[ABSORB] == 2):  # at the end of its move
+                due = max(due, msg[-1])
+            self._later.setdefault(msg[1], []).append((due, port, msg))
+        else:
+            pending[msg[1]].append((port, msg))
 
     def _forward(self, msgs: list[tuple[int, Any]], version: int) -> list[tuple[int, Any]]:
         finals = []
@@ -490,7 +643,7 @@ def cross_to_mirror(prog: Program, hier: Hierarchy, level: int, dim: int, t: int
     d = hier.level_sides(level)[dim] // 2
     movers = []
     for pkt in sorted(mine, key=packet_key):
-        sign = approx_direction(hier, level, dim, prog.coords, hier_coords(prog.sides, pkt[DST]))
+        sign = approx_direction(hier, level, dim, prog.coords, prog.vcoords_of(pkt[DST]))
         if sign:
             movers.append((pkt, sign))
     if len(movers) > rounds:  # more than the schedule allows (faults only): the excess stays here

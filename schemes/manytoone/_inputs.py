@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._base import Param, SchemeError
 from .instances import Instance, load_instance, make_instance, parse_workload
 
 __all__ = [
+    "CAP_FACTOR",
     "COMMON_PARAMS",
     "INSTANCE",
     "MESH",
@@ -42,6 +43,8 @@ __all__ = [
     "check_mesh",
     "instance_of",
     "prepare_instance",
+    "record_fields",
+    "safety_cap",
     "workload_text",
 ]
 
@@ -65,35 +68,29 @@ SOURCE = "Y. Mansour and B. Patt-Shamir, Many-to-one packet routing on grids"
 MESH = ("mesh",)
 
 
-def check_mesh(topology: Any, scheme: str, power_of_two: bool) -> tuple[int, ...]:
-    """The sides of a mesh of dimension 1 to 3 (all powers of two when asked).
+def check_mesh(topology: Any, scheme: str) -> tuple[int, ...]:
+    """The sides of a mesh of dimension 1 to 3, any sides (rec_route and bfs_route split a
+    side s into ⌈s/2⌉ and ⌊s/2⌋: :mod:`._embed`).
 
     Raises:
-        SchemeError: on another topology kind, dimension, or (``power_of_two``) a side
-            that is not a power of two, naming the side.
+        SchemeError: on another topology kind or dimension.
     """
     if topology.kind != "mesh":
         raise SchemeError(f"{scheme} runs on mesh: topologies, not {topology.spec}")
     sides = tuple(int(s) for s in topology.sides)
     if not 1 <= len(sides) <= 3:
         raise SchemeError(f"{scheme} runs on meshes of dimension 1 to 3, not {topology.spec}")
-    if power_of_two:
-        bad = [s for s in sides if s < 1 or s & (s - 1)]
-        if bad:
-            raise SchemeError(
-                f"{scheme} needs every mesh side a power of two (§4: 'assume ... D is a power of 2'); "
-                f"{topology.spec} has side {bad[0]}: use e.g. mesh:{'x'.join(str(1 << max(0, (s - 1).bit_length())) for s in sides)}")
     return sides
 
 
-def prepare_instance(topology: Any, params: dict[str, Any], scheme: str, power_of_two: bool) -> dict[str, Any]:
+def prepare_instance(topology: Any, params: dict[str, Any], scheme: str) -> dict[str, Any]:
     """Node parameters with the instance: ``dest`` per node (-1: no packet), ``n_packets``.
 
     Raises:
         SchemeError: on a bad topology, a bad instance file (naming the file, the entry
             and the fault) or a workload that does not fit the mesh.
     """
-    sides = check_mesh(topology, scheme, power_of_two)
+    sides = check_mesh(topology, scheme)
     seed = params.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise SchemeError(f"--param seed={seed!r}: expected an integer >= 0")
@@ -108,6 +105,38 @@ def prepare_instance(topology: Any, params: dict[str, Any], scheme: str, power_o
     for s, d in inst.packets:
         dest[s] = d
     return {**params, "dest": dest, "n_packets": len(inst)}
+
+
+#: A run given no slot count stops (reported incomplete) at this many times its scheme's
+#: bound on the slot it ends by (as the pmnb family's cap: ``CAP_FACTOR`` times its bound).
+CAP_FACTOR = 4
+
+
+#: A scheme's bound on the slot its run ends by, from the instance and the node parameters.
+Bound = Callable[[Instance, Mapping[str, Any]], float]
+
+
+def safety_cap(bound: Bound) -> Callable[[Any, Mapping[str, Any]], int]:
+    """A scheme's ``max_slots``: :data:`CAP_FACTOR` times ``bound(instance, node_params)``,
+    the slot the scheme's own analysis says the run ends by (at least 1).
+
+    Example:
+        >>> from slotnet.fabric import parse_topology
+        >>> cap = safety_cap(lambda inst, params: 2.5 * len(inst))
+        >>> cap(parse_topology("mesh:2x2"), {"dest": [3, 3, -1, -1]})
+        20
+    """
+    def max_slots(topology: Any, node_params: Mapping[str, Any]) -> int:
+        return CAP_FACTOR * max(1, math.ceil(bound(instance_of(topology, node_params), node_params)))
+    return max_slots
+
+
+def record_fields(bound: Bound, params: tuple[Param, ...] = COMMON_PARAMS) -> dict[str, Any]:
+    """The fields every scheme record of the family shares: the paper, the params, mesh
+    topologies, a one-shot run until quiescence under every fault kind (see the module
+    docstring), and the safety cap from the scheme's own bound (:func:`safety_cap`)."""
+    return {"source": SOURCE, "params": params, "topologies": MESH, "until": "quiescent", "faults": None,
+            "max_slots": safety_cap(bound)}
 
 
 def instance_of(topology: Any, params: Mapping[str, Any]) -> Instance:

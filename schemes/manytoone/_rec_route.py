@@ -30,9 +30,12 @@ never compete with packets.
 
 Choices where §4 leaves the details open (each is written down where it is used):
 
-* Sides. §4 assumes a cube of side D, a power of two. We accept any sides that are
-  powers of two: level l splits each dimension whose level-l side is still > 1 (on a
-  cube this is the paper's partition), and Definition 4.1 lists, from the most significant
+* Sides. §4 assumes a cube of side D, a power of two ("to avoid trivial
+  complications"). These rules take any sides that are powers of two; a mesh with
+  another side runs them on a virtual mesh of power-of-two sides whose cubes hold the
+  halves ⌈s/2⌉ and ⌊s/2⌋ of the real sides (:mod:`._embed`). On power-of-two sides:
+  level l splits each dimension whose level-l side is still > 1 (on a cube this is
+  the paper's partition), and Definition 4.1 lists, from the most significant
   end, one group of bits per level -- bit ``m_i - l`` of every coordinate i that splits
   at level l, coordinate 0 least significant in its group, as in the formula
   ``R(v) = sum_j sum_i b_{i,j} 2^{jk+i-1}`` (the prose "first listing ... the k most

@@ -18,8 +18,13 @@ of H''s balancing, the time its packets spent in phase l), and ``overrun(version
 level, packets)`` from any node still holding a packet away from its target when a
 balancing window closes (never seen in the tests; an invariant).
 
-The scheme runs on meshes whose sides are powers of two, until quiescence, with the
-instance of :mod:`._inputs`; beside the run it reports the instance's bounds.
+The scheme runs on meshes of any sides, until quiescence, with the instance of
+:mod:`._inputs`; beside the run it reports the instance's bounds. On a side that is not
+a power of two the cubes are §4's with halves ⌈s/2⌉ and ⌊s/2⌋, in a virtual mesh of
+power-of-two sides (:mod:`._embed`): a node runs its versions for every virtual node it
+hosts, version k of pattern p on engine slot ``(k M + p) mod K M``, and a packet's class
+is that of its virtual distance (at most twice the real one per dimension), for which
+:func:`._bfs_route.start_level` sizes the pre-step.
 
 Faults: every kind runs, and what it breaks is handled where it happens
 (:mod:`._engine`). §5's phases have durations every node of a cube computes from its
@@ -37,10 +42,21 @@ crash). The reporter books every packet and reports the damage beside the books
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from typing import Any
 
 from .._base import Scheme, Setup
-from ._bfs_route import block_offsets, class_count, distance_class_of, flow_window, prestep_time, start_level, target_of
+from ._bfs_route import (
+    block_offsets,
+    class_count,
+    distance_class_of,
+    flow_window,
+    prestep_time,
+    start_level,
+    target_of,
+    time_bound,
+)
+from ._embed import embedding
 from ._engine import (
     ABSORB,
     DST,
@@ -48,6 +64,7 @@ from ._engine import (
     TAG,
     EngineNode,
     Gen,
+    Idle,
     Program,
     Sub,
     cross_to_mirror,
@@ -56,8 +73,9 @@ from ._engine import (
     packet_key,
     take,
 )
-from ._inputs import COMMON_PARAMS, MESH, SOURCE, instance_of, prepare_instance
+from ._inputs import instance_of, prepare_instance, record_fields
 from ._rec_route import Hierarchy
+from .instances import Instance
 from .reporter import M2OReporter
 from .theory import instance_bounds
 
@@ -74,8 +92,9 @@ def _hierarchy(sides: tuple[int, ...]) -> Hierarchy:
 class BfsProgram(Program):
     """bfs_route in one version at one node."""
 
-    def __init__(self, node: BfsNode, version: int, own: list[Any] | None) -> None:
-        super().__init__(node, version)
+    def __init__(self, node: BfsNode, version: int, own: list[Any] | None, vcoords: tuple[int, ...] | None = None,
+                 slot_version: int | None = None) -> None:
+        super().__init__(node, version, vcoords, slot_version)
         self.hier = _hierarchy(self.sides)
         self.own = own
         self.incoming: list[list[Any]] = []
@@ -120,7 +139,7 @@ class BfsProgram(Program):
                     if m > 1:
                         t, late = yield from self.balance(child, dim, m, t, top, mine)
                         overrun += late
-            if hier.cube_id(self.coords, child) == self.me:
+            if hier.cube_id(self.coords, child) == self.vid:
                 self.ctx.record("phase", self.version, level, start, t, overrun)
             if overrun:
                 self.ctx.record("overrun", self.version, level, overrun)
@@ -143,7 +162,7 @@ class BfsProgram(Program):
             up: list[list[Any]] = []
             down: list[list[Any]] = []
             for pkt in sorted(mine, key=packet_key):
-                off = block_offsets(sides, level, self.coords, hier_coords(sides, pkt[DST]))[dim]
+                off = block_offsets(sides, level, self.coords, self.vcoords_of(pkt[DST]))[dim]
                 if abs(off) > 1:  # only a fault brings one from farther
                     take(mine, pkt)
                     self.strand(pkt, "too far")
@@ -232,7 +251,7 @@ class BfsProgram(Program):
         stop = end + flow_window(top, m)
         for i, pkt in enumerate(sorted(mine, key=packet_key)):
             pkt[TARGET] = target_of(before + i, total, m) if before + i < total else pos  # (faults: a short total)
-        plus, minus = self.ctx.port(dim, 1), self.ctx.port(dim, -1)
+        plus, minus = self.vport(dim, 1), self.vport(dim, -1)
 
         def away(p: list[Any]) -> bool:  # a target off the line only comes with a fault: it stays put
             return p[TARGET] != pos and 0 <= p[TARGET] < m
@@ -269,7 +288,8 @@ class BfsNode(EngineNode):
     def start(self) -> None:
         ctx = self.ctx
         me = ctx.node
-        self.sides = tuple(int(s) for s in ctx.geometry.sides)
+        self.emb = emb = embedding(tuple(int(s) for s in ctx.geometry.sides))
+        self.sides = emb.vsides  # the virtual mesh (the mesh itself when every side is a power of two)
         self.k = class_count(self.sides)
         self.own: list[Any] | None = None
         self.own_class = -1
@@ -281,19 +301,53 @@ class BfsNode(EngineNode):
             return
         pkt = packet(0, me, dest, -1)
         hier = _hierarchy(self.sides)
-        pkt[R_ADDR] = hier.address(hier_coords(self.sides, dest))
-        self.own_class = distance_class_of(ctx.geometry.distance(me, dest))
-        pkt[1] = self.own_class
+        if emb.identity:
+            pkt[R_ADDR] = hier.address(hier_coords(self.sides, dest))
+            self.own_class = distance_class_of(ctx.geometry.distance(me, dest))
+            pkt[1] = self.own_class
+        else:  # the class of the virtual distance, which the virtual cubes of start_level are sized for
+            src_v, dst_v = emb.vcoords(me), emb.vcoords(dest)
+            pkt[R_ADDR] = hier.address(dst_v)
+            self.own_class = distance_class_of(sum(abs(a - b) for a, b in zip(src_v, dst_v)))
+            pkt[1] = self.slot_version_of(self.own_class, src_v)
         self.own = pkt
         self.hold(pkt)
 
     def programs(self) -> list[Program]:
-        return [BfsProgram(self, c, self.own if c == self.own_class else None) for c in range(self.k)]
+        emb = self.emb
+        if emb is None or emb.identity:
+            return [BfsProgram(self, c, self.own if c == self.own_class else None) for c in range(self.k)]
+        mine = emb.vcoords(self.me)
+        out: list[Program] = []
+        for c in range(self.k):
+            for pat, vc in enumerate(emb.hosted(self.me)):
+                slot = c * emb.multiplex + pat
+                if vc is None:
+                    out.append(Idle(self, c, mine, slot))
+                else:
+                    own = self.own if c == self.own_class and vc == mine else None
+                    out.append(BfsProgram(self, c, own, vc, slot))
+        return out
 
 
 def prepare(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
     """The instance as node parameters (every mesh side a power of two: §4's partition)."""
-    return prepare_instance(topology, params, "m2o-bfs", power_of_two=True)
+    return prepare_instance(topology, params, "m2o-bfs")
+
+
+def run_bound(inst: Instance, params: Mapping[str, Any] | None = None) -> int:
+    """The slot every version has ended by (:func:`._bfs_route.time_bound`), on the virtual
+    mesh (:mod:`._embed`; the mesh itself when every side is a power of two)."""
+    emb = embedding(inst.sides)
+    counts: dict[int, int] = {}
+    for s, d in inst.packets:
+        a, b = emb.vcoords(s), emb.vcoords(d)
+        dist = sum(abs(x - y) for x, y in zip(a, b))
+        if dist:
+            k = distance_class_of(dist)
+            counts[k] = counts.get(k, 0) + 1
+    k = class_count(emb.vsides)
+    return time_bound(emb.vsides, [counts.get(c, 0) for c in range(k)], k * emb.multiplex)
 
 
 def theory(setup: Setup) -> dict[str, Any]:
@@ -304,13 +358,9 @@ def theory(setup: Setup) -> dict[str, Any]:
 SCHEME = Scheme(
     name="m2o-bfs",
     summary="bfs_route of §5: load balancing, log D time-multiplexed distance classes (average delivery time)",
-    source=SOURCE,
     node=BfsNode,
     reporter=M2OReporter,
     prepare=prepare,
     theory=theory,
-    params=COMMON_PARAMS,
-    topologies=MESH,
-    until="quiescent",
-    faults=None,  # every kind: see the module docstring
+    **record_fields(run_bound),  # every fault kind: see the module docstring
 )

@@ -54,9 +54,9 @@ from slotnet.nodes import NodeContext
 from .._base import Param, Scheme, Setup
 from ..kit import CHECK_EVENTS, HOP_EVENTS, HopWitness, OrderCheck, PathCheck, ServiceOrder
 from ._engine import DST, FIRST, LAST, SRC, BufferedNode, packet
-from ._inputs import COMMON_PARAMS, MESH, SOURCE, instance_of, prepare_instance
+from ._inputs import COMMON_PARAMS, instance_of, prepare_instance, record_fields
 from .reporter import EVENTS, M2OReporter
-from .theory import instance_bounds
+from .theory import greedy_time_bound, instance_bounds
 
 __all__ = ["CROSSED", "SCHEME", "GreedyNode", "GreedyReporter", "next_port", "packet_identity", "prepare", "theory"]
 
@@ -204,7 +204,7 @@ def packet_identity(message: Any) -> tuple[int, int]:
 
 def prepare(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
     """The instance as node parameters (any mesh sides)."""
-    return prepare_instance(topology, params, "m2o-greedy", power_of_two=False)
+    return prepare_instance(topology, params, "m2o-greedy")
 
 
 def theory(setup: Setup) -> dict[str, Any]:
@@ -215,14 +215,12 @@ def theory(setup: Setup) -> dict[str, Any]:
 SCHEME = Scheme(
     name="m2o-greedy",
     summary="many-to-one baseline: dimension-order shortest paths, FIFO (or farthest-first) per out-port",
-    source=SOURCE,
     node=GreedyNode,
     reporter=GreedyReporter,
     prepare=prepare,
     theory=theory,
-    params=(*COMMON_PARAMS, Param("order", str, "fifo", "queue discipline per out-port", ("fifo", "farthest-first"))),
-    topologies=MESH,
-    until="quiescent",
-    faults=None,  # every kind: see the module docstring
     follow=packet_identity,
+    # the cap: greedy_time_bound (ours: each packet delayed at most once by each other)
+    **record_fields(lambda inst, params: greedy_time_bound(inst) + 1,
+                    (*COMMON_PARAMS, Param("order", str, "fifo", "queue discipline per out-port", ("fifo", "farthest-first")))),
 )

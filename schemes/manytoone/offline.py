@@ -23,11 +23,12 @@ books every packet and reports the damage beside the books (:mod:`.reporter`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from .._base import Scheme, Setup
 from ._engine import ABSORB, SRC, EngineNode, Gen, Program, packet
-from ._inputs import COMMON_PARAMS, MESH, SOURCE, instance_of, prepare_instance
+from ._inputs import instance_of, prepare_instance, record_fields
 from ._offline_schedule import offline_schedule
 from .instances import Instance
 from .reporter import M2OReporter
@@ -132,7 +133,7 @@ class OfflineNode(EngineNode):
 
 def prepare(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
     """CENTRALISED: the instance, then the §3 schedule of the whole of it, split into per-node plans."""
-    out = prepare_instance(topology, params, "m2o-offline", power_of_two=False)
+    out = prepare_instance(topology, params, "m2o-offline")
     inst = instance_of(topology, out)
     plans, length = node_plans(inst)
     expected = [0] * inst.n_nodes
@@ -141,6 +142,12 @@ def prepare(topology: Any, params: dict[str, Any], load: dict[str, float]) -> di
             if last:
                 expected[out["dest"][src]] += 1
     return {**out, "plan": plans, "expected": expected, "offline_length": length}
+
+
+def plan_bound(inst: Instance, params: Mapping[str, Any]) -> int:
+    """The slot a fault-free run ends by: the planned schedule's length (Theorem 1.1's
+    O(D + W), computed in :func:`prepare`), plus the step its last arrival is seen in."""
+    return int(params["offline_length"]) + 1
 
 
 def theory(setup: Setup) -> dict[str, Any]:
@@ -152,14 +159,10 @@ def theory(setup: Setup) -> dict[str, Any]:
 SCHEME = Scheme(
     name="m2o-offline",
     summary="CENTRALISED: the offline §3 schedule (max-flow paths, Theorem 3.1) replayed by the nodes",
-    source=SOURCE,
     node=OfflineNode,
     reporter=M2OReporter,
     prepare=prepare,
     theory=theory,
     theory_label="plan",  # completion_time beside the run is the §3 schedule's own length
-    params=COMMON_PARAMS,
-    topologies=MESH,
-    until="quiescent",
-    faults=None,  # every kind: see the module docstring
+    **record_fields(plan_bound),  # every fault kind: see the module docstring
 )

@@ -39,9 +39,14 @@ fixed part. Events: ``inv(level, cube, index, n_here, start)`` at every invocati
 the node takes part in with packets, and always at the cube's corner node (the
 reporter sums them per invocation: Lemma 4.3); the engine's ``delivered`` and ``peak``.
 
-The scheme runs on meshes whose sides are powers of two (§4), until quiescence, with
-the instance of :mod:`._inputs`; beside the run it reports the pure reference execution
-of the same instance (:func:`theory`); a fault-free run equals it step for step.
+The scheme runs on meshes of any sides, until quiescence, with the instance of
+:mod:`._inputs`. On sides that are powers of two (§4's setting) beside the run it reports
+the pure reference execution of the same instance (:func:`theory`); a fault-free run
+equals it step for step. On other sides the partition is §4's with halves ⌈s/2⌉ and
+⌊s/2⌋, written in a virtual mesh of power-of-two sides (:mod:`._embed`): every node runs
+one :class:`RecProgram` per virtual node it hosts (its own, and the holes beside it),
+time-multiplexed over M patterns, and the theory beside the run is the reference
+execution of the virtual instance with the bounds it gives (:func:`virtual_theory`).
 
 Faults: every kind runs, and what it breaks is handled where it happens
 (:mod:`._engine`). §4's invocations run in windows every node computes from the
@@ -61,11 +66,12 @@ held. The reporter books every packet and reports the damage beside the books
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .._base import Scheme, Setup
+from ._embed import embedding
 from ._engine import (
     ABSORB,
     DST,
@@ -73,6 +79,7 @@ from ._engine import (
     TAG,
     EngineNode,
     Gen,
+    Idle,
     Program,
     Sub,
     cross_to_mirror,
@@ -80,8 +87,8 @@ from ._engine import (
     packet,
     packet_key,
 )
-from ._inputs import COMMON_PARAMS, MESH, SOURCE, instance_of, prepare_instance
-from ._rec_reference import reference_run
+from ._inputs import instance_of, prepare_instance, record_fields
+from ._rec_reference import RecResult, reference_run
 from ._rec_route import (
     Hierarchy,
     LevelPlan,
@@ -93,8 +100,9 @@ from ._rec_route import (
     occupancy_bound,
     spread_target,
 )
+from .instances import Instance
 from .reporter import M2OReporter
-from .theory import instance_bounds
+from .theory import instance_bounds, partition_levels
 
 __all__ = ["SCHEME", "RecNode", "RecProgram", "Schedule", "prepare", "schedule", "theory"]
 
@@ -153,8 +161,9 @@ def schedule(sides: tuple[int, ...]) -> Schedule:
 class RecProgram(Program):
     """rec_route at one node (see the module docstring)."""
 
-    def __init__(self, node: RecNode, version: int = 0) -> None:
-        super().__init__(node, version)
+    def __init__(self, node: RecNode, version: int = 0, vcoords: tuple[int, ...] | None = None,
+                 slot_version: int | None = None) -> None:
+        super().__init__(node, version, vcoords, slot_version)
         self.sched = schedule(self.sides)
         self.hier = self.sched.hier
         self.levels = self.hier.levels
@@ -197,7 +206,7 @@ class RecProgram(Program):
     def body(self) -> Gen:
         node = self.node
         assert isinstance(node, RecNode)
-        mine = [node.own] if node.own is not None else []
+        mine = [node.own] if node.own is not None and self.me == node.me else []
         end = yield from self.invoke(0, 0, mine)
         node.return_time = end
 
@@ -207,7 +216,7 @@ class RecProgram(Program):
         index = self.n_inv.get(level, 0)
         self.n_inv[level] = index + 1
         cube = hier.cube_id(self.coords, level)
-        if mine or cube == me:
+        if mine or cube == self.vid:
             self.ctx.record("inv", level, cube, index, len(mine), t0)
         if level == self.levels:
             for pkt in mine:
@@ -428,16 +437,26 @@ class RecNode(EngineNode):
         dest = ctx.params["dest"][ctx.node]
         self.own: list[Any] | None = None
         self.return_time = -1
+        sides = tuple(int(s) for s in ctx.geometry.sides)
+        self.emb = emb = embedding(sides)
         if dest >= 0 and not ctx.incarnation:  # restarted after a crash: its packet is gone
             me = ctx.node
             pkt = packet(0, me, dest, 0 if dest == me else -1)
-            sides = tuple(int(s) for s in ctx.geometry.sides)
-            pkt[R_ADDR] = schedule(sides).hier.address(hier_coords(sides, dest))
+            if emb.identity:
+                pkt[R_ADDR] = schedule(sides).hier.address(hier_coords(sides, dest))
+            else:
+                pkt[R_ADDR] = schedule(emb.vsides).hier.address(emb.vcoords(dest))
+                pkt[1] = emb.pattern(emb.vcoords(me))
             self.own = pkt
             self.hold(pkt)
 
     def programs(self) -> list[Program]:
-        return [RecProgram(self)]
+        emb = self.emb
+        if emb is None or emb.identity:
+            return [RecProgram(self)]
+        own = emb.vcoords(self.me)
+        return [RecProgram(self, 0, vc, pat) if vc is not None else Idle(self, 0, own, pat)
+                for pat, vc in enumerate(emb.hosted(self.me))]
 
     def finish(self) -> None:
         self.ctx.record("returned", self.return_time)
@@ -445,14 +464,32 @@ class RecNode(EngineNode):
 
 def prepare(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
     """The instance as node parameters (every mesh side a power of two, §4)."""
-    return prepare_instance(topology, params, "m2o-rec", power_of_two=True)
+    return prepare_instance(topology, params, "m2o-rec")
+
+
+@functools.lru_cache(maxsize=8)
+def _reference(inst: Instance) -> RecResult:
+    """The reference run of the (virtual, :mod:`._embed`) instance, shared by the cap and the theory."""
+    emb = embedding(inst.sides)
+    return reference_run(inst if emb.identity else emb.virtual_instance(inst), check_links=False)
+
+
+def run_bound(inst: Instance, params: Mapping[str, Any] | None = None) -> int:
+    """The slot a fault-free run has ended by: the reference run's last arrival and common
+    return (virtual steps), times M slots per step (M = 1 when every side is a power of two)."""
+    res = _reference(inst)
+    m = embedding(inst.sides).multiplex
+    return m * (max(res.completion_time, res.return_time) + 1)
 
 
 def theory(setup: Setup) -> dict[str, Any]:
     """The instance's bounds, and the pure reference execution of rec_route (the same model,
     computed centrally) under the metric names, beside the run."""
     inst = instance_of(setup.topology, setup.params)
-    res = reference_run(inst, check_links=False)
+    emb = embedding(inst.sides)
+    if not emb.identity:
+        return virtual_theory(inst)
+    res = _reference(inst)
     firsts = res.first_arrival
     return {
         **instance_bounds(inst),
@@ -467,10 +504,36 @@ def theory(setup: Setup) -> dict[str, Any]:
     }
 
 
+def virtual_theory(inst: Instance) -> dict[str, Any]:
+    """Beside a run on a mesh with a side that is not a power of two: the reference run of
+    the virtual instance (:mod:`._embed`, in virtual steps) and the bounds it gives the run.
+
+    Every virtual step is M slots (M = ``multiplex``) and no move takes more real hops
+    than virtual ones, so the run delivers every packet by slot ``M`` times the virtual
+    delivery step: ``completion_time_bound`` (and ``final_arrival_bound``); the nodes'
+    common return (``return_time``) is counted in virtual steps, the programs' clock, and
+    equals the reference's; a node hosts at most M virtual nodes, so its buffer stays
+    within M times the virtual node's (``occupancy_bound``).
+    """
+    emb = embedding(inst.sides)
+    res = _reference(inst)
+    m = emb.multiplex
+    return {
+        **instance_bounds(inst),
+        "multiplex": m,
+        "levels": partition_levels(inst.sides),
+        "virtual_completion_time": res.paper_time,
+        "completion_time_bound": m * res.paper_time,
+        "final_arrival_bound": m * res.completion_time,
+        "return_time": res.return_time,
+        "invocations": len(res.invocations),
+        "occupancy_bound": m * occupancy_bound(Hierarchy(emb.vsides)),
+    }
+
+
 SCHEME = Scheme(
     name="m2o-rec",
     summary="rec_route of §4: local recursive routing in time O(D + W log D), buffers O(log D)",
-    source=SOURCE,
     node=RecNode,
     reporter=M2OReporter,
     prepare=prepare,
@@ -478,8 +541,5 @@ SCHEME = Scheme(
     # the delays, queues and times beside the run come from rec_route executed centrally
     # (reference_run), not from a formula: the paper gives only their orders (Theorems 1.1-1.3)
     theory_label="reference run",
-    params=COMMON_PARAMS,
-    topologies=MESH,
-    until="quiescent",
-    faults=None,  # every kind: see the module docstring
+    **record_fields(run_bound),  # every fault kind: see the module docstring
 )

@@ -76,13 +76,13 @@ not something unaccounted.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .._base import Setup
 from ..kit import BaseReporter
+from ._embed import virtual_volume
 from ._engine import FAULT_EVIDENCE, SRC, STRANDING
 from ._inputs import instance_of
 from .instances import Instance
@@ -218,7 +218,7 @@ class M2OReporter(BaseReporter):
                       key=lambda r: (r[3], r[0], r[1], r[2]))
 
     def _volume(self, level: int) -> int:
-        return math.prod(max(1, s >> level) for s in self.setup.topology.sides)
+        return virtual_volume(self.setup.topology.sides, level)  # §4's cubes (:mod:`._embed`)
 
     def metrics(self) -> dict[str, Any]:
         if self._metrics is not None:

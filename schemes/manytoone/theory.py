@@ -44,6 +44,25 @@ expression inside the O, without constants, and say so):
 * greedy (dimension-order, FIFO): the paper states no bound; :func:`greedy_space_bound`
   is ours (a packet is stored only at nodes of its path), labelled as such.
 
+Meshes of any side. §4.1 assumes "the size of the given grid G is D x ... x D, where D
+is a power of 2" (to "avoid trivial complications"). On other sides the partition
+splits a side s into ⌈s/2⌉ and ⌊s/2⌋ (:mod:`._embed`): :func:`partition_levels` ``=
+⌈log2 max_i n_i⌉`` levels, so Theorem 1.2's proof ("at most 1 + log D levels that
+haven't returned") and Lemma 5.4's sum over the levels of §5 run over ⌈log D⌉ levels:
+the bounds keep their form, ``O(D + W ⌈log D⌉)`` time and ``O(⌈log D⌉)`` space for
+rec_route, ``O(W ⌈log D⌉)`` space and ``⌈log D⌉`` multiplexed versions for bfs_route,
+and since ``⌈log D⌉ < log D + 1`` the O-statements are the paper's. What changes are the
+constants. The nodes run the rules of §4 and §5 on a virtual mesh of sides
+``2^⌈log2 n_i⌉ < 2 n_i`` with ``M = 2^m`` virtual nodes (m the number of sides that are
+not powers of two; M <= 8) multiplexed per node, one slot in M each: Corollary 4.4's
+``O(D_l)`` per invocation is over the virtual side (at most twice the real one), every
+step costs M slots, and a node's buffer holds those of up to M virtual nodes. So the
+time constant grows by at most ``2M`` (the run ends by M times the virtual schedule's
+last step: ``completion_time_bound`` of :func:`.rec.virtual_theory`), the space
+constant by at most M (``occupancy_bound``), and Lemma 4.3's ``2V(H)`` is counted with
+the virtual cube's volume (its real nodes number at least ``V(H) / 2^k``).
+:func:`rec_time_scale` and the other scales keep ``log D`` (unchanged on every mesh).
+
 Logarithms are base 2 (the hierarchical partition of §4 halves the side at each level);
 ``log D`` is taken as ``log2(max(D, 2))`` so that ``D + W log D`` keeps its W term on
 instances with ``D_I <= 1``.
@@ -81,6 +100,7 @@ __all__ = [
     "distance_class",
     "distance_classes",
     "greedy_space_bound",
+    "greedy_time_bound",
     "imbalance",
     "instance_bounds",
     "log_d",
@@ -90,6 +110,7 @@ __all__ = [
     "offline_time_scale",
     "ratio_dw",
     "ratio_dw_log",
+    "partition_levels",
     "rec_space_scale",
     "rec_time_scale",
     "theory_metrics",
@@ -332,6 +353,18 @@ def rec_time_scale(instance: Instance) -> float:
     return d + float(congestion(instance)) * log_d(d)
 
 
+def partition_levels(sides: Sequence[int]) -> int:
+    """Levels of §4's partition below the whole mesh, halves ⌈s/2⌉ and ⌊s/2⌋: ``⌈log2 max n_i⌉``.
+
+    It is ``log D`` on §4's cube of side D, a power of two, and ``⌈log D⌉`` on any other.
+
+    Example:
+        >>> partition_levels((8, 8)), partition_levels((10, 10)), partition_levels((5, 6, 9)), partition_levels((1,))
+        (3, 4, 4, 0)
+    """
+    return max(0, max(sides, default=1) - 1).bit_length()
+
+
 def rec_space_scale(instance: Instance) -> float:
     """``1 + log D_I``: Theorem 1.2's space O(log D), "at most 1 + log D levels ... each O(1) load"."""
     return 1 + log_d(dilation(instance))
@@ -363,6 +396,33 @@ def greedy_space_bound(instance: Instance) -> int:
                 visits[node] += 1
                 node += step * strides[i]
     return int(visits.max()) if len(visits) else 0
+
+
+def greedy_time_bound(instance: Instance) -> int:
+    """Ours, not the paper's: greedy delivers every packet by step ``min(sum_p dist(p), D_I + N - 1)``.
+
+    Greedy never leaves a link idle while a packet waits for it. So (a) in every step
+    before the last delivery at least one packet takes one hop of its shortest path, and
+    there are ``sum_p dist(p)`` hops in all; and (b) dimension-order paths never rejoin
+    once they separate (two paths share edges along dimension i only where they agree in
+    every other coordinate, which they keep until one turns), so by the delay lemma for
+    such routes (Motwani & Raghavan, *Randomized Algorithms*, Lemma 4.5, whose proof
+    needs only a link that sends whenever a packet waits) a packet is delayed at most
+    once by each other packet whose path meets its own: ``dist(p) + N - 1``. (It is the
+    run's safety cap, not a sharp bound: §1's point is that greedy's buffers grow.)
+
+    Example:
+        >>> from .instances import make_instance
+        >>> import random
+        >>> greedy_time_bound(make_instance("all-to-one", (4, 4), random.Random(0)))
+        19
+    """
+    sides = instance.sides
+    dists = [sum(abs(a - b) for a, b in zip(mesh_coords(sides, s), mesh_coords(sides, d)))
+             for s, d in instance.packets]
+    if not dists:
+        return 0
+    return min(sum(dists), max(dists) + len(dists) - 1)
 
 
 # ---------------------------------------------------------------- §5: average delivery time
