@@ -25,7 +25,16 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple, Protocol
 
-__all__ = ["CoordinatorLink", "Done", "ShardLink"]
+__all__ = ["UNKNOWN_SHARD", "CoordinatorLink", "Done", "ShardLink", "is_shard"]
+
+#: The reason a frame that names a sender outside the run is refused for (``rejected``).
+UNKNOWN_SHARD = "unknown shard"
+
+
+def is_shard(origin: Any, shards: int) -> bool:
+    """Whether ``origin``, the sender a frame names, is a shard of a run of ``shards``: an
+    integer 0..shards-1 (a frame that claims shard ``shards``, one past the last, is foreign)."""
+    return isinstance(origin, int) and not isinstance(origin, bool) and 0 <= origin < shards
 
 
 class Done(NamedTuple):

@@ -4,8 +4,9 @@ The same slot protocol as over MQTT (``_coordinator``, ``_shard``), with no brok
 process: :func:`run_sharded_in_memory` runs a sharded run's coordinator and its K shards in
 the caller's Trio loop. Every frame still goes through the wire codec (encoded, then
 decoded for its receiver), so what a shard and the coordinator see is what they would see
-from another process. The tests run the shard logic this way; a failure in any task ends
-the run with that error.
+from another process, and a frame that names a sender outside the run is refused and
+counted as over MQTT (``rejected``). The tests run the shard logic this way; a failure in
+any task ends the run with that error.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from ..engine._progress import Progress
 from ..engine._result import Result
 from ..engine._spec import Prepared
 from ._coordinator import coordinate
-from ._link import Done
+from ._link import UNKNOWN_SHARD, Done, is_shard
 from ._shard import serve_shard
 
 __all__ = ["MemoryHub", "run_sharded_in_memory"]
@@ -30,16 +31,33 @@ __all__ = ["MemoryHub", "run_sharded_in_memory"]
 #: The slot under which frames before the first slot travel (spec, ready, start, finals).
 _BEFORE = -1
 
+#: The shard a frame of each topic a shard sends names as its sender (the coordinator's
+#: topics, ``spec`` and ``go``, name none).
+_SENDER: dict[str, Callable[[Any], Any]] = {
+    "ready": lambda body: body,
+    "data": lambda body: body[0],
+    "done": lambda body: body[1],
+    "final": lambda body: body[0],
+}
+
 
 class _Mailbox:
-    """The frames waiting for one receiver, by (topic, slot)."""
+    """The frames waiting for one receiver, by (topic, slot); a frame from a shard the run
+    does not have is refused and counted in :attr:`rejected`."""
 
-    def __init__(self) -> None:
+    def __init__(self, shards: int) -> None:
+        self.shards = shards
+        self.rejected: dict[str, int] = {}
         self._pool: dict[tuple[str, int], list[Any]] = {}
         self._arrived = trio.Event()
 
     def put(self, topic: str, slot: int, body: Any) -> None:
-        self._pool.setdefault((topic, slot), []).append(decode(encode(body)))
+        body = decode(encode(body))
+        sender = _SENDER.get(topic)
+        if sender is not None and not is_shard(sender(body), self.shards):
+            self.rejected[UNKNOWN_SHARD] = self.rejected.get(UNKNOWN_SHARD, 0) + 1
+            return
+        self._pool.setdefault((topic, slot), []).append(body)
         self._arrived.set()
         self._arrived = trio.Event()
 
@@ -56,8 +74,8 @@ class MemoryHub:
 
     def __init__(self, shards: int) -> None:
         self.shards = shards
-        self.coordinator = _Mailbox()
-        self.boxes = [_Mailbox() for _ in range(shards)]
+        self.coordinator = _Mailbox(shards)
+        self.boxes = [_Mailbox(shards) for _ in range(shards)]
 
     def coordinator_link(self) -> MemoryCoordinatorLink:
         return MemoryCoordinatorLink(self)
@@ -71,7 +89,7 @@ class MemoryCoordinatorLink:
 
     def __init__(self, hub: MemoryHub) -> None:
         self.hub = hub
-        self.rejected: dict[str, int] = {}
+        self.rejected = hub.coordinator.rejected
 
     def _to_shards(self, topic: str, slot: int, body: Any) -> None:
         for box in self.hub.boxes:
@@ -104,8 +122,8 @@ class MemoryShardLink:
         self.hub = hub
         self.shard = shard
         self.shards = hub.shards
-        self.rejected: dict[str, int] = {}
         self._box = hub.boxes[shard]
+        self.rejected = self._box.rejected
 
     async def spec(self) -> dict[str, Any]:
         (wire,) = await self._box.take("spec", _BEFORE, 1)

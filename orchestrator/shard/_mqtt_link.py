@@ -33,7 +33,7 @@ from slotnet.fabric import decode, encode
 from ..engine._collect import single_error
 from ..engine._spec import RunSpec
 from ._broker import PASSWORD_ENV, BrokerAddress, parse_broker, private_broker, topic_root
-from ._link import Done
+from ._link import UNKNOWN_SHARD, Done, is_shard
 from ._mqtt import MqttClient
 
 __all__ = ["COORDINATOR", "HEARTBEAT", "SILENCE", "START_SILENCE", "MqttCoordinatorLink", "MqttShardLink",
@@ -111,8 +111,8 @@ class _Inbox:
         if why is None:
             origin = self._sender(sub, body)
             timed = sub in ("done", "go") or sub.startswith("data/")
-            if sub not in _FROM_COORDINATOR and not (origin is not None and 0 <= origin < self.shards):
-                why = "unknown shard"
+            if sub not in _FROM_COORDINATOR and not is_shard(origin, self.shards):
+                why = UNKNOWN_SHARD
             elif timed and body[0] < self.slot:
                 why = "stale slot"
             elif (sub, body[0], body[1]) in self.seen:

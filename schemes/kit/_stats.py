@@ -80,7 +80,8 @@ def ratio_ci95(nums: Sequence[float], dens: Sequence[float], n_batches: int = 10
     w = n / k
     ratios = []
     for b in range(k):
-        lo, hi = int(b * w), int((b + 1) * w)
+        # the last batch ends at n: int(k * (n / k)) can round below n (61 slots in 7 batches)
+        lo, hi = int(b * w), (n if b == k - 1 else int((b + 1) * w))
         den = sum(dens[lo:hi])
         if den:
             ratios.append(sum(nums[lo:hi]) / den)

@@ -1,0 +1,17 @@
+#!/bin/sh
+# Mutation testing of the core packages with mutmut 2 (outside CI: slow, run it on a schedule).
+#
+#   pip install 'mutmut>=2.5,<3'        # or: pip install -e '.[mutation]'
+#   tools/mutation.sh                   # every package: fabric/ nodes/ orchestrator/ schemes/kit/
+#   tools/mutation.sh schemes/kit/_stats.py,fabric/_codec.py   # some files or folders (comma-separated)
+#   python -m mutmut results            # survivors by file; `python -m mutmut show ID` shows one
+#
+# mutmut changes the source files in place, one mutant at a time (and puts each back), so
+# run it in a checkout you do not edit meanwhile. Each mutant runs only the tests that guard
+# its module (tools/mutation/run_tests.py); results are kept in .mutmut-cache, and a rerun
+# after a test change re-tests only the mutants that survived.
+set -eu
+cd "$(dirname "$0")/.."
+paths="${1:-fabric/,nodes/,orchestrator/,schemes/kit/}"
+PYTHONPATH=tools/mutation exec nice -n 15 python -m mutmut run --paths-to-mutate "$paths" \
+    --runner "python tools/mutation/run_tests.py" --tests-dir tests/ --no-progress --simple-output

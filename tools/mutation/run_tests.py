@@ -1,0 +1,66 @@
+"""The test command of a mutation run: the fast tests that guard one mutated module.
+
+``mutmut`` runs this once per mutant, with the mutated file as its argument (the hook in
+``mutmut_config.py`` appends it); without an argument (mutmut's baseline run) it runs the
+default selection. A whole suite per mutant is far too slow, so each module has its own
+selection below: the test files that exercise it and finish in seconds. Exit status 1 when
+a test fails or cannot even be collected (the mutant is killed), 0 when all pass (it
+survived): mutmut reads any other status as "survived", which would hide a mutant that
+breaks an import.
+
+Usage (from the repository root; ``tools/mutation.sh`` does this):
+    python tools/mutation/run_tests.py [FILE]        # run FILE's selection
+    python tools/mutation/run_tests.py --show FILE   # print it
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+#: Run whatever is mutated: quick end-to-end runs of every scheme family and the core contracts.
+DEFAULT = ["tests/test_core_contracts.py", "tests/test_pinned_behaviour.py"]
+
+#: Path prefix -> the test files (or node ids) that guard it; the longest matching prefix wins.
+SELECTION: dict[str, list[str]] = {
+    "schemes/kit/_stats.py": ["tests/test_kit_units.py"],
+    "schemes/kit/_births.py": ["tests/test_kit_units.py"],
+    "schemes/kit/_labels.py": ["tests/test_kit_units.py"],
+    "schemes/kit/_reporter.py": ["tests/test_kit_units.py", "tests/test_core_contracts.py"],
+    "schemes/kit/_broadcast_node.py": ["tests/test_kit_units.py", "tests/test_core_contracts.py"],
+    "schemes/kit/_queues.py": ["tests/test_kit_units.py", "tests/test_core_contracts.py"],
+    "schemes/kit/": ["tests/test_kit_units.py", "tests/test_core_contracts.py", "tests/test_pinned_behaviour.py"],
+    "fabric/_codec.py": ["tests/test_codec.py", "tests/test_fabric_units.py"],
+    "fabric/_ledger.py": ["tests/test_fabric_units.py", "tests/test_sharded_memory.py::test_the_ledger_travels_as_its_books"],
+    "fabric/_clock.py": ["tests/test_fabric_runtime.py", "tests/test_fabric_units.py"],
+    "fabric/_protocol.py": ["tests/test_fabric_runtime.py", "tests/test_fabric_units.py"],
+    "fabric/": ["tests/test_fabric_runtime.py", "tests/test_fabric_units.py", "tests/test_codec.py",
+                "tests/test_core_contracts.py"],
+    "nodes/": ["tests/test_fabric_runtime.py", "tests/test_core_contracts.py"],
+    "orchestrator/shard/": ["tests/test_pinned_shards.py", "tests/test_sharded_memory.py"],
+    "orchestrator/engine/_trace.py": ["tests/test_pinned_trace_order.py", "tests/test_trace_query.py"],
+    "orchestrator/engine/_stability.py": ["tests/test_pinned_behaviour.py", "tests/test_user_early_stop.py"],
+    "orchestrator/": ["tests/test_core_contracts.py", "tests/test_pinned_behaviour.py"],
+}
+
+
+def selection(path: str | None) -> list[str]:
+    """The tests that guard ``path`` (the default selection for none or an unlisted path)."""
+    if path is None:
+        return DEFAULT
+    path = path.removeprefix("./")
+    best = max((p for p in SELECTION if path.startswith(p)), key=len, default=None)
+    return DEFAULT if best is None else SELECTION[best]
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--show"]:
+        print(" ".join(selection(argv[1] if len(argv) > 1 else None)))
+        return 0
+    tests = selection(argv[0] if argv else None)
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--no-header", "-m", "not slow", *tests]
+    return 0 if subprocess.call(cmd) == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
