@@ -153,7 +153,7 @@ def _breakdown(net: object, sample: int) -> dict[str, object]:
 
     n = len(net.contexts)  # type: ignore[attr-defined]
     contexts = net.contexts  # type: ignore[attr-defined]
-    first_task = contexts[0]._task
+    first_task = contexts[0]._parking.task
     runner = first_task._runner
     nursery = first_task._parent_nursery
     reporter = net.handlers["step"].__self__  # type: ignore[attr-defined]  # the reporter's sums
@@ -198,7 +198,7 @@ def _breakdown(net: object, sample: int) -> dict[str, object]:
 
     def roots(v: int) -> dict[str, list[object]]:
         ctx = contexts[v]
-        task = ctx._task
+        task = ctx._parking.task
         parts = {
             "rng": held(ctx, "rng", "_rng"),
             "outlet": [net.outlets[v]],  # type: ignore[attr-defined]
