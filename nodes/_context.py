@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 from bisect import bisect_right
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Protocol
 
