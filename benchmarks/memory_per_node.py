@@ -37,6 +37,14 @@ Dicts of plain objects that ``gc.get_referents`` had to make are counted at that
     python benchmarks/memory_per_node.py                  # d = 12 13 14, v = 1, installed build
     python benchmarks/memory_per_node.py --dims 12 16 --floor
     python benchmarks/memory_per_node.py --build pure     # SLOTNET_PURE_PYTHON=1
+    python benchmarks/memory_per_node.py --scheme bcast-dtree --load rho=0.2 --dims 12 --no-breakdown
+    python benchmarks/memory_per_node.py --scheme star --load rho=0.5 --param lam_unicast=0.05 \
+        --pair torus:32x32 torus:32x64
+
+``--scheme`` measures another scheme (its load with ``--load``, parameters with
+``--param``; ``--pair SMALL LARGE`` for other topologies than d-cubes): the figures the memory
+pre-check's per-scheme table (``SCHEME_BYTES_PER_NODE``) is calibrated on. The breakdown
+by part is deflection's only.
 
 The walk does not change the run: it happens in its own child, after the slots measured.
 """
@@ -64,14 +72,27 @@ PARTS = {
     "in flight": "messages in flight (the transport's pending frames)",
 }
 
-#: one run in a child: peak resident KiB
+#: one run in a child (its RunSpec's fields as JSON): peak resident KiB
 _RSS = """
-import resource, sys, slotnet
-d, slots, v, seed = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
-spec = slotnet.RunSpec("deflection", f"hypercube:{d}", load={"offered": v}, slots=slots, warmup=0, seed=seed)
+import json, resource, sys, slotnet
+spec = slotnet.RunSpec(**json.loads(sys.argv[1]))
 r = slotnet.run(spec)
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, r.performance["build"], r.performance["messages"])
 """
+
+
+def _pairs(items: list[str], what: str) -> dict[str, object]:
+    """``["k=v", ...]`` as a dict, numbers as numbers."""
+    out: dict[str, object] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"memory_per_node: {what} {item!r} is not KEY=VALUE")
+        try:
+            out[key] = float(value) if any(c in value for c in ".e") else int(value)
+        except ValueError:
+            out[key] = value
+    return out
 
 #: bare Trio tasks started and parked as the network's node tasks are (``nursery.start``, the
 #: start's status dropped, parked in ``wait_task_rescheduled``), with or without a cancel
@@ -105,6 +126,12 @@ async def main():
 
 trio.run(main)
 """
+
+
+def _n_nodes(topology: str) -> int:
+    from slotnet.fabric import parse_topology
+
+    return parse_topology(topology).n_nodes
 
 
 def _child(code: str | None, *args: object, pure: bool) -> list[str]:
@@ -153,7 +180,7 @@ def _breakdown(net: object, sample: int) -> dict[str, object]:
 
     n = len(net.contexts)  # type: ignore[attr-defined]
     contexts = net.contexts  # type: ignore[attr-defined]
-    first_task = contexts[0]._task
+    first_task = contexts[0]._parking.task
     runner = first_task._runner
     nursery = first_task._parent_nursery
     reporter = net.handlers["step"].__self__  # type: ignore[attr-defined]  # the reporter's sums
@@ -198,7 +225,7 @@ def _breakdown(net: object, sample: int) -> dict[str, object]:
 
     def roots(v: int) -> dict[str, list[object]]:
         ctx = contexts[v]
-        task = ctx._task
+        task = ctx._parking.task
         parts = {
             "rng": held(ctx, "rng", "_rng"),
             "outlet": [net.outlets[v]],  # type: ignore[attr-defined]
@@ -268,28 +295,43 @@ def main() -> None:
                     help="installed: whatever `pip install` built; pure: SLOTNET_PURE_PYTHON=1")
     ap.add_argument("--floor", action="store_true", help="also measure bare Trio tasks (the per-task floor)")
     ap.add_argument("--no-breakdown", action="store_true", help="only the resident growth per node")
+    ap.add_argument("--scheme", default="deflection",
+                    help="another scheme than deflection (give its load with --load; no breakdown by part)")
+    ap.add_argument("--load", nargs="*", default=[], metavar="KEY=VALUE",
+                    help="the scheme's load (default for deflection: offered=V)")
+    ap.add_argument("--param", nargs="*", default=[], metavar="KEY=VALUE", help="the scheme's parameters")
+    ap.add_argument("--pair", nargs=2, metavar=("SMALL", "LARGE"),
+                    help="measure LARGE against SMALL (e.g. torus:32x32 torus:32x64) instead of the d-cubes of --dims")
     ap.add_argument("--walk", type=int, help=argparse.SUPPRESS)  # the breakdown child
     args = ap.parse_args()
     if args.walk is not None:
         print(json.dumps(walk(args.walk, args.slots, args.v, args.seed, args.sample)))
         return
     pure = args.build == "pure"
-    rss: dict[int, tuple[int, str]] = {}
+    rss: dict[str, tuple[int, str, int]] = {}
+    load = _pairs(args.load, "--load") or ({"offered": args.v} if args.scheme == "deflection" else {})
+    params = _pairs(args.param, "--param")
 
-    def peak(d: int) -> tuple[int, str]:
-        if d not in rss:
-            kib, build, _ = _child(_RSS, d, args.slots, args.v, args.seed, pure=pure)
-            rss[d] = int(kib), build
-        return rss[d]
+    def peak(topology: str) -> tuple[int, str, int]:
+        if topology not in rss:
+            spec = {"scheme": args.scheme, "topology": topology, "load": load, "params": params,
+                    "slots": args.slots, "warmup": 0, "seed": args.seed}
+            kib, build, _ = _child(_RSS, json.dumps(spec), pure=pure)
+            rss[topology] = int(kib), build, _n_nodes(topology)
+        return rss[topology]
 
-    print(f"deflection, v = {args.v:g}, {args.slots} slots, seed {args.seed}: peak RSS growth per added node")
-    print(f"{'d':>3} {'nodes':>7} {'build':>9} {'peak RSS':>10} {'per node':>10}")
+    what = ", ".join(f"{k}={v}" for k, v in {**load, **params}.items())
+    print(f"{args.scheme} ({what}), {args.slots} slots, seed {args.seed}: peak RSS growth per added node")
+    print(f"{'topology':>16} {'nodes':>8} {'build':>9} {'peak RSS':>10} {'per node':>10}")
+    pairs = [tuple(args.pair)] if args.pair else [(f"hypercube:{d - 1}", f"hypercube:{d}") for d in args.dims]
     per_node: dict[int, float] = {}
-    for d in args.dims:
-        lo, _ = peak(d - 1)
-        hi, build = peak(d)
-        per_node[d] = (hi - lo) * 1024 / ((1 << d) - (1 << (d - 1)))
-        print(f"{d:>3} {1 << d:>7} {build:>9} {hi / 1024:>7.1f} MiB {per_node[d] / 1024:>6.2f} KiB", flush=True)
+    for d, (small, large) in zip(args.dims, pairs):
+        lo, _, n_lo = peak(small)
+        hi, build, n_hi = peak(large)
+        per_node[d] = (hi - lo) * 1024 / (n_hi - n_lo)
+        print(f"{large:>16} {n_hi:>8} {build:>9} {hi / 1024:>7.1f} MiB {per_node[d] / 1024:>6.2f} KiB", flush=True)
+    if args.scheme != "deflection" or args.pair:
+        return  # the breakdown by part walks a deflection node on the d-cube
     if args.floor:
         n = 1 << 16
         print(f"\nTrio's floor: a bare task started and parked as a node's is, per task ({n // 2} more tasks)")

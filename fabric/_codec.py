@@ -29,7 +29,7 @@ import msgpack
 from ._errors import FabricError
 
 __all__ = ["CHECKSUM_BYTES", "DECODE_ERRORS", "checked_packer", "decode", "decode_checked", "encode", "packer",
-           "seal", "verify"]
+           "seal", "unpackb", "verify"]
 
 #: Length of the CRC-32 trailer :func:`checked_packer` appends.
 CHECKSUM_BYTES = 4
@@ -40,6 +40,10 @@ DECODE_ERRORS: tuple[type[BaseException], ...] = (ValueError, TypeError, msgpack
 #: Inverse of :func:`encode` (arrays come back as tuples). A C-level partial: this is the
 #: per-message hot path of every transport.
 decode: Callable[[bytes], Any] = partial(msgpack.unpackb, use_list=False, strict_map_key=False)
+#: msgpack's own ``unpackb``, for the compiled transport's per-inbox decode: called there
+#: with :func:`decode`'s keywords (``use_list=False, strict_map_key=False``) written out,
+#: it gives what :func:`decode` gives without the partial's keyword dict per call.
+unpackb: Callable[..., Any] = msgpack.unpackb
 
 
 def packer() -> Callable[[Any], bytes]:

@@ -12,11 +12,17 @@ cdef class Outlet:
     cdef unsigned long long _used
     cdef list _load
     cdef object _park, _clock, _pack
+    cdef list _pending, _touched
 
-    @cython.locals(slot="long long", p=Py_ssize_t, one="unsigned long long", bit="unsigned long long")
+    @cython.locals(slot="long long", p=Py_ssize_t, one="unsigned long long", bit="unsigned long long",
+                   pending=list, pend=list)
     cpdef send(self, object port, object message, object size=*)
 
 cdef class TimedOutlet(Outlet):
     cdef object _q
     cdef list _busy
     cdef object _later
+
+cdef class Frames:
+    cdef readonly object receiver, slot
+    cdef list _pend

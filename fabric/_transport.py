@@ -32,7 +32,7 @@ from operator import itemgetter
 from typing import Any
 
 from ._clock import SlotClock
-from ._codec import CHECKSUM_BYTES, DECODE_ERRORS, checked_packer, decode, packer, seal, verify
+from ._codec import CHECKSUM_BYTES, DECODE_ERRORS, checked_packer, decode, packer, seal, unpackb, verify
 from ._errors import CapacityError, FabricError
 from ._faults import FaultSchedule, fault_draw
 from ._ledger import AVOIDABLE, FaultLedger
@@ -63,14 +63,18 @@ _FLIP_SALT = 0xC0FFEE
 
 #: msgpack array headers for 0..15 elements (fixarray)
 _FIXARRAY = [bytes([0x90 | n]) for n in range(16)]
+#: for each in-port (ports number below 64): a two-element array's header and the port, a
+#: positive fixint -- put before a frame, the pair ``(in_port, message)`` in msgpack
+_PORT_PAIR = [bytes([0x92, p]) for p in range(64)]
 
 
 def _decode_inbox(r: int, pend: list[tuple[int, bytes]], slot: int) -> list[tuple[int, Any]]:
     """``[(in_port, decode(data)) for in_port, data in pend]``, in one msgpack call.
 
-    The frames are concatenated behind an array header, so one ``unpackb`` decodes them
-    all. Well-formed frames give exactly the values decoding each would (msgpack objects
-    are self-delimiting). The frames here are outlet packers' output, of this process or
+    The frames are concatenated behind an array header, each behind the header of a pair
+    and its in-port, so one ``unpackb`` decodes the whole inbox, pairs and all.
+    Well-formed frames give exactly the values decoding each would (msgpack objects are
+    self-delimiting). The frames here are outlet packers' output, of this process or
     of another shard of the run (garbled ones were judged and dropped by the fault
     pipeline); should one be malformed anyway, the failing call falls back to
     frame-by-frame decoding, which names it.
@@ -82,10 +86,12 @@ def _decode_inbox(r: int, pend: list[tuple[int, bytes]], slot: int) -> list[tupl
     try:
         if n == 1:
             p, b = pend[0]
-            return [(p, decode(b))]
-        ports, frames = zip(*pend)
-        head = _FIXARRAY[n] if n < 16 else b"\xdc" + n.to_bytes(2, "big")  # array 16 (n < 65536)
-        return list(zip(ports, decode(head + b"".join(frames))))
+            return [(p, unpackb(b, use_list=False, strict_map_key=False))]
+        parts = [_FIXARRAY[n] if n < 16 else b"\xdc" + n.to_bytes(2, "big")]  # array 16 (n < 65536)
+        for p, b in pend:
+            parts.append(_PORT_PAIR[p])
+            parts.append(b)
+        return list(unpackb(b"".join(parts), use_list=False, strict_map_key=False))
     except DECODE_ERRORS:
         pass
     try:
@@ -137,7 +143,8 @@ class Outlet:
     than a whole slot was sent; until then every load held is a whole slot.
     """
 
-    __slots__ = ("node", "_nbrs", "_revs", "_slot", "_used", "_load", "_park", "_clock", "_pack")
+    __slots__ = ("node", "_nbrs", "_revs", "_slot", "_used", "_load", "_park", "_clock", "_pack", "_pending",
+                 "_touched")
 
     def __init__(self, transport: InProcessTransport, node: int) -> None:
         self.node = node
@@ -148,6 +155,11 @@ class Outlet:
         self._park = transport.park_to
         self._clock = transport.clock
         self._pack = transport.pack
+        #: the transport's pending frames, where its park is InProcessTransport's own (send
+        #: then parks a frame itself); None: send calls the transport's park (a shard's)
+        direct = type(transport).park is InProcessTransport.park
+        self._pending: list[list[tuple[int, bytes]] | None] | None = transport._pending if direct else None
+        self._touched: list[int] = transport._touched
 
     def _target(self, port: int, slot: int) -> tuple[int, int]:
         """(receiver, its in-port) of ``port``.
@@ -214,7 +226,15 @@ class Outlet:
                 self._load[p] = 1.0
         else:
             self._share(port, size, slot)
-        self._park(nb, self._revs[port], self._pack(message))
+        pending = self._pending
+        if pending is None:
+            self._park(nb, self._revs[port], self._pack(message))
+            return
+        pend = pending[nb]  # InProcessTransport.park, inlined
+        if pend is None:
+            pending[nb] = pend = []
+            self._touched.append(nb)
+        pend.append((self._revs[port], self._pack(message)))
 
     def _share(self, port: int, units: float, slot: int) -> None:
         if not 0.0 < units <= 1.0:

@@ -16,15 +16,13 @@ from __future__ import annotations
 
 import random
 from bisect import bisect_right
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Protocol
 
-from trio.lowlevel import Abort, Task, wait_task_rescheduled
-
 from ._geometry import Geometry, Port
 from ._rng import node_rng
-from ._runtime import SlotRuntime, Undecoded, resume
+from ._runtime import Parking, SlotRuntime
 
 __all__ = ["Inbox", "NodeContext", "Outlet", "TraceTap"]
 
@@ -74,7 +72,7 @@ class NodeContext:
 
     __slots__ = (
         "node", "n_nodes", "geometry", "params", "send", "quantum", "incarnation",
-        "_clock", "_runtime", "_recorder", "_on_unread", "_task", "_parked", "_wake_slot", "_timer", "_port_of",
+        "_clock", "_parking", "_recorder", "_port_of",
         "_coords", "_port_ids", "_dead", "_detect", "_outlet", "_seed", "_rng",
     )
 
@@ -89,7 +87,6 @@ class NodeContext:
         clock: _Clock,
         runtime: SlotRuntime,
         recorder: Recorder,
-        on_unread: Callable[[int, Iterable[tuple[int, Any]]], None],
         incarnation: int = 0,
         quantum: int = 1,
         dead_ports: tuple[Sequence[int], Sequence[int]] | None = None,
@@ -105,13 +102,9 @@ class NodeContext:
         self.quantum = quantum
         self.incarnation = incarnation
         self._clock = clock
-        self._runtime = runtime
+        #: how this node's task parks: a record the runtime owns (and alone writes while parked)
+        self._parking: Parking = runtime.register(node, incarnation)
         self._recorder = recorder
-        self._on_unread = on_unread
-        self._task: Task | None = None
-        self._parked = False
-        self._wake_slot = -1
-        self._timer: int | None = None
         self._port_of: dict[int, int] | None = None  # neighbour -> port, made by the first port_to
         self._coords: tuple[int, ...] | None = None
         self._port_ids = _shared(tuple(p.index for p in geometry.ports(node)))
@@ -211,10 +204,10 @@ class NodeContext:
         """End this slot's step; ``await`` it for the next slot's inbox (possibly empty).
 
         The inbox is a list of ``(in_port, message)`` in increasing in-port order.
-        (Not a coroutine itself: it returns the park's, one frame less per sleeping node.)
+        (Not a coroutine itself: it returns the runtime's parking record, which ``await``
+        parks on.)
         """
-        self._runtime.active.append(self)
-        return self._park()
+        return self._parking.next_slot()
 
     def idle(self, until: int | None = None) -> Awaitable[Inbox]:
         """End this slot's step and sleep until a message arrives or slot ``until``;
@@ -225,40 +218,12 @@ class NodeContext:
                 slot that has already begun (its wake-up time was computed late, or from a
                 stale clock), naming the node and both slots.
         """
-        if until is not None:
-            slot = self._clock.slot
-            if until <= slot:
-                began = "is the current slot" if until == slot else f"began {slot - until} slot(s) ago"
-                raise ValueError(f"node {self.node} asked to sleep until slot {until}, which {began} (slot {slot} is "
-                                 f"running): idle(until=...) must name a later slot, at least {slot + 1}")
-            if until == slot + 1:  # due next slot in any case: next_slot(), without a timer
-                self._runtime.active.append(self)
-            else:
-                self._timer = until
-                self._runtime.add_timer(until, self)
-        return self._park()
-
-    # -- runtime side (the driver and the runtime only) -----------------------------------
-    def _park(self) -> Awaitable[Inbox]:
-        self._parked = True
-        self._runtime.step_done()
-        return wait_task_rescheduled(self._abort)
-
-    def _abort(self, _: Any) -> Abort:
-        self._parked = False
-        self._timer = None
-        return Abort.SUCCEEDED
-
-    def _wake(self, inbox: Inbox | Undecoded) -> None:
-        """Resume the parked node with ``inbox`` (an undecoded one is decoded by the node's task)."""
-        self._parked = False
-        self._timer = None
-        assert self._task is not None
-        resume(self._task, inbox)
-
-    def _unread(self, inbox: Iterable[tuple[int, Any]]) -> None:
-        """Messages reached a node that is not parked (crashed or finished)."""
-        self._on_unread(self.node, inbox)
+        slot = self._clock.slot
+        if until is not None and until <= slot:
+            began = "is the current slot" if until == slot else f"began {slot - until} slot(s) ago"
+            raise ValueError(f"node {self.node} asked to sleep until slot {until}, which {began} (slot {slot} is "
+                             f"running): idle(until=...) must name a later slot, at least {slot + 1}")
+        return self._parking.idle(until, slot)
 
 
 class TracedContext(NodeContext):
@@ -276,8 +241,11 @@ class TracedContext(NodeContext):
         self._raw_send(port, message, size)
         self._tap(self.node, self._clock.slot, "sent", {"port": port, "message": message, "size": size})
 
-    def _park(self) -> Awaitable[Inbox]:
-        return self._traced(super()._park())
+    def next_slot(self) -> Awaitable[Inbox]:
+        return self._traced(super().next_slot())
+
+    def idle(self, until: int | None = None) -> Awaitable[Inbox]:
+        return self._traced(super().idle(until))
 
     async def _traced(self, parked: Awaitable[Inbox]) -> Inbox:
         inbox = await parked

@@ -6,42 +6,162 @@ arrives, or at slot ``until``). The driver wakes the nodes due in a slot with th
 inboxes, waits until every one of them has parked again, and only then delivers the
 slot's traffic. Idle nodes are never touched, so they cost nothing per slot.
 
-Parking uses Trio's low-level ``wait_task_rescheduled``; cancellation (shutdown, a crash
-fault) aborts a park cleanly, so a crash really is a cancel scope.
+Each node has a :class:`Parking` record, owned by the runtime: its task, whether it is
+parked, the slot it was last woken in and its timer. The context only asks the record to
+park; the runtime (and, through it, the driver: stalls, the end of a run) is the only
+writer of the record.
+
+A park is one Trio ``wait_task_rescheduled`` trap, taken without the wrapper coroutine
+and the per-park objects Trio's public ``wait_task_rescheduled`` adds: the record itself
+is the awaitable, it yields Trio's own ``WaitTaskRescheduled`` message with itself as the
+abort callback, and the driver resumes the task with the inbox itself -- a list, or frames the woken task
+decodes (:class:`Undecoded`) -- where Trio passes an ``Outcome`` through to the parked
+coroutine. Anything else that reschedules a parked node (a cancellation, the end of the
+run) sends an ``Outcome``, which the record unwraps as Trio's trap would. Cancellation
+(shutdown, a crash fault) aborts a park cleanly, so a crash really is a cancel scope.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable, Generator, Iterator, Sequence
+from typing import Any, Protocol
 
 import outcome
 import trio
+from trio._core._traps import WaitTaskRescheduled  # the message every Trio park yields to the run loop
 from trio.lowlevel import Abort, Task, current_task, reschedule, wait_task_rescheduled
 
-if TYPE_CHECKING:
-    from ._context import NodeContext
-
-__all__ = ["SlotRuntime", "Undecoded"]
+__all__ = ["Parking", "SlotRuntime", "Undecoded"]
 
 _EMPTY: tuple[()] = ()
+_SUCCEEDED = Abort.SUCCEEDED
+_VALUE = outcome.Value
+_ERROR = outcome.Error
+
+#: One park message for every park. The run loop reads a yielded message's ``abort_func``
+#: at once, before any other task runs (``task._abort_func = msg.abort_func`` in the same
+#: step), so one message serves every park: each writes its own record in first. (Where
+#: Trio's message has no instance dict to write, each park makes its own.)
+_TRAP = WaitTaskRescheduled(None)  # type: ignore[arg-type]  # each park writes its own
+_TRAP_FIELDS: dict[str, Any] | None = getattr(_TRAP, "__dict__", None)
+
+
+def _trap(rec: Parking) -> WaitTaskRescheduled:
+    """Trio's park message with ``rec`` as its abort callback."""
+    fields = _TRAP_FIELDS
+    if fields is None:
+        return WaitTaskRescheduled(rec)
+    fields["abort_func"] = rec
+    return _TRAP
+
+
+class Undecoded(Protocol):
+    """An inbox still to decode (the in-process transport's frames): ``decode()`` gives
+    it, and so does iterating."""
+
+    def decode(self) -> list[tuple[int, Any]]: ...
+    def __iter__(self) -> Iterator[tuple[int, Any]]: ...
+
+
+class Parking:
+    """One node task's parking record (one per context; the runtime keeps it).
+
+    ``await record`` parks the task once: the awaitable protocol below. ``task`` is set
+    when the node's task starts; ``parked`` while it waits; ``wake_slot`` is the last slot
+    it was woken in (a node due twice in a slot is woken once); ``timer`` the slot an
+    ``idle(until)`` asked for.
+    """
+
+    __slots__ = ("node", "incarnation", "task", "parked", "wake_slot", "timer", "runtime")
+
+    def __init__(self, runtime: SlotRuntime, node: int, incarnation: int) -> None:
+        self.node = node
+        self.incarnation = incarnation
+        self.runtime = runtime
+        self.task: Task | None = None
+        self.parked = False
+        self.wake_slot = -1
+        self.timer: int | None = None
+
+    # -- called from the node's task (through its context) ----------------------------
+    def next_slot(self) -> Parking:
+        """Due next slot; park (``await`` the result)."""
+        runtime = self.runtime
+        runtime.active.append(self)
+        self.parked = True
+        runtime.step_done()
+        return self
+
+    def idle(self, until: int | None, slot: int) -> Parking:
+        """Due at a message, or at slot ``until`` (a later one than ``slot``); park."""
+        runtime = self.runtime
+        if until is not None:
+            if until == slot + 1:  # due next slot in any case: next_slot(), without a timer
+                runtime.active.append(self)
+            else:
+                self.timer = until
+                heapq.heappush(runtime.timers, (until, self.node, self.incarnation, self))
+        self.parked = True
+        runtime.step_done()
+        return self
+
+    # -- the awaitable: one Trio park ---------------------------------------------------
+    def __await__(self) -> Generator[Any, Any, Any]:
+        """Park once: yield Trio's park message, then end the ``await`` with the inbox the
+        task was resumed with (an ``Outcome`` is unwrapped: a cancellation, the run's end)."""
+        value = yield _trap(self)
+        kind = type(value)
+        if kind is list or kind is tuple:
+            return value
+        if kind is _VALUE or kind is _ERROR:
+            return value.unwrap()
+        return value.decode()  # frames: decoded by the woken task itself
+
+    def __call__(self, _raise_cancel: Any) -> Abort:
+        """Trio's abort callback: the park is cancelled (a crash, the run's shutdown)."""
+        self.parked = False
+        self.timer = None
+        return _SUCCEEDED
 
 
 class SlotRuntime:
-    """Bookkeeping of who is running, who is due, and the driver's park."""
+    """Bookkeeping of who is running, who is due, and the driver's park.
 
-    def __init__(self) -> None:
+    Args:
+        n_nodes: node ids run below this.
+        on_unread: ``(node, inbox)``, for an inbox that reached a node not parked (crashed,
+            finished, or not started yet).
+    """
+
+    def __init__(self, n_nodes: int = 0, on_unread: Callable[[int, Any], None] | None = None) -> None:
         self.running = 0
-        self.active: list[NodeContext] = []  # parked in next_slot(): due next slot
-        #: (slot, node, incarnation, ctx): a restarted node's new context never ties with a
-        #: stale timer of its old one, so contexts are never compared
-        self.timers: list[tuple[int, int, int, NodeContext]] = []
+        self.active: list[Parking] = []  # parked in next_slot(): due next slot
+        #: (slot, node, incarnation, record): a restarted node's new record never ties with a
+        #: stale timer of its old one, so records are never compared
+        self.timers: list[tuple[int, int, int, Parking]] = []
+        #: node -> its current context's parking record (None: not hosted here)
+        self.records: list[Parking | None] = [None] * n_nodes
+        self._on_unread = on_unread
         self._driver: Task | None = None
         self._driver_parked = False
         self.wakeups = 0
 
+    def register(self, node: int, incarnation: int) -> Parking:
+        """A new parking record for ``node``'s new context (it replaces the old one's)."""
+        if node >= len(self.records):
+            self.records.extend([None] * (node + 1 - len(self.records)))
+        rec = self.records[node] = Parking(self, node, incarnation)
+        return rec
+
     # -- called from node tasks -------------------------------------------------------
+    def attach(self, node: int, task: Task) -> None:
+        """``node``'s task has started (it runs its first step now)."""
+        rec = self.records[node]
+        assert rec is not None
+        rec.task = task
+        self.running += 1
+
     def step_done(self) -> None:
         """A node finished its step (parked or returned)."""
         self.running -= 1
@@ -50,47 +170,85 @@ class SlotRuntime:
             assert self._driver is not None
             reschedule(self._driver)
 
-    def add_timer(self, slot: int, ctx: NodeContext) -> None:
-        heapq.heappush(self.timers, (slot, ctx.node, ctx.incarnation, ctx))
-
     # -- called from the driver ---------------------------------------------------------
-    def wake(self, slot: int, deliveries: Sequence[tuple[int, list[tuple[int, Any]] | Undecoded]],
-             contexts: Sequence[NodeContext | None]) -> int:
+    def wake(self, slot: int, deliveries: Sequence[tuple[int, list[tuple[int, Any]] | Undecoded]]) -> int:
         """Wake everything due at ``slot``; returns how many nodes were woken."""
         n = 0
+        records = self.records
         for r, inbox in deliveries:
-            ctx = contexts[r]  # deliveries only name nodes hosted here
-            assert ctx is not None
-            if ctx._parked:
-                ctx._wake_slot = slot
-                ctx._wake(inbox)
+            rec = records[r]  # deliveries only name nodes hosted here
+            assert rec is not None
+            if rec.parked:
+                rec.parked = False
+                rec.timer = None
+                rec.wake_slot = slot
+                reschedule(rec.task, inbox)  # type: ignore[arg-type]  # Parking.send takes the inbox itself
                 n += 1
             else:
-                ctx._unread(inbox)
+                self._unread(r, inbox)
         active, self.active = self.active, []
-        for ctx in active:
-            if ctx._parked and ctx._wake_slot != slot:
-                ctx._wake_slot = slot
-                ctx._wake(_EMPTY)
+        for rec in active:
+            if rec.parked and rec.wake_slot != slot:
+                rec.parked = False
+                rec.timer = None
+                rec.wake_slot = slot
+                reschedule(rec.task, _EMPTY)  # type: ignore[arg-type]
                 n += 1
         timers = self.timers
         while timers and timers[0][0] <= slot:
-            due, _, _, ctx = heapq.heappop(timers)
-            if ctx._parked and ctx._timer == due and ctx._wake_slot != slot:
-                ctx._wake_slot = slot
-                ctx._wake(_EMPTY)
+            due, _, _, rec = heapq.heappop(timers)
+            if rec.parked and rec.timer == due and rec.wake_slot != slot:
+                rec.parked = False
+                rec.timer = None
+                rec.wake_slot = slot
+                reschedule(rec.task, _EMPTY)  # type: ignore[arg-type]
                 n += 1
         self.running += n
         self.wakeups += n
         return n
 
+    def _unread(self, node: int, inbox: Any) -> None:
+        if self._on_unread is not None:
+            self._on_unread(node, inbox)
+
     def next_due(self) -> int | None:
         """Earliest slot at which something is due without any traffic (None: nothing)."""
         if self.active:
             return -1
-        while self.timers and not (self.timers[0][3]._parked and self.timers[0][3]._timer == self.timers[0][0]):
+        while self.timers and not (self.timers[0][3].parked and self.timers[0][3].timer == self.timers[0][0]):
             heapq.heappop(self.timers)
         return self.timers[0][0] if self.timers else None
+
+    def hold(self, node: int, until: int) -> bool:
+        """A stall of ``node`` over slots ..``until`` begins: it leaves the due list, and a
+        timer due in the stall moves to ``until + 1``. Returns whether it was due next slot."""
+        rec = self.records[node]
+        assert rec is not None
+        due = rec in self.active
+        if due:
+            self.active.remove(rec)
+        if rec.timer is not None and rec.timer <= until:
+            rec.timer = until + 1
+            heapq.heappush(self.timers, (until + 1, rec.node, rec.incarnation, rec))
+        return due
+
+    def release(self, node: int, due: bool) -> None:
+        """A stall of ``node`` ends: due next slot again if it was when the stall began."""
+        rec = self.records[node]
+        assert rec is not None
+        if due and rec.parked:
+            self.active.append(rec)
+
+    def parked(self) -> list[Parking]:
+        """The records of the node tasks parked now."""
+        return [rec for rec in self.records if rec is not None and rec.parked and rec.task is not None]
+
+    def resume(self, rec: Parking, value: outcome.Outcome[Any]) -> None:
+        """Resume a parked node task with ``value`` (an ``Outcome``), whatever it waits for."""
+        rec.parked = False
+        rec.timer = None
+        self.running += 1
+        reschedule(rec.task, value)  # type: ignore[arg-type]
 
     async def wait_quiescent(self) -> None:
         """Park the driver until every running node has parked or returned."""
@@ -105,36 +263,3 @@ class SlotRuntime:
             return Abort.SUCCEEDED
 
         await wait_task_rescheduled(abort)
-
-
-class Undecoded(Protocol):
-    """An inbox still to decode (the in-process transport's frames): ``decode()`` gives
-    it, and so does iterating."""
-
-    def decode(self) -> list[tuple[int, Any]]: ...
-    def __iter__(self) -> Iterator[tuple[int, Any]]: ...
-
-
-class _Decoding(outcome.Outcome[Any]):
-    """The outcome of a park whose inbox is still frames: the woken task decodes them
-    itself, as it reads the outcome, so that only running nodes hold decoded inboxes."""
-
-    __slots__ = ("_inbox",)
-
-    def __init__(self, inbox: Undecoded) -> None:
-        self._inbox = inbox
-
-    def unwrap(self) -> list[tuple[int, Any]]:
-        return self._inbox.decode()
-
-    def send(self, gen: Any) -> Any:
-        return gen.send(self.unwrap())
-
-    async def asend(self, agen: Any) -> Any:
-        return await agen.asend(self.unwrap())
-
-
-def resume(task: Task, value: Any) -> None:
-    """Reschedule a parked node task with ``value`` as the result of its park: an inbox
-    (list or tuple), or an :class:`Undecoded` one that the task decodes when it runs."""
-    reschedule(task, outcome.Value(value) if isinstance(value, (list, tuple)) else _Decoding(value))

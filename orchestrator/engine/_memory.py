@@ -30,9 +30,16 @@ far its packets got in the 30 slots). Before a node's own memory was cut, the sa
 took 19.8 / 20.7 KiB (deflection), 32.8 / 33.6 (bcast-dtree), 27.5, 29.8, 15.6 and 60.0
 (the other broadcasts, in the table's order), 45.6 (star) and 69.0 (m2o-greedy).
 
-:data:`BYTES_PER_NODE` is the largest figure rounded up, 64 KiB, so that no scheme is let
-through that then exhausts the machine; for deflection it is eight times what a node
-takes. A run whose estimate exceeds the memory the machine has available now
+:data:`SCHEME_BYTES_PER_NODE` gives each measured scheme its figure with a margin of about
+a quarter on top (a node's messages in flight grow with the cube's dimension: deflection
+takes 7.2 KiB per node at d = 12, 7.75 at d = 16 and 9.3 at d = 20 -- a 4.7 GiB peak per
+shard for 2^19 nodes each, 10 slots into a 2-shard run, its traffic still growing -- so
+it is allowed 12 KiB); a scheme
+not measured, or one whose figure swings with how far its packets got (m2o-greedy, up to
+60.5 KiB), is allowed :data:`BYTES_PER_NODE`, 64 KiB, the largest figure rounded up, so
+that no scheme is let through that then exhausts the machine. Measure a scheme with
+``python benchmarks/memory_per_node.py --scheme NAME ...`` before adding it to the table.
+A run whose estimate exceeds the memory the machine has available now
 (``MemAvailable`` of ``/proc/meminfo``, or the free physical pages where that file does
 not exist) is refused before it starts; where neither can be read, nothing is refused.
 
@@ -50,11 +57,22 @@ from pathlib import Path
 from slotnet.errors import SpecError
 from slotnet.fabric import Topology
 
-__all__ = ["BYTES_PER_NODE", "BYTES_PER_REPORTED_NODE", "BYTES_PER_SLOT", "BYTES_PER_SERIES_SLOT", "available_memory",
-           "check_fits", "estimate"]
+__all__ = ["BYTES_PER_NODE", "BYTES_PER_REPORTED_NODE", "BYTES_PER_SERIES_SLOT", "BYTES_PER_SLOT", "SCHEME_BYTES_PER_NODE",
+           "available_memory", "bytes_per_node", "check_fits", "estimate"]
 
-#: Resident bytes per node of a running network (see the module docstring).
+#: Resident bytes per node of a running network of a scheme not in SCHEME_BYTES_PER_NODE.
 BYTES_PER_NODE = 64 * 1024
+
+#: Resident bytes per node allowed for the schemes measured (the module docstring's table,
+#: with a margin of about a quarter, rounded up to a whole KiB).
+SCHEME_BYTES_PER_NODE: dict[str, int] = {
+    "deflection": 12 * 1024,
+    "bcast-periodic": 9 * 1024,
+    "bcast-simple": 24 * 1024,
+    "bcast-balanced": 28 * 1024,
+    "bcast-dtree": 32 * 1024,
+    "star": 48 * 1024,
+}
 #: Bytes per slot the run keeps whatever it is asked (the stability monitor's sample).
 BYTES_PER_SLOT = 64
 #: Extra bytes per slot when the per-slot series is kept (a reporter row, its output record).
@@ -68,24 +86,32 @@ BASE_BYTES = 64 * 1024 * 1024
 BYTES_PER_REPORTED_NODE = 4 * 1024
 
 
-def estimate(topology: Topology, slots: int, *, series: bool = False, shards: int = 1, hosted: int | None = None) -> int:
+def bytes_per_node(scheme: str | None) -> int:
+    """Resident bytes per node allowed for ``scheme`` (None or a scheme not measured: the most any takes)."""
+    return SCHEME_BYTES_PER_NODE.get(scheme, BYTES_PER_NODE) if scheme is not None else BYTES_PER_NODE
+
+
+def estimate(topology: Topology, slots: int, *, series: bool = False, shards: int = 1, hosted: int | None = None,
+             scheme: str | None = None) -> int:
     """Estimated peak resident bytes, on this machine, of a run on ``topology`` for ``slots`` slots.
 
     Args:
+        scheme: the scheme's name: its bytes per node (:func:`bytes_per_node`).
         shards: a sharded run (``--shards K``, K > 1) started here: the coordinator (the
             reporter, no nodes) plus K shard processes, each with its block of nodes and
             its own interpreter.
         hosted: one shard process by itself (``slotnet shard``): the nodes it hosts.
     """
     per_slot = BYTES_PER_SLOT + (BYTES_PER_SERIES_SLOT if series else 0)
+    per_node = bytes_per_node(scheme)
     n = topology.n_nodes
     if hosted is not None:
-        return BASE_BYTES + hosted * BYTES_PER_NODE + slots * BYTES_PER_SLOT
+        return BASE_BYTES + hosted * per_node + slots * BYTES_PER_SLOT
     if shards <= 1:
-        return BASE_BYTES + n * BYTES_PER_NODE + slots * per_slot
+        return BASE_BYTES + n * per_node + slots * per_slot
     block = -(-n // shards)
     coordinator = BASE_BYTES + n * BYTES_PER_REPORTED_NODE + slots * per_slot
-    return coordinator + shards * (BASE_BYTES + block * BYTES_PER_NODE + slots * BYTES_PER_SLOT)
+    return coordinator + shards * (BASE_BYTES + block * per_node + slots * BYTES_PER_SLOT)
 
 
 def available_memory(meminfo: str | Path = "/proc/meminfo") -> int | None:
@@ -111,17 +137,17 @@ def _human(n: float) -> str:
 
 
 def check_fits(topology: Topology, slots: int, *, series: bool = False, available: int | None = None,
-               shards: int = 1, hosted: int | None = None) -> None:
+               shards: int = 1, hosted: int | None = None, scheme: str | None = None) -> None:
     """Refuse a run (or one shard of it) that cannot fit in the memory available.
 
     Args:
         available: bytes available (default: read from the machine now).
-        shards, hosted: as :func:`estimate`.
+        shards, hosted, scheme: as :func:`estimate`.
 
     Raises:
         SpecError: with the estimate and the memory available.
     """
-    need = estimate(topology, slots, series=series, shards=shards, hosted=hosted)
+    need = estimate(topology, slots, series=series, shards=shards, hosted=hosted, scheme=scheme)
     have = available_memory() if available is None else available
     if have is not None and need > have:
         nodes = topology.n_nodes if hosted is None else hosted
@@ -129,4 +155,4 @@ def check_fits(topology: Topology, slots: int, *, series: bool = False, availabl
         where = ("this shard of " if hosted is not None else "") + topology.spec
         how = f" over {shards} shard processes here" if hosted is None and shards > 1 else ""
         raise SpecError(f"{where} for {slots:,} slots needs about {_human(need)}{how} ({what}, "
-                        f"~{BYTES_PER_NODE // 1024} KiB per node) but this machine has {_human(have)} available")
+                        f"~{bytes_per_node(scheme) // 1024} KiB per node) but this machine has {_human(have)} available")

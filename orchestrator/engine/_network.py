@@ -122,7 +122,7 @@ class Network:
     ) -> None:
         self.prep = prep
         self.clock = SlotClock()
-        self.runtime = SlotRuntime()
+        self.runtime = SlotRuntime(prep.topology.n_nodes, self._unread)
         self.tracer = tracer
         self._on_lost = on_lost
         self.transport: Transport = transport(self.clock, self._lost)
@@ -143,7 +143,7 @@ class Network:
             self.outlets[v] = self.transport.outlet(v)
         # shared by every context: one params view, one bound method of each sink
         self._params = MappingProxyType(dict(prep.node_params))
-        self._sinks = (self._record, self._traced_record, self._unread)
+        self._sinks = (self._record, self._traced_record)
         #: ``(follow, hop sink, clock)`` where the scheme follows its packets (``Scheme.follow``), else None
         self._followed: tuple[Any, Any, SlotClock] | None = None
         follow = prep.scheme.follow
@@ -191,10 +191,10 @@ class Network:
 
     def _context(self, v: int, incarnation: int) -> NodeContext:
         prep = self.prep
-        record, traced_record, unread = self._sinks
+        record, traced_record = self._sinks
         common: dict[str, Any] = dict(
             node=v, geometry=prep.topology, params=self._params, seed=prep.spec.seed, outlet=self.outlets[v],
-            clock=self.clock, runtime=self.runtime, on_unread=unread, incarnation=incarnation, quantum=prep.quantum,
+            clock=self.clock, runtime=self.runtime, incarnation=incarnation, quantum=prep.quantum,
             dead_ports=self._timeline.get(v), detect=self._detect or 0,
         )
         if self.tracer is not None and self.tracer.wants_node(v):
@@ -246,8 +246,7 @@ class Network:
         node = self.nodes[v]
         if node is None:  # restarted after a crash: a new node for the new incarnation
             node = self._build(v)
-        ctx._task = trio.lowlevel.current_task()
-        self.runtime.running += 1
+        self.runtime.attach(v, trio.lowlevel.current_task())
         with (trio.CancelScope() if self._scoped else _NO_SCOPE) as scope:
             self.scopes[v] = scope
             task_status.started()
@@ -300,7 +299,7 @@ class Network:
                 late.append(ev)
             else:
                 self.apply(ev)
-        woken = self.runtime.wake(slot, await self.transport.exchange(slot), self.contexts)
+        woken = self.runtime.wake(slot, await self.transport.exchange(slot))
         for v in self._unstall_after_delivery:
             self._set_stalled(v, False)
             if self.transport.is_alive(v):  # a crash in this slot ended it before its first step
@@ -345,14 +344,12 @@ class Network:
         park (where a cancel would have hit it: its node's state is the same) and returns;
         what it leaves behind is freed before the next batch. Nothing in a result changes.
         """
-        parked = [ctx for ctx in self.contexts if ctx is not None and ctx._parked and ctx._task is not None]
+        runtime = self.runtime
+        parked = runtime.parked()
         for i in range(0, len(parked), batch):
-            for ctx in parked[i:i + batch]:
-                ctx._parked = False
-                ctx._timer = None
-                self.runtime.running += 1
-                trio.lowlevel.reschedule(ctx._task, outcome.Error(_Stop()))
-            await self.runtime.wait_quiescent()
+            for rec in parked[i:i + batch]:
+                runtime.resume(rec, outcome.Error(_Stop()))
+            await runtime.wait_quiescent()
 
     def quiescent(self) -> bool:
         """Nothing left to do here: no node awake or due, nothing in flight."""
@@ -392,19 +389,11 @@ class Network:
         """A stall of ``node`` over slots ..``until`` begins (``on``) or ends (see the module docstring)."""
         if node not in self.local:
             return
-        ctx = self.contexts[node]
-        assert ctx is not None
         if on:
             if not self.transport.is_alive(node):
                 return
             self._set_stalled(node, True)
-            due = ctx in self.runtime.active
-            if due:
-                self.runtime.active.remove(ctx)
-            if ctx._timer is not None and ctx._timer <= until:
-                ctx._timer = until + 1
-                self.runtime.add_timer(until + 1, ctx)
-            self._stalled[node] = due
+            self._stalled[node] = self.runtime.hold(node, until)
         elif node in self._stalled:
             due = self._stalled.pop(node)
             if node in self._late_start:  # never started: its first step follows this slot's delivery
@@ -412,8 +401,7 @@ class Network:
                 self._unstall_after_delivery.append(node)
                 return
             self._set_stalled(node, False)
-            if due and ctx._parked:
-                self.runtime.active.append(ctx)
+            self.runtime.release(node, due)
 
     def _set_stalled(self, node: int, on: bool) -> None:
         self.transport.set_stalled(node, on)

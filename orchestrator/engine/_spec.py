@@ -130,7 +130,7 @@ class RunSpec:
         shards = self.shards if isinstance(self.shards, int) and not isinstance(self.shards, bool) else 1
         planned = self.slots if self.slots is not None else DEFAULT_SLOTS
         if check_memory:  # before anything per node
-            check_fits(topology, planned, series=self.series, shards=shards, hosted=hosted)
+            check_fits(topology, planned, series=self.series, shards=shards, hosted=hosted, scheme=scheme.name)
         if self.observer not in ("direct", "buffered"):
             raise SpecError(f"observer must be 'direct' or 'buffered', got {self.observer!r}")
         if isinstance(self.shards, bool) or not isinstance(self.shards, int) or self.shards < 1:
@@ -153,7 +153,7 @@ class RunSpec:
             if scheme.until == "quiescent":
                 cap = slots = max(DEFAULT_SLOTS, _safety_cap(scheme, topology, node_params))
                 if slots > planned:
-                    check_fits(topology, slots, series=self.series, shards=shards, hosted=hosted)
+                    check_fits(topology, slots, series=self.series, shards=shards, hosted=hosted, scheme=scheme.name)
         if self.warmup >= slots:
             which = f"the safety cap of {scheme.name}" if cap is not None else "the default"
             raise SpecError(f"warmup ({self.warmup}) must be less than slots ({slots}, {which}: give slots)")

@@ -49,6 +49,16 @@ def _shuffled(items: list[int], rand: Callable[[], float]) -> list[int]:
     return items
 
 
+def _popcount(x: int) -> int:
+    """The number of set bits of ``x >= 0`` (``x.bit_count()``, as a loop the compiled
+    module runs on a C integer: a mask has at most 24 bits)."""
+    count = 0
+    while x:
+        x &= x - 1
+        count += 1
+    return count
+
+
 def one_pass(
     node: int, dests: Sequence[int], d: int, rand: Callable[[], float], first: int = 0, live: int | None = None
 ) -> list[tuple[int, bool]]:
@@ -73,6 +83,13 @@ def one_pass(
     Raises:
         ValueError: if there are more packets than ports or a packet is already home.
     """
+    return [(code >> 1, bool(code & 1)) for code in _assign(node, dests, d, rand, first, live)]
+
+
+def _assign(node: int, dests: Sequence[int], d: int, rand: Callable[[], float], first: int, live: int | None
+            ) -> list[int]:
+    """:func:`one_pass`, each packet's assignment as one int: ``port << 1 | deflected``
+    (the per-packet hot path: no tuple per packet)."""
     n = len(dests)
     if n > d:
         raise ValueError(f"node {node}: {n} packets for {d} ports")
@@ -81,13 +98,14 @@ def one_pass(
     else:  # _shuffled(list(range(n)), rand), inlined: this is the per-packet hot path
         order = list(range(n))
         for i in range(n - 1, 0, -1):
-            j = int(rand() * (i + 1))
+            u = rand()
+            j = int(u * (i + 1))
             order[i], order[j] = order[j], order[i]
     free = (1 << d) - 1
     spare = 0
     if live is not None:
         free, spare = live & free, free & ~live
-    out: list[tuple[int, bool]] = [(0, False)] * n
+    out = [0] * n
     for k in order:
         diff = node ^ dests[k]
         if not diff:
@@ -99,12 +117,13 @@ def one_pass(
         if deflected:
             mask = free
         # pick_bit(mask, rand()), inlined (the same draw, the same bit)
-        r = int(rand() * mask.bit_count())
+        u = rand()
+        r = int(u * _popcount(mask))
         while r:
             mask &= mask - 1
             r -= 1
         bit = mask & -mask
-        out[k] = (bit.bit_length() - 1, deflected)
+        out[k] = _popcount(bit - 1) << 1 | deflected  # the bit's index, then the flag
         free &= ~bit
     return out
 
@@ -150,16 +169,19 @@ def transmit(node: int, pkts: Sequence[Sequence[int]], d: int, rand: Callable[[]
         deflected; the sum of the distances still to go after this hop and how many
         packets still have some; and each deflected packet's distance at deflection.
     """
-    assigned = one_pass(node, [pkt[0] for pkt in pkts], d, rand, first, live)
+    dests = [pkt[0] for pkt in pkts]
+    codes = _assign(node, dests, d, rand, first, live)
     deflected = dist_after = n_after = 0
     ddists: list[int] = []
-    for (port, defl), pkt in zip(assigned, pkts):
-        send(port, pkt)
-        after = (node ^ (1 << port) ^ pkt[0]).bit_count()
+    for i in range(len(codes)):
+        code = codes[i]
+        port = code >> 1
+        send(port, pkts[i])
+        after = _popcount(node ^ (1 << port) ^ dests[i])
         if after:
             dist_after += after
             n_after += 1
-        if defl:
+        if code & 1:
             deflected += 1
             ddists.append(after - 1)
     return deflected, dist_after, n_after, ddists

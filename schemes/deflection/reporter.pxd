@@ -14,7 +14,8 @@ cdef class StepSums:
     cdef public object paths
     cdef public bint parity
 
-    @cython.locals(n_abs=Py_ssize_t, i=Py_ssize_t, row=list)
+    @cython.locals(n_abs=Py_ssize_t, i=Py_ssize_t, row=list, e="long long", origin=long, dest=long, diff=long,
+                   hops="long long", dist=long)
     cpdef step(self, Py_ssize_t node, long long slot, long long offered, long long accepted, long long sent,
                long long deflected, long long dist_after, long long n_after, object ddists, object absorbed_e,
                object absorbed_a, long long queue, object absorbed_ends=*)

@@ -96,7 +96,11 @@ class StepSums:
                 origin, dest = absorbed_ends[i], absorbed_ends[i + 1]
                 i += 2
                 hops = slot - e
-                dist = (origin ^ dest).bit_count()
+                diff = origin ^ dest  # the cube distance: diff.bit_count(), as a loop on a C integer when compiled
+                dist = 0
+                while diff:
+                    diff &= diff - 1
+                    dist += 1
                 if dest != node or hops < dist or (self.parity and (hops - dist) & 1):
                     self.paths.delivered(node, slot, e, hops, (origin, e), origin, dest)
         self.backlog += queue - self.queue[node]

@@ -1,0 +1,82 @@
+"""The memory pre-check's decisions, per scheme: what it lets through on a 23 GiB machine and what it refuses.
+
+Each scheme is allowed the bytes per node measured for it (``SCHEME_BYTES_PER_NODE``, from
+``benchmarks/memory_per_node.py --scheme``); a scheme not measured gets the most any
+takes. Nothing here is timed: the machine's memory is given, not read.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from slotnet import RunSpec, SpecError
+from slotnet.fabric import parse_topology
+from slotnet.orchestrator.engine import _memory
+from slotnet.schemes import SCHEMES
+
+GIB = 1 << 30
+#: what this kind of machine has available with nothing else running (24 GiB of RAM)
+MACHINE = 23 * GIB
+
+
+@pytest.fixture
+def machine(monkeypatch):
+    monkeypatch.setattr(_memory, "available_memory", lambda *a, **k: MACHINE)
+
+
+def test_a_million_node_deflection_run_over_two_shards_is_admitted(machine):
+    """slotnet run deflection -t hypercube:20 --offered 1 --slots 20 --shards 2 fits (about 16 GiB)."""
+    spec = RunSpec("deflection", "hypercube:20", load={"offered": 1.0}, slots=20, shards=2)
+    spec.prepare()
+    need = _memory.estimate(parse_topology("hypercube:20"), 20, shards=2, scheme="deflection")
+    assert 14 * GIB < need < 18 * GIB
+
+
+def test_what_will_not_fit_is_refused_with_the_schemes_figure(machine):
+    """2^20 deflection nodes fit in one process too (about 12 GiB); 2^21 fit in neither (24 GiB
+    in one process, 32 GiB over 2 shards: a coordinator and two interpreters). The message says why."""
+    RunSpec("deflection", "hypercube:20", load={"offered": 1.0}, slots=20).prepare()
+    for shards in (1, 2):
+        with pytest.raises(SpecError, match=r"hypercube:21 .*2,097,152 nodes, ~12 KiB per node\) but this machine "
+                                            r"has 23.0 GiB available"):
+            RunSpec("deflection", "hypercube:21", load={"offered": 1.0}, slots=20, shards=shards).prepare()
+
+
+@pytest.mark.parametrize(("scheme", "topology", "load", "kib"), [
+    ("m2o-greedy", "mesh:1024x1024", {}, 64),       # not in the table: up to ~60 KiB a node
+    ("star", "torus:1024x1024", {"rho": 0.5}, 48),
+    ("bcast-dtree", "hypercube:20", {"rho": 0.2}, 32),
+])
+def test_a_million_nodes_of_a_heavier_scheme_are_refused(machine, scheme, topology, load, kib):
+    with pytest.raises(SpecError, match=rf"1,048,576 nodes, ~{kib} KiB per node\)"):
+        RunSpec(scheme, topology, load=load, slots=20, shards=2).prepare()
+
+
+def test_the_per_node_figure_is_the_schemes():
+    """A measured scheme's figure; any other scheme (and no scheme) the largest, 64 KiB."""
+    assert _memory.bytes_per_node("deflection") == 12 * 1024
+    assert _memory.bytes_per_node("m2o-greedy") == _memory.BYTES_PER_NODE == 64 * 1024
+    assert _memory.bytes_per_node(None) == _memory.BYTES_PER_NODE
+    topo = parse_topology("hypercube:12")
+    for scheme in ("deflection", "bcast-dtree", "m2o-rec"):
+        assert (_memory.estimate(topo, 0, scheme=scheme) - _memory.BASE_BYTES
+                == topo.n_nodes * _memory.bytes_per_node(scheme))
+
+
+def test_the_table_names_registered_schemes_and_never_exceeds_the_default():
+    for name, per_node in _memory.SCHEME_BYTES_PER_NODE.items():
+        assert name in SCHEMES, name
+        assert 0 < per_node <= _memory.BYTES_PER_NODE
+
+
+@given(d=st.integers(2, 24), shards=st.integers(1, 4), slots=st.integers(1, 10_000),
+       scheme=st.sampled_from(sorted(SCHEMES)))
+def test_a_measured_scheme_never_needs_more_than_the_default(d, shards, slots, scheme):
+    """The per-scheme figures only ever let more through than the 64 KiB default would, never less."""
+    topo = parse_topology(f"hypercube:{d}")
+    mine = _memory.estimate(topo, slots, shards=shards, scheme=scheme)
+    assert mine <= _memory.estimate(topo, slots, shards=shards)
+    assert mine < _memory.estimate(parse_topology(f"hypercube:{d + 1}") if d < 24 else topo, slots, shards=shards,
+                                   scheme=scheme) or d == 24
