@@ -81,7 +81,8 @@ def collect(prep: Prepared, reporter: Any, monitor: StabilityMonitor, slots_run:
     if prep.scheme.theory is not None:
         theory = prep.scheme.theory(prep.setup)
     if prep.scheme.claims is not None and theory is not None:
-        judged = spec.faults.empty and bool(stability["stable"])
+        # a one-shot task cut short has only partial metrics: reported, not judged
+        judged = spec.faults.empty and bool(stability["stable"]) and complete
         scheme_invariants["theory_agreement"] = theory_agreement(
             prep.scheme.claims(prep.setup, theory), theory, metrics, judged,
             warmup=spec.warmup, window=slots_run - spec.warmup)
@@ -210,7 +211,8 @@ def complete(result: Result, prep: Prepared, done: bool, last_active: int) -> No
     """A one-shot collective's completion (``until="quiescent"``): whether the run went
     quiescent (``done``), at which slot and time; its ``completion_time`` metric unless the
     scheme gives its own (None, whatever the scheme says, for a task that did not
-    complete). Nothing for a scheme that runs for its slots.
+    complete), and ``theory_agreement`` judged again with it. Nothing for a scheme that
+    runs for its slots.
 
     A run that ended before completion also says at which slot it stopped
     (``stopped_at_slot``, its last) and what ended it (``ended_by``): ``"slots"`` (the slot
@@ -231,3 +233,11 @@ def complete(result: Result, prep: Prepared, done: bool, last_active: int) -> No
             result.completion["cap"] = prep.cap
         result.metrics["completion_time"] = None  # not a time the task took (m2o's would be its last delivery so far)
     result.metrics.setdefault("completion_time", result.completion["time"])
+    if "theory_agreement" in result.invariants and prep.scheme.claims is not None and result.theory is not None:
+        # judged again now that the completion time is a metric (bounds on it are the
+        # one-shot schemes' main claims)
+        judged = prep.spec.faults.empty and bool(result.stability["stable"]) and done
+        result.invariants["theory_agreement"] = theory_agreement(
+            prep.scheme.claims(prep.setup, result.theory), result.theory, result.metrics, judged,
+            warmup=prep.spec.warmup, window=result.slots_run - prep.spec.warmup)
+        result.invariants["ok"] = all(v.get("ok", False) for v in result.invariants.values() if isinstance(v, dict))

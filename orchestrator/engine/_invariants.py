@@ -52,12 +52,12 @@ def theory_agreement(claims: Sequence[Any], theory: Mapping[str, Any] | None, me
     the metric lies beyond it by more than that; an ``approximation`` is never failed on
     (``within_error`` says whether its gap lies inside the known error). A statistical
     metric without a half-width (too few batches) is not judged. ``judged``: False under
-    faults or an unstable run (the theory is the fault-free steady state); the rows are
-    then reported only. A claim with a ``horizon`` is judged only when the run's
-    ``warmup`` is at least :data:`STEADY_WARMUP` horizons and its measured ``window``
-    at least :data:`STEADY_WINDOW` (a short run's mean is biased: it starts empty and
-    leaves its slowest packets unfinished). Theory values no claim names are listed as
-    ``undeclared``.
+    faults, on an unstable run (the theory is the fault-free steady state) or on a
+    one-shot task cut short (its metrics are partial); the rows are then reported only.
+    A claim with a ``horizon`` is judged only when the run's ``warmup`` is at least
+    :data:`STEADY_WARMUP` horizons and its measured ``window`` at least
+    :data:`STEADY_WINDOW` (a short run's mean is biased: it starts empty and leaves its
+    slowest packets unfinished). Theory values no claim names are listed as ``undeclared``.
     """
     theory = theory or {}
     rows: list[dict[str, Any]] = []

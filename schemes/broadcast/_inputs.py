@@ -17,7 +17,7 @@ from .._base import Claim, Load, Param, Reporter, Scheme, SchemeError, Setup
 from ..kit import BroadcastReporter
 from . import theory as _theory
 
-__all__ = ["LOADS", "SOURCE", "make_scheme", "prepare", "resolve_load"]
+__all__ = ["LOADS", "SOURCE", "delay_bound_claims", "make_scheme", "prepare", "resolve_load"]
 
 SOURCE = ("Stamoulis & Tsitsiklis, Efficient routing schemes for multiple broadcasts in hypercubes, "
           "IEEE Trans. Parallel Distrib. Syst. 4(7), 1993")
@@ -86,3 +86,16 @@ def make_scheme(
         max_backlog=max_backlog,
         claims=claims,
     )
+
+
+def delay_bound_claims(th: Mapping[str, Any]) -> list[Claim]:
+    """The claim every broadcast scheme's theory shares: ``delay_lower_bound`` (Proposition 2
+    for static schemes, Proposition 1 for any: ``max{d, rho / (4 (1 - rho))}``) is a lower
+    bound on the mean broadcast delay. Its ``d`` part holds packet by packet (the farthest
+    node is d hops away); its queueing part is a steady-state mean, so the claim carries the
+    bound itself as its horizon."""
+    if "delay_lower_bound" not in th:
+        return []
+    return [Claim("delay_lower_bound", "mean_broadcast_delay", "lower-bound",
+                  why="Prop. 1 / Prop. 2: max{d, rho / (4 (1 - rho))}",
+                  horizon=float(th["delay_lower_bound"]))]

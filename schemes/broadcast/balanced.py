@@ -47,7 +47,7 @@ from .._base import Setup
 from ..kit import StreamLabels
 from . import theory
 from ._direct import DirectNode, discipline_params
-from ._inputs import make_scheme
+from ._inputs import delay_bound_claims, make_scheme
 from .trees import balanced_children, balanced_period, balanced_priority
 
 __all__ = ["SCHEME", "BalancedNode", "balanced_plan"]
@@ -99,4 +99,5 @@ SCHEME = make_scheme(
     params=discipline_params("label", "per-port queue: label (§4.3.1 priority) or fifo (for comparison)",
                              "fifo only: order of one slot's arrivals, hops (more hops first) or inport"),
     theory=balanced_theory,
+    claims=lambda setup, th: delay_bound_claims(th),
 )

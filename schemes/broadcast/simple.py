@@ -22,7 +22,7 @@ from .._base import Setup
 from ..kit import PortQueues
 from . import theory
 from ._cube_node import CubeNode
-from ._inputs import make_scheme
+from ._inputs import delay_bound_claims, make_scheme
 from .trees import unbalanced_children
 
 __all__ = ["SCHEME", "SimpleNode"]
@@ -63,4 +63,4 @@ def simple_theory(setup: Setup) -> dict[str, Any]:
 
 
 SCHEME = make_scheme("bcast-simple", "simple direct broadcast on completely unbalanced trees (§4.1)", SimpleNode,
-                     theory=simple_theory)
+                     theory=simple_theory, claims=lambda setup, th: delay_bound_claims(th))

@@ -77,7 +77,7 @@ from ._inputs import instance_of, prepare_instance, record_fields
 from ._rec_route import Hierarchy
 from .instances import Instance
 from .reporter import M2OReporter
-from .theory import instance_bounds
+from .theory import instance_bounds, instance_claims
 
 __all__ = ["SCHEME", "BfsNode", "BfsProgram", "prepare", "theory"]
 
@@ -362,5 +362,6 @@ SCHEME = Scheme(
     reporter=M2OReporter,
     prepare=prepare,
     theory=theory,
+    claims=lambda setup, th: instance_claims(th),
     **record_fields(run_bound),  # every fault kind: see the module docstring
 )

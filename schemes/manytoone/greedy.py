@@ -56,7 +56,7 @@ from ..kit import CHECK_EVENTS, HOP_EVENTS, HopWitness, OrderCheck, PathCheck, S
 from ._engine import DST, FIRST, LAST, SRC, BufferedNode, packet
 from ._inputs import COMMON_PARAMS, instance_of, prepare_instance, record_fields
 from .reporter import EVENTS, M2OReporter
-from .theory import greedy_time_bound, instance_bounds
+from .theory import greedy_time_bound, instance_bounds, instance_claims
 
 __all__ = ["CROSSED", "SCHEME", "GreedyNode", "GreedyReporter", "next_port", "packet_identity", "prepare", "theory"]
 
@@ -219,6 +219,7 @@ SCHEME = Scheme(
     reporter=GreedyReporter,
     prepare=prepare,
     theory=theory,
+    claims=lambda setup, th: instance_claims(th),
     follow=packet_identity,
     # the cap: greedy_time_bound (ours: each packet delayed at most once by each other)
     **record_fields(lambda inst, params: greedy_time_bound(inst) + 1,

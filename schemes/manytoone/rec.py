@@ -70,7 +70,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .._base import Scheme, Setup
+from .._base import Claim, Scheme, Setup
 from ._embed import embedding
 from ._engine import (
     ABSORB,
@@ -102,7 +102,7 @@ from ._rec_route import (
 )
 from .instances import Instance
 from .reporter import M2OReporter
-from .theory import instance_bounds, partition_levels
+from .theory import instance_bounds, instance_claims, partition_levels
 
 __all__ = ["SCHEME", "RecNode", "RecProgram", "Schedule", "prepare", "schedule", "theory"]
 
@@ -531,6 +531,23 @@ def virtual_theory(inst: Instance) -> dict[str, Any]:
     }
 
 
+#: Values of :func:`theory` that the reference execution of rec_route computes exactly.
+REC_EXACT = ("completion_time", "final_arrival_time", "mean_delay", "max_queue", "max_occupancy", "return_time",
+             "invocations")
+
+
+def rec_claims(setup: Setup, th: Mapping[str, Any]) -> list[Claim]:
+    """What :func:`theory` is to the run: on a power-of-two mesh the reference run is the
+    same model computed centrally, so its times, delays, queues and counts are exact, and
+    the occupancy bound (sum of Lemma 4.3's C_l, plus 2) an upper bound; on any other mesh the virtual instance's
+    bounds (:func:`virtual_theory`) are upper bounds and its return time and invocations
+    exact. The instance's bounds as for every many-to-one scheme (:func:`.theory.instance_claims`)."""
+    return instance_claims(th, exact=REC_EXACT, upper=(
+        ("occupancy_bound", "max_occupancy", "sum_l C_l + 2 (Lemma 4.3; Theorem 1.2's O(log D) with our constants)"),
+        ("completion_time_bound", "completion_time", "M x the virtual run's delivery step (every virtual step M slots)"),
+        ("final_arrival_bound", "final_arrival_time", "M x the virtual run's last arrival")))
+
+
 SCHEME = Scheme(
     name="m2o-rec",
     summary="rec_route of §4: local recursive routing in time O(D + W log D), buffers O(log D)",
@@ -538,6 +555,7 @@ SCHEME = Scheme(
     reporter=M2OReporter,
     prepare=prepare,
     theory=theory,
+    claims=rec_claims,
     # the delays, queues and times beside the run come from rec_route executed centrally
     # (reference_run), not from a formula: the paper gives only their orders (Theorems 1.1-1.3)
     theory_label="reference run",

@@ -75,13 +75,14 @@ adapter, in the scheme's own module, adds what is its own: the reference executi
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
+from .._base import Claim
 from .instances import Instance, mesh_coords
 
 __all__ = [
@@ -103,6 +104,7 @@ __all__ = [
     "greedy_time_bound",
     "imbalance",
     "instance_bounds",
+    "instance_claims",
     "log_d",
     "lower_bound",
     "mean_delay_lower_bound",
@@ -620,4 +622,25 @@ def instance_bounds(instance: Instance) -> dict[str, Any]:
     top = max(classes, default=-1)
     out["class_mean_delay_lower_bound"] = [mean_delay_lower_bound(instance, classes[k]) if k in classes else None
                                            for k in range(top + 1)]
+    return out
+
+
+def instance_claims(th: Mapping[str, Any], exact: Sequence[str] = (), upper: Sequence[tuple[str, str, str]] = ()) -> list[Claim]:
+    """What :func:`instance_bounds` (and a scheme's own values) are to a run, for every
+    many-to-one scheme's ``claims``: ``lower_bound`` (Theorem 2.1: max(D_I, B_I)), the
+    bandwidth bound and the mean-delay bound (each packet needs at least its distance) are
+    lower bounds; the instance's dilation and congestion are exactly what the run measures
+    (properties of the instance, not of the schedule). ``exact``: keys computed by
+    executing the scheme's own algorithm (or plan) centrally, for the metric of the same
+    name; ``upper``: (key, metric, why) upper bounds. The scales (D + W, D + W log D, ...) are orders
+    without constants and stand beside no metric. One-shot values: no horizon."""
+    out = [
+        Claim("lower_bound", "completion_time", "lower-bound", why="Theorem 2.1: max(D_I, B_I)"),
+        Claim("bandwidth_bound", "completion_time", "lower-bound", why="Theorem 2.1: B_I, the cut bound"),
+        Claim("mean_delay_lower_bound", "mean_delay", "lower-bound", why="every packet travels at least its distance"),
+        Claim("dilation", "dilation", "exact", why="D_I of the instance"),
+        Claim("congestion", "congestion", "exact", why="W_I of the instance"),
+    ]
+    out += [Claim(k, k, "exact", why="the scheme's algorithm executed centrally") for k in exact if k in th]
+    out += [Claim(k, m, "upper-bound", why=why) for k, m, why in upper if k in th]
     return out

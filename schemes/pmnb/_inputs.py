@@ -36,10 +36,11 @@ from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from .._base import Param, SchemeError, Setup
+from .._base import Claim, Param, SchemeError, Setup
 from ._placement import PLACEMENTS, place
 
 __all__ = [
+    "completion_claims",
     "ACTIVE",
     "MAX_QUANTUM",
     "PLACEMENT",
@@ -252,3 +253,20 @@ def prepare_routing(topology: Any, params: dict[str, Any], load: dict[str, float
         targets = list(place(params["targets"], sides, len(active), placement_rng(params, "targets")))
     q = quantum_for(params["tp"]) if params["rank"] == "prefix" else 1
     return {**params, "task": task, "active": active, "targets": targets, "quantum": q}
+
+
+def completion_claims(th: Mapping[str, Any], exact: Sequence[str] = (), upper: Sequence[str] = ()) -> list[Claim]:
+    """The claims of a one-shot scheme's theory: its ``upper_bound`` and ``lower_bound`` on
+    ``completion_time`` (the theorem and the placement's cut and distance bounds, named by
+    the theory's ``which`` / ``lower_which``); ``exact``: keys whose value is the
+    deterministic schedule's own time for the metric of the same name (the scans, the
+    oblivious routing steps); ``upper``: keys that bound the metric of the same name.
+    Every value holds for any fault-free run (no horizon: nothing here is a steady state)."""
+    out = []
+    if "upper_bound" in th:
+        out.append(Claim("upper_bound", "completion_time", "upper-bound", why=str(th.get("which", ""))))
+    if "lower_bound" in th:
+        out.append(Claim("lower_bound", "completion_time", "lower-bound", why=str(th.get("lower_which", ""))))
+    out += [Claim(k, k, "exact", why="the deterministic schedule's own time") for k in exact if k in th]
+    out += [Claim(k, k, "upper-bound", why="the phase's bound (its schedule's length)") for k in upper if k in th]
+    return out

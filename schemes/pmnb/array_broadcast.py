@@ -79,7 +79,7 @@ from slotnet.nodes import Node, NodeContext
 from .._base import Param, Scheme, SchemeError, Setup, parse_bool
 from ..kit import BaseReporter
 from . import theory as th
-from ._inputs import PLACEMENT_SEED, SOURCE, check_grid, placement_rng, safety_cap
+from ._inputs import PLACEMENT_SEED, SOURCE, check_grid, completion_claims, placement_rng, safety_cap
 from ._line import hop_limits
 from ._scan import port_label
 
@@ -413,6 +413,7 @@ SCHEME = Scheme(
     reporter=ArrayBroadcastReporter,
     prepare=prepare_array_broadcast,
     theory=theory_array_broadcast,
+    claims=lambda setup, th: completion_claims(th),
     params=(
         Param("packets", int, None, "K, the number of packets (default p); a node may hold several"),
         Param("placement", str, "random", "random (each packet at a uniform node), corner (all at node 0), spread",

@@ -27,6 +27,7 @@ to the tick the last node holds every piece, in time units (§6's T).
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -34,7 +35,7 @@ from typing import Any
 from slotnet.nodes import Node, NodeContext
 from slotnet.schemes.kit import STEP_FIELDS, BirthProcess, BroadcastReporter
 
-from .._base import Load, Scheme, SchemeError, Setup
+from .._base import Claim, Load, Scheme, SchemeError, Setup
 from . import theory as th
 from ._dynamic_interval import IntervalNode
 from ._dynamic_schedule import IntervalSchedule, saturation_load
@@ -302,6 +303,17 @@ def theory_dynamic(setup: Setup) -> dict[str, Any]:
     }
 
 
+def dynamic_claims(setup: Setup, th: Mapping[str, Any]) -> list[Claim]:
+    """What :func:`theory_dynamic` is to the run: Theorem 7's (11) an upper bound on the mean
+    delay in steady state (its own value the horizon), and the one-interval bound below it
+    a lower bound. The loads, X, V and the limits stand beside no metric."""
+    horizon = float(th["mean_delay"]) if math.isfinite(float(th.get("mean_delay", math.inf))) else 0.0
+    return [Claim("mean_delay", "mean_delay", "upper-bound", why="Theorem 7, (11) with X, V of (9), (10)",
+                  horizon=horizon),
+            Claim("mean_delay_lower_bound", "mean_delay", "lower-bound",
+                  why="any scheme: a broadcast reaches the node farthest from its source")]
+
+
 def _backlog(topology: Any, params: Mapping[str, Any]) -> float:
     return MAX_BACKLOG
 
@@ -321,4 +333,5 @@ SCHEME = Scheme(
     max_backlog=_backlog,
     quantum=lambda prm: prm["quantum"],
     faults=None,  # every kind: see ._offschedule
+    claims=dynamic_claims,
 )

@@ -14,7 +14,7 @@ from typing import Any
 
 from .._base import Param, Scheme, Setup
 from . import theory as th
-from ._inputs import ACTIVE, PLACEMENT, PLACEMENT_SEED, SOURCE, TP, prepare_routing, safety_cap
+from ._inputs import ACTIVE, PLACEMENT, PLACEMENT_SEED, SOURCE, TP, completion_claims, prepare_routing, safety_cap
 from ._packing import packing_steps
 from ._routing_node import routing_theory
 from .node import RoutingNode
@@ -33,6 +33,13 @@ def theory_packing(setup: Setup) -> dict[str, Any]:
     sides, wrap = tuple(setup.topology.sides), setup.topology.kind == "torus"
     b = th.packing_bounds(sides, wrap, setup.params["active"])
     return routing_theory(setup, b, packing_steps(sides))
+
+
+#: What the run's schedule fixes exactly (:func:`._routing_node.routing_theory`): the rank
+#: scan's time, and no link conflict or boundary collision (Theorems 3 and 4: the greedy
+#: rule never queues). ``routing_time`` is the schedule's step count, an upper bound: the
+#: last packet may arrive a step early (it does on some placements).
+ROUTING_EXACT = ("prefix_time", "link_conflicts", "boundary_collisions")
 
 
 SCHEME = Scheme(
@@ -54,4 +61,5 @@ SCHEME = Scheme(
     until="quiescent",
     max_slots=safety_cap(theory_packing, "upper_bound"),
     faults=None,  # every kind: see ._offschedule
+    claims=lambda setup, th: completion_claims(th, exact=ROUTING_EXACT, upper=("routing_time",)),
 )

@@ -369,6 +369,7 @@ def exchange_claims(setup: Setup, th: Mapping[str, Any]) -> list[Claim]:
         Claim("max_r_per_row", "max_r_per_row", "upper-bound", why="Lemma 3"),
         Claim("max_c_per_column", "max_c_per_column", "upper-bound", why="Lemma 3"),
         Claim("phase1_bound", "phase1_time", "upper-bound", why="§5: p t_p"),
+        Claim("m", "m", "exact", why="§5: m = floor(sqrt M), the parameter of the schedule"),
     ]
 
 

@@ -68,7 +68,7 @@ from typing import Any
 
 from slotnet.nodes import Inbox, Node
 
-from .._base import Param, Scheme, Setup, parse_bool
+from .._base import Claim, Param, Scheme, Setup, parse_bool
 from ..kit import BaseReporter
 from . import theory as th
 from ._inputs import (
@@ -79,6 +79,7 @@ from ._inputs import (
     TP,
     active_ids,
     check_grid,
+    completion_claims,
     equal_side,
     is_active,
     quantum_for,
@@ -575,6 +576,19 @@ def theory_pmnb(setup: Setup) -> dict[str, Any]:
     return out
 
 
+def pmnb_claims(setup: Setup, th: Mapping[str, Any]) -> list[Claim]:
+    """What :func:`theory_pmnb` is to the run: Theorem 6's (5)/(6) (or (5')/(6')) an upper
+    bound and (3)/(4) or the placement's bound a lower bound on the completion time (as is
+    the bound over any placement); the scans' time exact; the packing bound and Lemma 1's
+    / §4.2's broadcast bound upper bounds on their phases. ``schedule_end`` (the last
+    subphase's start) stands beside no metric."""
+    out = completion_claims(th, exact=("prefix_time",), upper=("packing_time", "broadcast_time"))
+    if "lower_bound_any_placement" in th:
+        out.append(Claim("lower_bound_any_placement", "completion_time", "lower-bound",
+                         why="(3)/(4): any placement of M active nodes"))
+    return out
+
+
 SCHEME = Scheme(
     name="pmnb",
     summary="partial multinode broadcast: rank by prefix, packing, d broadcast subphases (§4.1 / §4.2)",
@@ -593,4 +607,5 @@ SCHEME = Scheme(
     until="quiescent",
     max_slots=safety_cap(theory_pmnb, "upper_bound", "schedule_end"),
     faults=None,  # every kind: see ._offschedule
+    claims=pmnb_claims,
 )

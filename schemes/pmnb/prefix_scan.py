@@ -24,7 +24,7 @@ from typing import Any
 
 from slotnet.nodes import Inbox, Node
 
-from .._base import Param, Scheme, Setup
+from .._base import Claim, Param, Scheme, Setup
 from ..kit import BaseReporter
 from . import theory as th
 from ._inputs import (
@@ -35,6 +35,7 @@ from ._inputs import (
     TP,
     active_ids,
     check_grid,
+    completion_claims,
     is_active,
     quantum_for,
     safety_cap,
@@ -272,6 +273,17 @@ def theory_prefix_scan(setup: Setup) -> dict[str, Any]:
             "exact_schedule": 2 * half, "forward_time": half, "reverse_time": half}
 
 
+def prefix_scan_claims(setup: Setup, th: Mapping[str, Any]) -> list[Claim]:
+    """What :func:`theory_prefix_scan` is to the run: §4.1's / §5's bounds on the completion
+    time, and each half's time (and the line variant's whole schedule) exact: the scan is
+    a fixed schedule of ``t_p`` steps."""
+    out = completion_claims(th, exact=("forward_time", "reverse_time"))
+    if "exact_schedule" in th:
+        out.append(Claim("exact_schedule", "completion_time", "exact",
+                         why="§5 Phase 1: 2 max floor(p_k / 2) steps of t_p"))
+    return out
+
+
 SCHEME = Scheme(
     name="prefix-scan",
     summary="parallel prefix on the embedded tree P (§4.1 Fig. 2) or median-rooted line trees (§5)",
@@ -293,4 +305,5 @@ SCHEME = Scheme(
     until="quiescent",
     max_slots=safety_cap(theory_prefix_scan, "upper_bound"),
     faults=None,  # every kind: see ._offschedule
+    claims=prefix_scan_claims,
 )
