@@ -101,7 +101,7 @@ _REQUEST = {"scheme": "bcast-simple", "topology": "hypercube:2", "params": {}, "
 def test_shrunk_schedules_still_fail_and_are_no_larger(schedule):
     """Whatever failing schedule it starts from, shrinking returns one that fails on replay, with no more faults."""
     from slotnet.fabric import parse_topology
-    from slotnet.orchestrator.tools._explore import _link_key, judge
+    from slotnet.orchestrator.tools._explore import judge
     from slotnet.orchestrator.tools._shrink import faults, shrink
 
     try:
@@ -111,7 +111,7 @@ def test_shrunk_schedules_still_fail_and_are_no_larger(schedule):
     if first["ok"]:
         return
     cube = parse_topology("hypercube:2")
-    key = lambda v, p: _link_key(cube, v, p)
+    key = cube.link_key
     out, _ = shrink(schedule, lambda objs: not judge({**_REQUEST, "faults": objs, "label": "x"})["ok"], slots=16,
                     link_key=key)
     assert not judge({**_REQUEST, "faults": out, "label": "replay"})["ok"]

@@ -135,6 +135,7 @@ def test_rec_on_any_mesh_delivers_every_packet_once_within_its_bound(sides, work
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow], phases=RUN_PHASES)
 @given(MESHES, WORKLOADS, st.integers(0, 50))
 @example([5, 5], "uniform", 0)
+@example([3], "uniform:fraction=0.5", 50)  # every packet at home: the empty versions still run their windows
 def test_bfs_on_any_mesh_delivers_every_packet_once_within_its_bound(sides, workload, seed):
     """m2o-bfs: all delivered once, within its windows' bound, the phase windows held."""
     params = {"workload": workload, "seed": seed}

@@ -101,7 +101,7 @@ def table_ii_against_table_vi(short: Mapping[str, Any], long: Mapping[str, Any] 
     full reproductions) or of Table II's own (``short``, ``--quick``), and the §III model.
 
     Table VI reruns the same point (d = 6, v = 1) for 2·10^4 slots beside the same model;
-    its printed values are withheld from our copy, so the row shows what a run of its
+    its printed values are withheld from the copy used here, so the row shows what a run of its
     length measures here, not Table VI's number. The tolerance is the noise of Table II's
     own value -- the 95% half-width of our run of its length (1,100 slots) -- when the row's
     simulation is the long run, and nothing besides the row's √2·CI when it is the short run
@@ -119,7 +119,7 @@ def table_ii_against_table_vi(short: Mapping[str, Any], long: Mapping[str, Any] 
     little_p = util_p * d / (accept_p * SLIP_LOAD)
     note = (f"Table II prints T = {delay_p:.4f} at v = 1 (1,100-slot runs, the last 1,000 averaged), {model - delay_p:.4f} "
             f"below the §III model's {model:.4f} (Table III); Table VI reruns d = 6, v = 1 for 2·10^4 slots (the last "
-            "10^4 averaged) beside the same model, its values withheld from our copy")
+            "10^4 averaged) beside the same model, its values withheld from the copy used here")
     if sim is not None:
         note += f"; our run of {slots} slots measures {sim:.4f}"
         if isinstance(ci, float) and ci > 0:
@@ -326,7 +326,7 @@ def delay_vs_d(runner: Runner, dims: Sequence[int], *, seed: int, quick: bool) -
     completes. Points start largest first, so that parallel jobs balance.
 
     No paper value: Table VI, the paper's simulated delay against d at v = 1 (d <= 13),
-    is withheld from our copy and not reconstructed. The verdict allows, besides the
+    is withheld from the copy used here and not reconstructed. The verdict allows, besides the
     noise, :data:`PAPER_DELAY_AGREEMENT`, the largest gap the paper shows between its
     simulated and its modelled delay (Tables II and III, d = 6): our reading of "the
     paper's own agreement" at every d, as ``tests/test_deflection_tables.py`` reads it.

@@ -133,9 +133,7 @@ def time_bound(sides: Sequence[int], class_packets: Sequence[int], versions: int
         return sum(max(1, s >> level) - 1 for s in sides)
 
     worst = 0
-    for k, n in enumerate(class_packets):
-        if not n:
-            continue
+    for k, n in enumerate(class_packets):  # a version with no packets still runs its windows
         first = start_level(exps, k)
         t = prestep_time(sides, first) if first > 0 else 0
         for level in range(first, levels):
