@@ -81,7 +81,7 @@ from .theory import instance_bounds, instance_claims
 
 __all__ = ["SCHEME", "BfsNode", "BfsProgram", "prepare", "theory"]
 
-TARGET = 9  # the same field as R_ADDR: once balancing sets a target, packet_key orders the packet by it
+TARGET = R_ADDR  # the same field: once balancing sets a target, packet_key orders the packet by it
 
 
 @functools.lru_cache(maxsize=32)
