@@ -15,8 +15,19 @@ Usage (from the repository root; ``tools/mutation.sh`` does this):
 
 from __future__ import annotations
 
+import ctypes
+import signal
 import subprocess
 import sys
+
+#: a mutant that makes the tests hang (a slot barrier that never opens) is killed after this
+TIMEOUT_S = 300
+
+
+def _die_with_parent() -> None:
+    """Linux: the test process is killed when this runner is (mutmut's own timeout kills
+    the runner; without this the tests of a hung mutant would run on as an orphan)."""
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 #: Run whatever is mutated: quick end-to-end runs of every scheme family and the core contracts.
 DEFAULT = ["tests/test_core_contracts.py", "tests/test_pinned_behaviour.py"]
@@ -61,7 +72,11 @@ def main(argv: list[str]) -> int:
         return 0
     tests = selection(argv[0] if argv else None)
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--no-header", "-m", "not slow", *tests]
-    return 0 if subprocess.call(cmd) == 0 else 1
+    try:
+        return 0 if subprocess.run(cmd, timeout=TIMEOUT_S, preexec_fn=_die_with_parent).returncode == 0 else 1
+    except subprocess.TimeoutExpired:  # run() has killed it: a hang is a behaviour the tests noticed
+        print(f"killed after {TIMEOUT_S} s (the mutant hangs the tests)")
+        return 1
 
 
 if __name__ == "__main__":
