@@ -49,6 +49,7 @@ SELECTION: dict[str, list[str]] = {
                 "tests/test_core_contracts.py"],
     "nodes/_context.py": ["tests/test_context_units.py", "tests/test_fabric_runtime.py"],
     "nodes/_rng.py": ["tests/test_context_units.py"],
+    "nodes/_runtime.py": ["tests/test_parking.py", "tests/test_fabric_runtime.py", "tests/test_core_contracts.py"],
     "nodes/": ["tests/test_fabric_runtime.py", "tests/test_core_contracts.py"],
     "orchestrator/shard/": ["tests/test_pinned_shards.py", "tests/test_sharded_memory.py"],
     "orchestrator/engine/_trace.py": ["tests/test_pinned_trace_order.py", "tests/test_trace_query.py"],
