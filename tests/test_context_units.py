@@ -183,3 +183,20 @@ def test_a_traced_context_sends_and_writes_the_send_to_the_trace():
     assert outlet.sent == [(1, b"m", 1.0), (2, b"n", 0.5)]
     assert taps == [(2, 4, "sent", {"port": 1, "message": b"m", "size": 1.0}),
                     (2, 4, "sent", {"port": 2, "message": b"n", "size": 0.5})]
+
+
+def test_a_traced_context_writes_each_reception_to_the_trace():
+    taps: list[tuple[int, int, str, dict[str, Any]]] = []
+    ctx, clock, _ = _ctx(cls=TracedContext, node=2, slot=4, tap=lambda *t: taps.append(t))
+    inbox = [(0, b"a"), (2, b"b")]
+
+    async def parked() -> list[tuple[int, Any]]:
+        clock.slot = 5  # the node wakes in the next slot
+        return inbox
+
+    step = ctx._traced(parked())  # what next_slot() and idle() return, driven by hand
+    with pytest.raises(StopIteration) as done:
+        step.send(None)
+    assert done.value.value is inbox
+    assert taps == [(2, 5, "received", {"port": 0, "message": b"a"}),
+                    (2, 5, "received", {"port": 2, "message": b"b"})]
