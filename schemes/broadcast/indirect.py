@@ -227,9 +227,9 @@ class IndirectNode(CubeNode):
         for j, q in enumerate(self.hold):
             if any(due < slot for due, _ in q):
                 kept = [entry for entry in q if entry[0] >= slot]
-                for entry in q:
-                    if entry[0] < slot:
-                        self.leave(entry[1], slot)
+                for due, msg in q:
+                    if due < slot:
+                        self.leave(msg, slot)
                 dropped = len(q) - len(kept)
                 missed += dropped * len(down[j])
                 self.n_bc -= dropped
