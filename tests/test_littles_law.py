@@ -154,6 +154,8 @@ FAMILIES = [
     ("star", "torus:4x4", {"rho": 0.7}, {"lam_unicast": 0.05}),
     ("star", "torus:4x3", {"rho": 0.6}, {"lam_unicast": 0.05, "classes": 3}),
     ("star", "torus:5x5", {"rho": 0.6}, {"discipline": "fcfs"}),
+    ("dynamic-broadcast", "mesh:4x4", {"rho": 0.4}, {}),
+    ("dynamic-broadcast", "torus:4x4", {"rho": 0.5}, {}),
 ]
 
 
@@ -182,6 +184,7 @@ def test_the_run_mean_queue_is_throughput_times_mean_residence():
     ("bcast-simple", "hypercube:4", {"rho": 0.3}, {}, "crash@20:3"),
     ("bcast-indirect", "hypercube:4", {"rho": 0.4}, {}, "dup=0.05"),
     ("bcast-periodic", "hypercube:4", {"rho": 0.4}, {}, "stall@20:26:3"),
+    ("dynamic-broadcast", "mesh:4x4", {"rho": 0.3}, {}, "crash@20:3"),
     ("star", "torus:4x4", {"rho": 0.5}, {"lam_unicast": 0.05}, "loss=0.1@10-60"),
 ])
 def test_under_faults_it_stands_down(scheme, topology, load, params, fault):
@@ -190,9 +193,39 @@ def test_under_faults_it_stands_down(scheme, topology, load, params, fault):
     assert law["ok"] and not law["judged"] and "faults" in law["why"]
 
 
-def test_queues_without_entry_stamps_say_they_are_not_judged():
-    """dynamic-broadcast's own structures keep no entry stamps: its Q is reported, not judged."""
-    r = run(RunSpec("dynamic-broadcast", "mesh:4x4", load={"rho": 0.3}, slots=90, warmup=0, seed=1))
+class _StamplessQueues:
+    """A node's own per-port FIFO queues that keep no entry stamps (what forward_heads needs, no more)."""
+
+    def __init__(self, ports: Any) -> None:
+        self.inner = PortQueues(ports)
+
+    @property
+    def held(self) -> int:
+        return self.inner.held
+
+    def add(self, message: Any, ports: Any) -> None:
+        self.inner.add(message, ports)
+
+    def busy(self) -> Any:
+        return self.inner.busy()
+
+    def pop(self, port: int) -> Any:
+        return self.inner.pop(port)
+
+    def items(self) -> set[tuple[int, int]]:
+        return self.inner.items()
+
+
+class _SimpleStampless(SimpleNode):
+    def __init__(self, ctx: Any) -> None:
+        super().__init__(ctx)
+        self.queues = _StamplessQueues(ctx.ports)  # type: ignore[assignment]
+
+
+def test_queues_without_entry_stamps_say_they_are_not_judged(monkeypatch):
+    """A scheme's own queue that keeps no entry stamps: its Q is reported, not judged, with the reason."""
+    monkeypatch.setitem(SCHEMES, "bcast-simple", replace(SCHEMES["bcast-simple"], node=_SimpleStampless))
+    r = run(RunSpec("bcast-simple", "hypercube:4", load={"rho": 0.3}, slots=90, warmup=0, seed=1))
     law = r.invariants["littles_law"]
     assert law["ok"] and not law["judged"] and "no node recorded" in law["why"]
     assert law["queue_area"] > 0
