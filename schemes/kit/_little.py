@@ -27,8 +27,10 @@ Two witnesses, kept apart:
 
 The kit's queues (:mod:`._queues`) keep the ledger for every node that ends its steps
 with :meth:`~._broadcast_node.BroadcastNode.forward_heads`: their records are stamped with
-the slot they are queued in. A queue that keeps its own stamps (STAR's queueing slot, from
-which its per-hop wait W is measured) keeps a :class:`Residence` beside them. A stamp
+the slot they are queued in. A queue of a scheme's own keeps a :class:`Residence` beside
+its stamps: STAR's queueing slot (from which its per-hop wait W is measured), the slot a
+packet joined Q under Rules A-F (bcast-indirect), was scheduled (bcast-periodic) or was
+born (dynamic-broadcast). A stamp
 that does not tell when a packet was queued (a later slot), a queue that under- or
 over-counts, or a node that reports a queue other than the one it serves breaks the
 equality; :class:`LittlesLaw` names the first node and slot where the two differ, with
