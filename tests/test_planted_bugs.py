@@ -477,6 +477,52 @@ def _indirect_skewed(ctx: Any) -> Any:
     return _IndirectSkewed(ctx) if ctx.params["idling"] else indirect_mod.IndirectNonIdlingNode(ctx)
 
 
+class _DtreeQAfterSends(DtreeNode):
+    """Q (§4.3.3) taken after the slot's transmissions: packets about to be sent are left out."""
+
+    def report(self, q_start: int, q_after: int) -> None:
+        super().report(q_after, q_after)
+
+
+class _SimpleQPerPort(SimpleNode):
+    """Q counted once per port a packet still needs, where §4.3.3 counts one unit per packet."""
+
+    def _per_port(self) -> int:
+        return sum(len(self.queues.queues[p]) for p in self.queues.ports)
+
+    async def forward_heads(self, queues: Any) -> Any:
+        self._q_start = self._per_port()
+        return await super().forward_heads(queues)
+
+    def report(self, q_start: int, q_after: int) -> None:
+        super().report(self._q_start, self._per_port())
+
+
+class _IndirectQWithoutVirtualArcs(indirect_mod.IndirectNode):
+    """Q leaves out the packets crossing their origin's virtual arcs (Rule D's tandem)."""
+
+    def report_pieces(self, start: tuple[int, int], after: tuple[int, int]) -> None:
+        self.report(start[0] + start[1] - self.n_arcs, after[0] + after[1] - self.n_arcs)
+
+
+class _LateUnicastStamps(TimedClassQueues):
+    """STAR's queues stamping a unicast with the slot after the one it is queued in."""
+
+    __slots__ = ()
+
+    def add_at(self, message: Any, plan: Any, slot: int) -> None:
+        super().add_at(message, plan, slot + 1 if message[0] < 0 else slot)
+
+
+class _StarLateUnicastStamps(StarNode):
+    """Unicasts' queueing slots one late: their waits (W) come out a slot short."""
+
+    def __init__(self, ctx: Any) -> None:
+        super().__init__(ctx)
+        q = self.queues
+        self.queues = _LateUnicastStamps(ctx.ports, self.classes, q.order, q.fifo)
+
+
 # -- the table ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Bug:
@@ -544,6 +590,8 @@ BUGS = [
     Bug("star: fcfs queues served newest first", "star", "torus:4x4", load={"rho": 0.8},
         params={"discipline": "fcfs"}, node=_StarLifo,
         invariant="service_order", phrase="declared order serves first"),
+    Bug("star: unicasts stamped with the slot after they are queued", "star", "torus:4x4", load={"lam": 0.002},
+        params={"lam_unicast": 0.05}, node=_StarLateUnicastStamps, invariant="littles_law", phrase="Little's law"),
     # hypercube broadcasts
     Bug("bcast-balanced: largest label first", "bcast-balanced", "hypercube:4", load={"rho": 0.7},
         node=_BalancedLargestFirst, invariant="service_order", phrase="declared order serves first"),
@@ -561,6 +609,12 @@ BUGS = [
         invariant="exactly_once", phrase=""),
     Bug("bcast-simple: birth stamped with the slot it became sendable in", "bcast-simple", "hypercube:4",
         load={"rho": 0.4}, node=_BirthAtSlotEnd, invariant="birth_epochs", phrase="standard errors"),
+    Bug("bcast-dtree: Q taken after the slot's transmissions", "bcast-dtree", "hypercube:4", load={"rho": 0.5},
+        node=_DtreeQAfterSends, invariant="littles_law", phrase="Little's law"),
+    Bug("bcast-indirect: Q without the packets on virtual arcs", "bcast-indirect", "hypercube:4", load={"rho": 0.4},
+        node=_IndirectQWithoutVirtualArcs, invariant="littles_law", phrase="Little's law"),
+    Bug("bcast-simple: Q counted once per port", "bcast-simple", "hypercube:4", load={"rho": 0.4},
+        node=_SimpleQPerPort, invariant="littles_law", phrase="Little's law"),
     Bug("bcast-indirect: Rule A's tree choice skewed (last tree never drawn)", "bcast-indirect", "hypercube:4",
         load={"rho": 0.4}, node=_indirect_skewed, slots=2200, warmup=200,
         invariant="theory_agreement", phrase="differs from the exact model"),
@@ -650,7 +704,7 @@ def test_the_suite_plants_at_least_twenty_bugs_across_five_families():
 def test_every_planted_bug_is_expected_caught():
     """The catch rate the docs state (docs/explanation/validator.md): every bug planted is caught."""
     assert [b.name for b in BUGS if b.missed] == []
-    assert len(BUGS) == 30
+    assert len(BUGS) == 34
 
 
 @pytest.mark.parametrize("scheme,topology,load,params", [

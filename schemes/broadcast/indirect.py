@@ -57,7 +57,7 @@ from typing import Any
 from slotnet.nodes import NodeContext
 
 from .._base import Claim, Param, Setup, parse_bool
-from ..kit import BroadcastReporter
+from ..kit import BroadcastReporter, Residence
 from . import _theory_indirect_slots, theory
 from ._cube_node import CubeNode
 from ._indirect_nonidling import IndirectNonIdlingNode
@@ -89,6 +89,9 @@ class IndirectNode(CubeNode):
         self.n_arcs = 0  # ... of which on virtual arcs (v_arcs)
         self.n_bc = 0  # packets under broadcast: B1, B2, hold
         self.wake_at: int | None = None  # the slot this node last asked to be woken in (None: a message)
+        #: the slot each packet here (by ``(origin, seq)``) joined Q, and their residence ledger (``littles_law``)
+        self.since: dict[tuple[int, int], int] = {}
+        self.ledger = Residence()
         self._randrange = ctx.rng.randrange
         self._getrandbits = ctx.rng.getrandbits
 
@@ -113,6 +116,19 @@ class IndirectNode(CubeNode):
         """Report Q for this step; ``start``/``after`` are ``(n_up, n_bc)`` (a hook for tests)."""
         self.report(start[0] + start[1], after[0] + after[1])
 
+    def enter(self, msg: Any, slot: int) -> None:
+        """``msg`` joins Q in ``slot`` (its entry stamp)."""
+        self.since[(msg[0], msg[1])] = slot
+        self.ledger.entered(slot)
+
+    def leave(self, msg: Any, slot: int) -> None:
+        """``msg`` leaves Q in ``slot`` (it was sent on its last port here, or dropped).
+
+        Only a fault makes two copies of one packet meet here (a ``dup``, a late copy);
+        the ledger then stands down with the check, and the second copy is stamped ``slot``.
+        """
+        self.ledger.left(slot, self.since.pop((msg[0], msg[1]), slot))
+
     # -- the rule ---------------------------------------------------------------------
     def arrive(self, slot: int, msg: Any) -> None:
         """A message read from the inbox in ``slot`` (sent in ``slot - 1``)."""
@@ -124,6 +140,7 @@ class IndirectNode(CubeNode):
             else:
                 self.up_q[j].append(msg)
             self.n_up += 1
+            self.enter(msg, slot)
             return
         plan = self.plan
         if origin != self.ctx.node and not path_test(plan.path_key[j], origin, self.d):
@@ -131,6 +148,7 @@ class IndirectNode(CubeNode):
         if plan.down[j]:  # Rule C: forward in the first C1 ∪ C2 slot from now
             self.hold[j].append((slot + 1 if slot % 3 == 0 else slot, msg))
             self.n_bc += 1
+            self.enter(msg, slot)
 
     def originate(self, seq: int) -> None:
         """Rule A, then Rule D/D′: a new packet joins its tandem's FIFO (or goes straight up)."""
@@ -138,6 +156,7 @@ class IndirectNode(CubeNode):
         msg = (self.ctx.node, seq, j, UP)
         (self.v_wait if self.plan.virtual[j] else self.up_q)[j].append(msg)
         self.n_up += 1
+        self.enter(msg, self.ctx.slot)
 
     def c0_step(self, slot: int) -> None:
         """A ``C0`` slot: virtual arcs, root-bound hops, ``l1``/``l2`` and Rule F's coin."""
@@ -155,8 +174,10 @@ class IndirectNode(CubeNode):
                 self.n_arcs += 1
             q = self.up_q[j]
             if q:
-                send(plan.up[j], q.popleft())
+                msg = q.popleft()
+                send(plan.up[j], msg)
                 self.n_up -= 1
+                self.leave(msg, slot)
         if root is not None:
             l1, l2 = self.lq
             if l1 or l2:
@@ -182,12 +203,14 @@ class IndirectNode(CubeNode):
                         send(port, out)
                     self.buf[b] = None
                     self.n_bc -= 1
+                    self.leave(out, slot)
         for j, q in enumerate(self.hold):
             if q and q[0][0] <= slot:  # a second one exists only if faults delayed a copy: it waits a slot
                 msg = q.popleft()[1]
                 for port in down[j]:
                     send(port, msg)
                 self.n_bc -= 1
+                self.leave(msg, slot)
                 if q and q[0][0] <= slot:
                     q[0] = (slot + 1 if slot % 3 == 1 else slot + 2, q[0][1])
 
@@ -204,6 +227,9 @@ class IndirectNode(CubeNode):
         for j, q in enumerate(self.hold):
             if any(due < slot for due, _ in q):
                 kept = [entry for entry in q if entry[0] >= slot]
+                for due, msg in q:
+                    if due < slot:
+                        self.leave(msg, slot)
                 dropped = len(q) - len(kept)
                 missed += dropped * len(down[j])
                 self.n_bc -= dropped
@@ -214,6 +240,7 @@ class IndirectNode(CubeNode):
                 missed += len(down[entry[1][2]])
                 self.buf[b] = None
                 self.n_bc -= 1
+                self.leave(entry[1], slot)
         if missed:
             self.ctx.record("overdue", missed)
 
@@ -252,6 +279,7 @@ class IndirectNode(CubeNode):
             elif self.n_bc:
                 self.broadcast_step(slot)
             self.report_pieces(start, (self.n_up, self.n_bc))
+            self.ledger.record(ctx)
             wake = self.next_event(slot)
             birth = self.next_wake()
             if birth is not None and (wake is None or birth < wake):

@@ -76,7 +76,7 @@ from typing import Any
 from slotnet.nodes import NodeContext
 
 from .._base import Claim, Param, Setup
-from ..kit import BatchMeans, BroadcastReporter
+from ..kit import BatchMeans, BroadcastReporter, Residence
 from . import theory
 from ._cube_node import CubeNode
 from ._inputs import delay_bound_claims, make_scheme
@@ -144,6 +144,8 @@ class PeriodicNode(CubeNode):
         self.due: dict[int, list[tuple[int, list[Any]]]] = {}  # slot -> [(port, [msg, left])]
         self.due_slots: list[int] = []  # heap of the keys of ``due``
         self.n_held = 0
+        #: the residence ledger of the records' queueing slots (the kit's ``littles_law``)
+        self.ledger = Residence()
 
     # -- origin side: which period and tree a new packet gets ---------------------------
     def assign(self, tau: float) -> tuple[int, int]:
@@ -175,8 +177,9 @@ class PeriodicNode(CubeNode):
         """Queue ``msg`` for each ``(slot_in_period, port)`` of ``sends`` from ``start``."""
         if not sends:
             return
-        rec = [msg, len(sends)]
+        rec = [msg, len(sends), self.ctx.slot]
         self.n_held += 1
+        self.ledger.entered(rec[2])
         due = self.due
         for off, port in sends:
             s = start + off
@@ -222,6 +225,7 @@ class PeriodicNode(CubeNode):
                 rec[1] -= 1
                 if rec[1] == 0:
                     self.n_held -= 1
+                    self.ledger.left(slot, rec[2])
         self.ctx.record("overdue", missed)
 
     def take_due(self, slot: int) -> list[tuple[int, list[Any]]]:
@@ -234,6 +238,7 @@ class PeriodicNode(CubeNode):
             rec[1] -= 1
             if rec[1] == 0:
                 self.n_held -= 1
+                self.ledger.left(slot, rec[2])
         return lst
 
     def held(self) -> int:
@@ -287,6 +292,7 @@ class PeriodicNode(CubeNode):
                 for port, rec in due:
                     send(port, rec[0])
             self.report(q_start, self.n_held)
+            self.ledger.record(ctx)
             wake = self.due_slots[0] if self.due_slots else None
             births = self.next_wake()
             if births is not None and (wake is None or births < wake):

@@ -18,7 +18,10 @@ sibling paper's private modules.
   :class:`BirthCheck`, :class:`Liveness`, :class:`OrderCheck` with the node side's
   :class:`ServiceOrder` (a declared service order, checked by the queue); :class:`HopWitness`
   (the observer's own hop count of a followed packet, its declared route shape and FIFO
-  order) and :class:`FifoOrder` (a queue declared first come, first served).
+  order) and :class:`FifoOrder` (a queue declared first come, first served);
+* Little's law on the sample path (:mod:`._little`): :class:`LittlesLaw` holds the queue a
+  node reports against its queue's :class:`Residence` ledger of entry stamps (kept by the
+  kit's queues, and by a node's own queue that stamps its packets).
 """
 
 from ._births import BirthProcess, available_slot
@@ -40,6 +43,7 @@ from ._checks import (
     eccentricity,
 )
 from ._labels import StreamLabels, first_label, next_label
+from ._little import RESIDENCE_EVENTS, LittlesLaw, Residence
 from ._queues import ClassQueues, LabelQueues, PortQueues, port_indices
 from ._reporter import BaseReporter, split_dup
 from ._stats import T_975, BatchMeans, RunningMean, WindowBatches, ratio_ci95, t_half_width
@@ -49,6 +53,7 @@ __all__ = [
     "CHECK_EVENTS",
     "HOP_EVENTS",
     "INCARNATION_SHIFT",
+    "RESIDENCE_EVENTS",
     "ROUTES",
     "STEP_FIELDS",
     "T_975",
@@ -65,10 +70,12 @@ __all__ = [
     "Forwarding",
     "HopWitness",
     "LabelQueues",
+    "LittlesLaw",
     "Liveness",
     "OrderCheck",
     "PathCheck",
     "PortQueues",
+    "Residence",
     "RunningMean",
     "ServiceOrder",
     "StepEvent",

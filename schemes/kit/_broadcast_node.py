@@ -77,12 +77,27 @@ class BroadcastNode(Node):
 
     async def forward_heads(self, queues: Forwarding) -> Inbox:
         """Non-idling step end: every port with work sends its head packet, Q is reported,
-        and the node parks until the next slot (work left) or its next birth (none)."""
+        and the node parks until the next slot (work left) or its next birth (none).
+
+        A kit queue (:mod:`._queues`) also keeps its residence ledger: started at the
+        node's first step, its clock (``now``) kept at the current slot, recorded after Q
+        (``residence``, the stamps of the ``littles_law`` check, :mod:`._little`).
+        """
+        ctx = self.ctx
+        q: Any = queues
+        ledger = getattr(q, "ledger", None)
+        if ledger is None and hasattr(q, "start_ledger"):
+            ledger = q.start_ledger(ctx.slot)
         q_start = queues.held
-        send = self.ctx.send
+        send = ctx.send
         for port in queues.busy():
             send(port, queues.pop(port))
         self.report(q_start, queues.held)
-        if queues.held:
-            return await self.ctx.next_slot()
-        return await self.ctx.idle(until=self.next_wake())
+        if ledger is None:
+            if queues.held:
+                return await ctx.next_slot()
+            return await ctx.idle(until=self.next_wake())
+        ledger.record(ctx)
+        inbox = await (ctx.next_slot() if queues.held else ctx.idle(until=self.next_wake()))
+        q.now = ctx.slot
+        return inbox

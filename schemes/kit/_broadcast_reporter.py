@@ -29,7 +29,10 @@ completes sooner than its origin's eccentricity after its first slot), ``birth_e
 (the stamps spread uniformly over their slots, as Poisson epochs do), ``liveness`` (no
 message reaches a stopped node in a fault-free run; such losses, ``node_finished``, are
 never taken for a fault's) and ``service_order`` (the ``disorder`` events of a node whose
-queue broke the service order its scheme declares, :class:`~._checks.ServiceOrder`).
+queue broke the service order its scheme declares, :class:`~._checks.ServiceOrder`) and
+``littles_law`` (:mod:`._little`: Q summed over the slots run equals the residence the
+nodes' queue stamps give, exactly, at every node; kept by the kit's queues for every node
+that ends its steps with ``forward_heads``).
 
 Under faults the check also reports how much the faults cost: broadcasts completed, lost to
 a fault (incomplete, with no copy left on its way: ``missed``, each with the nodes it never
@@ -43,6 +46,7 @@ from typing import Any, NamedTuple
 
 from .._base import Setup
 from ._checks import CHECK_EVENTS, BirthCheck, OrderCheck
+from ._little import RESIDENCE_EVENTS, LittlesLaw
 from ._reporter import BaseReporter
 from ._stats import BatchMeans, WindowBatches
 
@@ -65,7 +69,7 @@ STEP_FIELDS = StepEvent._fields
 class BroadcastReporter(BaseReporter):
     """Consumes ``step`` events; keeps only packets that are still incomplete."""
 
-    events: Mapping[str, tuple[str, ...]] = {"step": STEP_FIELDS, **CHECK_EVENTS}
+    events: Mapping[str, tuple[str, ...]] = {"step": STEP_FIELDS, **CHECK_EVENTS, **RESIDENCE_EVENTS}
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
@@ -106,9 +110,11 @@ class BroadcastReporter(BaseReporter):
         self.reused: list[tuple[int, int, int]] = []  # (slot, origin, seq) born under a name already used
         self.stamps = BirthCheck(setup.topology, bool(getattr(setup, "faults", False)))
         self.order = OrderCheck()
+        #: Q against the residence the queues' stamps give (Little's law on the sample path)
+        self.little = LittlesLaw(n, bool(getattr(setup, "faults", False)))
 
     def handlers(self) -> Mapping[str, Any]:
-        return {"step": self.step, **self.order.handlers()}
+        return {"step": self.step, "residence": self.little.residence, **self.order.handlers()}
 
     def step(self, node: int, slot: int, births: Any, received: Any, q_start: int, q_after: int) -> None:
         live = self.live
@@ -143,6 +149,7 @@ class BroadcastReporter(BaseReporter):
             if rec[1] == self.receivers:
                 self._complete(key, rec)
         self.node_received[node] += len(received)
+        self.little.queue(node, slot, q_start, q_after)
         prev = self.q_node[node]
         self.q_adj += q_start - prev
         self.q_cur += q_after - prev
@@ -170,6 +177,7 @@ class BroadcastReporter(BaseReporter):
 
     def end_slot(self, slot: int) -> None:
         self._account_completions()
+        self.little.end_slot(slot)
         self.last_slot = slot
         q_total = self.q_cur_start + self.q_adj
         if slot >= self.warmup:
@@ -253,6 +261,8 @@ class BroadcastReporter(BaseReporter):
         return {"exactly_once": out, **self.checks()}
 
     def checks(self) -> dict[str, Any]:
-        """The kit's checks of a broadcast run: ``birth_stamps``, ``birth_epochs``, ``liveness``, ``service_order``."""
+        """The kit's checks of a broadcast run: ``birth_stamps``, ``birth_epochs``, ``liveness``,
+        ``service_order``, ``littles_law``."""
         self.stamps.book.checked = self.born_total
-        return {**self.stamps.invariants(), **self.liveness.invariants(), **self.order.invariants()}
+        return {**self.stamps.invariants(), **self.liveness.invariants(), **self.order.invariants(),
+                "littles_law": self.little.invariants()}

@@ -1,7 +1,8 @@
 """Port-keyed packet queues a node keeps for its out-ports.
 
-Three disciplines share one record model: a packet record is ``[message, ports_left]``,
-queued on every port it still has to cross; the node's backlog (``held``, the Q of the
+Three disciplines share one record model: a packet record is ``[message, ports_left,
+entry]``, queued on every port it still has to cross, ``entry`` the slot it was queued in
+(the queue's :attr:`~_Base.now`); the node's backlog (``held``, the Q of the
 broadcast papers) counts records with ``ports_left > 0`` once, however many ports each
 still needs. Queues exist only for the ports a node has (a mesh boundary node has
 fewer), and are visited in increasing port index.
@@ -11,6 +12,12 @@ fewer), and are visited in increasing port index.
 * :class:`LabelQueues` — per-port heaps ordered by a key (e.g. a label and a slot); given
   the scheme's declared order (:class:`~._checks.ServiceOrder`), every packet it serves is
   checked against the one it would serve next.
+
+Once a node starts its queue's ledger (:meth:`_Base.start_ledger`; the kit's
+:meth:`~._broadcast_node.BroadcastNode.forward_heads` does, and keeps :attr:`~_Base.now`
+at the current slot), every packet queued and every packet released is entered in a
+:class:`~._little.Residence`: the stamps the ``littles_law`` check holds against the
+queue the node reports (:mod:`._little`).
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ import heapq
 from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
+
+from ._little import Residence
 
 if TYPE_CHECKING:
     from ._checks import ServiceOrder
@@ -34,12 +43,37 @@ def port_indices(ports: int | Iterable[Any]) -> tuple[int, ...]:
 
 
 class _Base:
-    __slots__ = ("ports", "queues", "held")
+    __slots__ = ("ports", "queues", "held", "now", "ledger")
 
     def __init__(self, ports: int | Iterable[Any]) -> None:
         self.ports = port_indices(ports)
         self.queues: list[Any] = [None] * (max(self.ports) + 1 if self.ports else 0)
         self.held = 0
+        #: the slot new records are stamped with (kept current by the node once its ledger runs)
+        self.now = 0
+        #: the residence ledger of the queue's stamps (None until :meth:`start_ledger`)
+        self.ledger: Residence | None = None
+
+    def _records(self) -> Iterator[list[Any]]:
+        raise NotImplementedError
+
+    def start_ledger(self, slot: int) -> Residence:
+        """Start the queue's :class:`~._little.Residence` in ``slot``: the packets already
+        queued (in this, the node's first step) are stamped ``slot``."""
+        ledger = self.ledger = Residence()
+        self.now = slot
+        seen: set[int] = set()
+        for rec in self._records():
+            if id(rec) not in seen:
+                seen.add(id(rec))
+                rec[2] = slot
+                ledger.entered(slot)
+        return ledger
+
+    def _entered(self, rec: list[Any]) -> None:
+        self.held += 1
+        if self.ledger is not None:
+            self.ledger.entered(rec[2])
 
     def busy(self) -> Iterator[int]:
         """Ports with a packet waiting, in increasing index."""
@@ -50,6 +84,8 @@ class _Base:
         rec[1] -= 1
         if rec[1] == 0:
             self.held -= 1
+            if self.ledger is not None:
+                self.ledger.left(self.now, rec[2])
         return rec[0]
 
 
@@ -72,12 +108,12 @@ class PortQueues(_Base):
 
     def add(self, message: Any, ports: Iterable[int]) -> None:
         """Queue ``message`` on each of ``ports``."""
-        rec = [message, 0]
+        rec = [message, 0, self.now]
         for p in ports:
             self.queues[p].append(rec)
             rec[1] += 1
         if rec[1]:
-            self.held += 1
+            self._entered(rec)
 
     def pop(self, port: int) -> Any:
         """The head packet of ``port``'s queue (its record is released when done)."""
@@ -86,6 +122,9 @@ class PortQueues(_Base):
     def items(self) -> set[tuple[int, int]]:
         """(origin, seq) — the first two fields — of every packet still to forward."""
         return {(r[0][0], r[0][1]) for p in self.ports for r in self.queues[p]}
+
+    def _records(self) -> Iterator[list[Any]]:
+        return (r for p in self.ports for r in self.queues[p])
 
 
 class ClassQueues(_Base):
@@ -124,13 +163,13 @@ class ClassQueues(_Base):
 
     def add(self, message: Any, plan: Iterable[tuple[int, int]]) -> None:
         """Queue ``message`` on each ``(port, class)`` of ``plan``."""
-        rec = [message, 0]
+        rec = [message, 0, self.now]
         for p, c in plan:
             self.queues[p][c].append(rec)
             self.waiting[p] += 1
             rec[1] += 1
         if rec[1]:
-            self.held += 1
+            self._entered(rec)
 
     def busy(self) -> Iterator[int]:
         waiting = self.waiting
@@ -157,6 +196,9 @@ class ClassQueues(_Base):
     def items(self) -> set[tuple[int, int]]:
         return {(r[0][0], r[0][1]) for p in self.ports for q in self.queues[p] for r in q}
 
+    def _records(self) -> Iterator[list[Any]]:
+        return (r for p in self.ports for q in self.queues[p] for r in q)
+
 
 class LabelQueues(_Base):
     """Per-port heaps of packets ordered by a key, e.g. ``(label, slot_in_period)``.
@@ -179,14 +221,14 @@ class LabelQueues(_Base):
 
     def add(self, message: Any, label: int, plan: Iterable[tuple[int, int]]) -> None:
         """Queue ``message`` of ``label`` on each ``(port, slot_in_period)`` of ``plan``."""
-        rec = [message, 0]
+        rec = [message, 0, self.now]
         queues = self.queues
         for port, slot in plan:
             self._count += 1
             heapq.heappush(queues[port], (label, slot, self._count, rec))
             rec[1] += 1
         if rec[1]:
-            self.held += 1
+            self._entered(rec)
 
     def pop(self, port: int) -> Any:
         """The waiting packet of smallest key on ``port`` (its record is released when done)."""
@@ -198,3 +240,6 @@ class LabelQueues(_Base):
 
     def items(self) -> set[tuple[int, int]]:
         return {(e[3][0][0], e[3][0][1]) for p in self.ports for e in self.queues[p]}
+
+    def _records(self) -> Iterator[list[Any]]:
+        return (e[3] for p in self.ports for e in self.queues[p])

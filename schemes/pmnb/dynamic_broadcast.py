@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from slotnet.nodes import Node, NodeContext
-from slotnet.schemes.kit import STEP_FIELDS, BirthProcess, BroadcastReporter
+from slotnet.schemes.kit import RESIDENCE_EVENTS, STEP_FIELDS, BirthProcess, BroadcastReporter, Residence
 
 from .._base import Claim, Load, Scheme, SchemeError, Setup
 from . import theory as th
@@ -58,6 +58,9 @@ class DynamicNode(Node):
         self.sched = IntervalSchedule.build(geo.sides, self.wrap, ctx.params["tp_ticks"], ctx.quantum)
         self.births = BirthProcess(ctx.rng, ctx.params["lam"] / ctx.quantum, start=float(ctx.slot))
         self.queue: deque[tuple[int, float]] = deque()
+        #: the slot each queued packet was taken in, and their residence ledger (the kit's ``littles_law``)
+        self.since: deque[int] = deque()
+        self.ledger = Residence()
         self.seq = 0
         self.ports = {(k, dr): ctx.port(k, dr) for k in range(geo.d) for dr in (1, -1)}
 
@@ -101,6 +104,8 @@ class DynamicNode(Node):
                 self.seq += 1
                 born.append((self.seq, tau))
                 queue.append((self.seq, tau))
+                self.since.append(now)
+                self.ledger.entered(now)
             q_start = len(queue)
             received: list[tuple[int, int]] = []
             if machine is not None:
@@ -124,6 +129,7 @@ class DynamicNode(Node):
                         ctx.record("interval", machine.m, end - t0)
                     if machine.packet is not None:
                         queue.popleft()
+                        self.ledger.left(now, self.since.popleft())
                     machine, t0, last_out = None, end, -1
             if machine is None:
                 machine = IntervalNode(ctx.coords, sched, self.wrap, (node, queue[0][0]) if queue else None)
@@ -150,6 +156,7 @@ class DynamicNode(Node):
             if born or received or len(queue) != reported:
                 ctx.record("step", born, received, q_start, len(queue))
                 reported = len(queue)
+                self.ledger.record(ctx)
             inbox = await ctx.idle(until=self._next_wake(now, t0, step, machine))
 
 
@@ -163,7 +170,8 @@ class DynamicReporter(BroadcastReporter):
     """
 
     events: Mapping[str, tuple[str, ...]] = {"step": STEP_FIELDS, "interval": ("m", "ticks"),
-                                             "duplicate": ("origin", "seq", "cls"), **FAULT_EVENTS}
+                                             "duplicate": ("origin", "seq", "cls"), **FAULT_EVENTS,
+                                             **RESIDENCE_EVENTS}
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)

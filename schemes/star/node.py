@@ -37,7 +37,9 @@ Observer events: the kit's ``step`` (births, first receptions, Q), unicast ``bor
 source and destination, so that the observer checks where and how far it went), and ``links``: cumulative counters
 ``(sent per port..., wait sum per traffic type..., transmissions per traffic type...)``
 recorded in every slot the node transmits (waits are ``send slot - queueing slot``:
-service slot excluded, the W of §3.2).
+service slot excluded, the W of §3.2); and the kit's ``residence`` ledger of the same
+queueing slots (a packet resides from its queueing slot to the slot its last copy is
+sent), which the observer's ``littles_law`` holds against Q.
 """
 
 from __future__ import annotations
@@ -101,7 +103,7 @@ class TimedClassQueues(ClassQueues):
             waiting[p] += 1
         rec[1] = len(plan)
         if plan:
-            self.held += 1
+            self._entered(rec)
 
     def send_heads(self, send: Any, slot: int, port_dim: list[int], counters: list[int]) -> None:
         """Send the head packet of every busy port; count sends and waits in ``counters``.
@@ -127,6 +129,8 @@ class TimedClassQueues(ClassQueues):
             rec[1] -= 1
             if rec[1] == 0:
                 self.held -= 1
+                if self.ledger is not None:  # its last copy leaves: residence slot - queueing slot + 1
+                    self.ledger.left(slot, rec[2])
             msg = rec[0]
             send(port, msg)
             if self.order is not None and waiting[port]:
@@ -263,6 +267,8 @@ class StarNode(BroadcastNode):
     async def run(self) -> None:
         ctx = self.ctx
         queues = self.queues
+        # the queue's residence ledger, from the queueing slots W is measured from (``littles_law``)
+        ledger = queues.ledger or queues.start_ledger(ctx.slot)
         inbox: Inbox = ()
         while True:
             slot = ctx.slot
@@ -273,6 +279,7 @@ class StarNode(BroadcastNode):
             if q_start:
                 self._serve(slot)
             self.report(q_start, queues.held)
+            ledger.record(ctx)
             if queues.held:
                 inbox = await ctx.next_slot()
             else:

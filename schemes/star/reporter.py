@@ -3,7 +3,8 @@
 * From :class:`~slotnet.schemes.kit.BroadcastReporter` (§2's definitions):
   ``mean_reception_delay``, ``mean_broadcast_delay`` (with its 95% batch-means CI),
   ``mean_queue_per_node`` (every packet a node still has to forward, broadcast or
-  unicast), ``max_queue``, and the exactly-once invariant.
+  unicast), ``max_queue``, and the exactly-once invariant; ``littles_law`` holds Q to the
+  queueing slots the node stamps its packets with (the ones W is measured from).
 * Unicast (§4, runs with ``lam_unicast > 0``), from an inner
   :class:`~slotnet.schemes.kit.UnicastReporter`: ``mean_unicast_delay`` (birth to
   arrival at the destination, CI), ``mean_unicast_hops``, ``unicasts_measured``,
