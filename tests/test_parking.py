@@ -187,3 +187,14 @@ def test_a_park_yields_trios_message_with_its_record_as_the_abort_callback():
     with pytest.raises(ValueError, match="boom"):
         park.throw(ValueError("boom"))
     assert b(None) is trio.lowlevel.Abort.SUCCEEDED and not b.parked
+
+
+def test_records_are_registered_by_node_id_beyond_the_first_size():
+    runtime = SlotRuntime()
+    assert runtime.records == [] and runtime.running == 0 and runtime.wakeups == 0
+    rec = runtime.register(5, 0)
+    assert len(runtime.records) == 6 and runtime.records[5] is rec and runtime.records[:5] == [None] * 5
+    assert runtime.register(6, 2) is runtime.records[6] and len(runtime.records) == 7
+    again = runtime.register(5, 1)  # a restart: the new context's record replaces the old one's
+    assert runtime.records[5] is again is not rec and (again.node, again.incarnation) == (5, 1)
+    assert (again.task, again.parked, again.wake_slot, again.timer) == (None, False, -1, None)
