@@ -13,9 +13,10 @@ cdef class Outlet:
     cdef list _load
     cdef object _park, _clock, _pack
     cdef list _pending, _touched
+    cdef object _follow, _report
 
     @cython.locals(slot="long long", p=Py_ssize_t, one="unsigned long long", bit="unsigned long long",
-                   pending=list, pend=list)
+                   pending=list, pend=list, follow=object, key=object)
     cpdef send(self, object port, object message, object size=*)
 
 cdef class TimedOutlet(Outlet):

@@ -132,6 +132,10 @@ class Frames:
         return len(self._pend)
 
 
+def _unwatched(*sent: Any) -> None:
+    """An outlet's report before :meth:`Outlet.watch` (never called: nothing is followed)."""
+
+
 class Outlet:
     """A node's sending side at quantum 1: ``send(port, message, size=1.0)``.
 
@@ -144,7 +148,7 @@ class Outlet:
     """
 
     __slots__ = ("node", "_nbrs", "_revs", "_slot", "_used", "_load", "_park", "_clock", "_pack", "_pending",
-                 "_touched")
+                 "_touched", "_follow", "_report")
 
     def __init__(self, transport: InProcessTransport, node: int) -> None:
         self.node = node
@@ -160,6 +164,28 @@ class Outlet:
         direct = type(transport).park is InProcessTransport.park
         self._pending: list[list[tuple[int, bytes]] | None] | None = transport._pending if direct else None
         self._touched: list[int] = transport._touched
+        #: the messages to report and where (:meth:`watch`); None: nothing is reported
+        self._follow: Callable[[Any], tuple[Any, Any] | None] | None = None
+        self._report: Callable[..., None] = _unwatched
+
+    def watch(self, follow: Callable[[Any], tuple[Any, Any] | None], report: Callable[..., None]) -> None:
+        """From now on, report every message this outlet accepts that ``follow`` names.
+
+        ``follow(message)`` gives a pair ``(a, b)``, or None for a message not reported;
+        each send it names is reported, after the message is parked, as ``report(node,
+        slot, port, a, b)``. A send the outlet refuses (an error) is never reported. The
+        orchestrator's witness of a scheme's sends (``Scheme.follow``): here, in the
+        send itself, it costs one call of each per message and no wrapper around it.
+        """
+        self._follow = follow
+        self._report = report
+
+    def _reported(self, slot: int, port: int, message: Any) -> None:
+        """:meth:`watch`'s report of one accepted send (where one is asked for)."""
+        if self._follow is not None:
+            key = self._follow(message)
+            if key is not None:
+                self._report(self.node, slot, port, key[0], key[1])
 
     def _target(self, port: int, slot: int) -> tuple[int, int]:
         """(receiver, its in-port) of ``port``.
@@ -229,12 +255,17 @@ class Outlet:
         pending = self._pending
         if pending is None:
             self._park(nb, self._revs[port], self._pack(message))
-            return
-        pend = pending[nb]  # InProcessTransport.park, inlined
-        if pend is None:
-            pending[nb] = pend = []
-            self._touched.append(nb)
-        pend.append((self._revs[port], self._pack(message)))
+        else:
+            pend = pending[nb]  # InProcessTransport.park, inlined
+            if pend is None:
+                pending[nb] = pend = []
+                self._touched.append(nb)
+            pend.append((self._revs[port], self._pack(message)))
+        follow = self._follow
+        if follow is not None:  # _reported, inlined
+            key = follow(message)
+            if key is not None:
+                self._report(self.node, slot, port, key[0], key[1])
 
     def _share(self, port: int, units: float, slot: int) -> None:
         if not 0.0 < units <= 1.0:
@@ -286,6 +317,7 @@ class TimedOutlet(Outlet):
         if units <= 1.0 + _EPS:
             self._share(port, min(units, 1.0), slot)
             self._park(target[0], target[1], self._pack(message))
+            self._reported(slot, port, message)
             return
         ticks = round(units)
         if abs(units - ticks) > 1e-6:
@@ -297,6 +329,7 @@ class TimedOutlet(Outlet):
         self._hold(port, slot, 1.0)
         self._busy[port] = slot + ticks
         self._later(slot + ticks, target[0], target[1], self._pack(message))
+        self._reported(slot, port, message)
 
     def idle_ports(self, slot: int) -> list[int]:
         """The ports that carried nothing in tick ``slot``: none started there, none still busy."""

@@ -88,8 +88,10 @@ def checked_handlers(reporter: Any) -> dict[str, Callable[..., None]]:
 class _FollowedSend:
     """A node's ``send`` that also reports each followed packet it sends (``Scheme.follow``)
     as a ``hop`` event: the validator's own witness of a packet's path, which no node code
-    writes. One small object per node (three slots); what every node shares, ``(follow,
-    hop, clock)``, is one tuple of the network's."""
+    writes. Used only with an outlet that cannot report its sends itself (a transport
+    other than the fabric's: the fabric's outlets do it in their own ``send``, see
+    ``Outlet.watch``). One small object per node (three slots); what every node shares,
+    ``(follow, hop, clock)``, is one tuple of the network's."""
 
     __slots__ = ("send", "node", "shared")
 
@@ -162,6 +164,12 @@ class Network:
                                        f"handle 'hop' events")
                 hop = handlers["hop"]
             self._followed = (follow, hop, self.clock)
+        #: the outlets report the followed sends themselves (``watch``): no wrapper around ``send``
+        self._watching = self._followed is not None and all(hasattr(self.outlets[v], "watch") for v in self.local)
+        if self._watching:
+            assert self._followed is not None
+            for v in self.local:
+                self.outlets[v].watch(self._followed[0], self._followed[1])
         # a node task has a cancel scope of its own only where a fault may crash it (a scope is ~800 bytes)
         self._scoped = not faults.empty
         self.contexts: list[NodeContext | None] = [None] * n
@@ -201,7 +209,7 @@ class Network:
             ctx: NodeContext = TracedContext(tap=self.tracer.tap, recorder=traced_record, **common)
         else:
             ctx = NodeContext(recorder=record, **common)
-        if self._followed is not None:
+        if self._followed is not None and not self._watching:
             ctx.send = _FollowedSend(ctx.send, v, self._followed)
         return ctx
 

@@ -14,6 +14,10 @@ import random
 from bisect import bisect_right
 from collections.abc import Sequence
 from functools import lru_cache
+from math import log
+
+#: ``-math.inf``, bound once: the log-probability of "no arrival" when an arrival is certain
+_NEVER = -math.inf
 
 __all__ = ["ArrivalProcess", "binomial_pmf", "poisson_pmf"]
 
@@ -92,7 +96,7 @@ class ArrivalProcess:
             t = max(slot + 1, only.start)
             if not only.cdf_pos:
                 return None
-            gap = 0 if only.log_p0 == -math.inf else int(math.log(1.0 - self._rand()) / only.log_p0)
+            gap = 0 if only.log_p0 == _NEVER else int(log(1.0 - self._rand()) / only.log_p0)
             count = 1 + bisect_right(only.cdf_pos, self._rand())
             return t + gap, min(count, len(only.cdf_pos))
         t = slot + 1
@@ -101,11 +105,11 @@ class ArrivalProcess:
                 continue
             t = max(t, seg.start)
             if seg.cdf_pos:
-                if seg.log_p0 == -math.inf:
+                if seg.log_p0 == _NEVER:
                     gap = 0
                 else:
                     u = 1.0 - self._rand()  # in (0, 1]
-                    gap = int(math.log(u) / seg.log_p0)  # slots without arrivals first
+                    gap = int(log(u) / seg.log_p0)  # slots without arrivals first
                 at = t + gap
                 if seg.end is None or at < seg.end:
                     count = 1 + bisect_right(seg.cdf_pos, self._rand())

@@ -27,7 +27,9 @@ cdef class ForcedDeflections:
     cdef public long long sends, slot
     cdef public list used, touched, wanted
 
-    @cython.locals(used=object, preferred=object)
-    cpdef hop(self, Py_ssize_t node, long long slot, Py_ssize_t port, object dest, object _dest=*)
+    # ports number below 25 (a hypercube of at most 24 dimensions): a node's used ports and
+    # a packet's preferred links are bit masks in a C integer, node ids below 2**24
+    @cython.locals(used="unsigned long long", preferred=long)
+    cpdef hop(self, Py_ssize_t node, long long slot, Py_ssize_t port, long dest, object _seq=*)
     @cython.locals(i=Py_ssize_t, wanted=list, node=Py_ssize_t, idle=object)
     cpdef end_slot(self)

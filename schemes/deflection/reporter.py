@@ -158,7 +158,7 @@ class ForcedDeflections:
     a link that is not on a shortest path to its destination (a deflection) must find
     every preferred link -- the bits of ``node ^ dest`` -- busy with another packet that
     slot. Fed with the sends the orchestrator reports (:meth:`hop`: the ``hop`` event,
-    with the destination as both ``source`` and ``seq``; the scheme's ``follow``), it
+    with the destination as ``source``; the scheme's ``follow``), it
     keeps each node's ports used in the current slot and the preferred links of each
     deflected packet, and judges them when the next slot's sends begin or the slot closes
     (:meth:`end_slot`). Under faults a node routes around links it believes dead, so
@@ -175,7 +175,7 @@ class ForcedDeflections:
         self.touched: list[int] = []  # nodes with a port used in ``slot``
         self.wanted: list[int] = []  # (node, preferred links) of each deflection in ``slot``, flat
 
-    def hop(self, node: int, slot: int, port: int, dest: int, _dest: Any = None) -> None:
+    def hop(self, node: int, slot: int, port: int, dest: int, _seq: Any = None) -> None:
         """``node`` sent a packet bound for ``dest`` on ``port`` (dimension ``port``) in ``slot``."""
         if slot != self.slot:  # a slot's sends all come before the next slot's
             self.end_slot()

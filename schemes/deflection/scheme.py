@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import asdict
-from operator import itemgetter
 from typing import Any
 
 from .._base import Claim, Column, Load, Param, Scheme, SchemeError, Setup
@@ -149,10 +148,12 @@ def _transient_rows(d: int, offered: list[float]) -> list[dict[str, Any]]:
     return [asdict(s) for s in theory.transient(d, offered)]
 
 
-#: What the validator needs of each send (``follow``): the packet's destination (its first
-#: field, twice: ``(dest, dest)``), for :class:`~.reporter.ForcedDeflections` to tell a
-#: deflection from a preferred link. A C-level getter: it runs once per hop.
-packet_destination = itemgetter(0, 0)
+#: What the validator needs of each send (``follow``): the packet's destination, its first
+#: field, for :class:`~.reporter.ForcedDeflections` to tell a deflection from a preferred
+#: link. The packet itself serves as the pair a ``hop`` event takes its ``source`` and
+#: ``seq`` from: ``source`` is the destination, ``seq`` the entry slot (not used).
+#: ``tuple`` gives a tuple back as it is: a C-level call that builds nothing, once per hop.
+packet_destination = tuple
 
 
 SCHEME = Scheme(
