@@ -198,3 +198,22 @@ def test_records_are_registered_by_node_id_beyond_the_first_size():
     again = runtime.register(5, 1)  # a restart: the new context's record replaces the old one's
     assert runtime.records[5] is again is not rec and (again.node, again.incarnation) == (5, 1)
     assert (again.task, again.parked, again.wake_slot, again.timer) == (None, False, -1, None)
+
+
+def test_a_stall_moves_a_timer_due_in_it_and_release_restores_only_what_was_due():
+    runtime = SlotRuntime(4)
+    idle, busy = runtime.register(0, 0), runtime.register(1, 0)
+    idle.idle(5, 1)  # asleep until slot 5
+    busy.next_slot()  # due next slot
+    assert runtime.next_due() == -1  # something is due at once
+    assert runtime.hold(1, 6) is True and runtime.active == []
+    assert runtime.hold(0, 5) is False  # the stall covers slot 5: the timer moves past it
+    assert idle.timer == 6 and (6, 0, 0, idle) in runtime.timers
+    assert runtime.next_due() == 6  # the stale entry for slot 5 is dropped, not reported
+    runtime.release(0, False)  # not due when the stall began: stays asleep
+    assert runtime.active == []
+    runtime.release(1, True)
+    assert runtime.active == [busy]
+    later = runtime.register(2, 0)
+    later.idle(9, 1)
+    assert runtime.hold(2, 8) is False and later.timer == 9  # a timer after the stall stays
