@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from slotnet.fabric import parse_topology
+from slotnet.fabric import TopologyError, parse_topology
 from slotnet.nodes import _context
 from slotnet.nodes._context import NodeContext, TracedContext
 from slotnet.nodes._rng import NodeRandom, node_rng, node_seed
@@ -108,6 +108,8 @@ def test_ports_port_and_port_to():
         ctx.port_to(2)
     mesh, _, _ = _ctx("mesh:3x3", node=0)
     assert mesh.port(0, +1) == 0 and mesh.port(0, -1) is None
+    with pytest.raises(TopologyError):
+        mesh.port(0)  # a mesh or torus port needs its direction
     assert mesh.live_ports == (0, 2)
     assert not mesh.port_alive(1)  # a port the corner lacks is never alive
     assert mesh.port_alive(2)
