@@ -217,3 +217,31 @@ def test_a_stall_moves_a_timer_due_in_it_and_release_restores_only_what_was_due(
     later = runtime.register(2, 0)
     later.idle(9, 1)
     assert runtime.hold(2, 8) is False and later.timer == 9  # a timer after the stall stays
+
+
+async def test_a_woken_or_resumed_record_is_unparked_with_no_timer_and_counted_running():
+    runtime = SlotRuntime(3)
+    got: list = []
+
+    async def timed(rec):
+        got.append(await rec.idle(5, 0))
+        got.append(await rec.idle(8, 5))
+
+    async def due(rec):
+        got.append(await rec.next_slot())
+        got.append(await rec.idle(9, 5))
+
+    async with trio.open_nursery() as nursery:
+        records = await _nodes(runtime, nursery, [timed, timed, due])
+        assert runtime.wake(5, []) == 3  # two timers and one due node
+        assert [(r.parked, r.timer, r.wake_slot) for r in records] == [(False, None, 5)] * 3
+        assert runtime.running == 3
+        await runtime.wait_quiescent()
+        assert [r.timer for r in records] == [8, 8, 9] and all(r.parked for r in records)
+        runtime.resume(records[0], outcome.Value(["x"]))
+        runtime.resume(records[2], outcome.Value(["y"]))
+        assert runtime.running == 2
+        assert [(r.parked, r.timer) for r in records] == [(False, None), (True, 8), (False, None)]
+        await runtime.wait_quiescent()
+        nursery.cancel_scope.cancel()
+    assert got[:3] == [(), (), ()] and sorted(got[3:]) == [["x"], ["y"]]  # Trio picks the order
