@@ -12,20 +12,14 @@ mosquitto, as ``tests/test_sharded.py`` does.
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
-import subprocess
-import sys
-import threading
-import time
 from typing import Any
 
 import pytest
 import trio
+from _broker_noise import sharded_run_with_noise
 
 from slotnet import FaultSchedule, RunSpec, run
 from slotnet.fabric import encode
-from slotnet.orchestrator.shard import _broker
 from slotnet.orchestrator.shard._coordinator import coordinate
 from slotnet.orchestrator.shard._link import UNKNOWN_SHARD, Done, is_shard
 from slotnet.orchestrator.shard._memory_link import _BEFORE, MemoryHub, MemoryShardLink, run_sharded_in_memory
@@ -130,40 +124,14 @@ def test_frames_from_shard_k_are_refused_through_a_real_broker():
     """A 2-shard run over mosquitto while another client publishes, on the run's topics,
     well-formed frames that claim shard 2: they are refused and counted, the result is the
     one-process one."""
-    import paho.mqtt.client as paho
-
     argv = ["run", "deflection", "-t", "hypercube:4", "--offered", "1", "--slots", "120", "--seed", "3", "--json",
             "--no-progress", "--shards", "2"]
-    with _broker.private_broker("spoof") as b:
-        env = {**os.environ, _broker.PASSWORD_ENV: b.password or ""}
-        stop = threading.Event()
 
-        def spoof() -> None:
-            c = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id="spoof")
-            c.username_pw_set(b.user, b.password)
-            c.connect(b.host, b.port)
-            c.loop_start()
-            slot = 0
-            while not stop.is_set():
-                for topic, payload in (("hello", encode((2, 0))), ("data/0", encode((slot, 2, b""))),
-                                       ("data/1", encode((slot, 2, b""))), ("done", encode((slot, 2, b"", [], True, 0))),
-                                       ("final", encode((2, 0, {})))):
-                    c.publish(f"slotnet/spoof/{topic}", payload, qos=1)
-                slot += 1
-                time.sleep(0.02)
-            c.loop_stop()
-            c.disconnect()
+    def spoof(slot: int) -> list[tuple[str, bytes]]:
+        return [("hello", encode((2, 0))), ("data/0", encode((slot, 2, b""))), ("data/1", encode((slot, 2, b""))),
+                ("done", encode((slot, 2, b"", [], True, 0))), ("final", encode((2, 0, {})))]
 
-        t = threading.Thread(target=spoof, daemon=True)
-        t.start()
-        try:
-            out = subprocess.run([sys.executable, "-m", "slotnet", *argv, "--broker", b.url, "--run-id", "spoof"],
-                                 env=env, capture_output=True, text=True, timeout=120)
-        finally:
-            stop.set()
-            t.join(timeout=5)
-    assert out.returncode == 0, out.stderr
-    sharded = json.loads(out.stdout)
+    sharded = sharded_run_with_noise(argv, "spoof", spoof, period=0.02)
     alone = run(RunSpec("deflection", "hypercube:4", load={"offered": 1.0}, slots=120, seed=3))
     assert sharded["metrics"] == alone.to_dict()["metrics"]
     rejected = sharded["transport"]["frames_rejected"]

@@ -8,6 +8,7 @@ import sys
 import time
 
 import pytest
+from _broker_noise import sharded_run_with_noise
 
 from slotnet import FaultSchedule, RunSpec, SpecError, run
 from slotnet.fabric import ShardMap, ShardTransport, SlotClock, parse_topology
@@ -182,43 +183,13 @@ def test_bad_shard_options_exit_2(capsys, argv, fragment):
 
 def test_foreign_and_broken_frames_are_rejected_and_counted():
     """Junk on the run's topics (undecodable, unknown shard, stale slot) is refused and counted; the result is unchanged."""
-    import json
-    import threading
-
-    import paho.mqtt.client as paho
-
     from slotnet.fabric import encode
 
     argv = ["run", "deflection", "-t", "hypercube:4", "--offered", "1", "--slots", "150", "--seed", "2", "--json",
             "--no-progress", "--shards", "2"]
-    with _broker.private_broker("junk") as b:
-        env = {**os.environ, _broker.PASSWORD_ENV: b.password or ""}
-        stop = threading.Event()
-
-        def spam() -> None:
-            c = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id="junk")
-            c.username_pw_set(b.user, b.password)
-            c.connect(b.host, b.port)
-            c.loop_start()
-            while not stop.is_set():
-                for topic, payload in (("data/0", b"\xc1\xc1"), ("data/1", encode((0, 7, b""))),
-                                       ("done", encode((0, 9, b"", [], True, 0))), ("go", b"not msgpack \xc1"),
-                                       ("done", encode(("x", 0)))):
-                    c.publish(f"slotnet/junk/{topic}", payload, qos=1)
-                time.sleep(0.05)
-            c.loop_stop()
-            c.disconnect()
-
-        t = threading.Thread(target=spam, daemon=True)
-        t.start()
-        try:
-            out = subprocess.run([sys.executable, "-m", "slotnet", *argv, "--broker", b.url, "--run-id", "junk"],
-                                 env=env, capture_output=True, text=True, timeout=120)
-        finally:
-            stop.set()
-            t.join(timeout=5)
-    assert out.returncode == 0, out.stderr
-    sharded = json.loads(out.stdout)
+    junk = [("data/0", b"\xc1\xc1"), ("data/1", encode((0, 7, b""))), ("done", encode((0, 9, b"", [], True, 0))),
+            ("go", b"not msgpack \xc1"), ("done", encode(("x", 0)))]
+    sharded = sharded_run_with_noise(argv, "junk", lambda _: junk, period=0.05)
     alone = run(RunSpec("deflection", "hypercube:4", load={"offered": 1.0}, slots=150, seed=2))
     assert sharded["metrics"] == alone.to_dict()["metrics"]
     rejected = sharded["transport"]["frames_rejected"]
