@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from ..kit._validate import finite_nonnegative
 from ._inputs import equal_side
 from ._theory_shape import check_shape, check_tp, gamma, n_nodes
 
@@ -38,15 +39,8 @@ __all__ = [
 
 
 def _check_rate(x: float, name: str) -> float:
-    if isinstance(x, bool):
-        raise ValueError(f"{name} must be a real number >= 0, got {x!r}")
-    try:
-        value = float(x)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number >= 0, got {x!r}") from None
-    if not math.isfinite(value) or value < 0.0:
-        raise ValueError(f"{name} must be finite and >= 0, got {x!r}")
-    return value
+    """A rate or load factor: a finite real number >= 0 (ValueError otherwise)."""
+    return finite_nonnegative(x, name, not_a_number=ValueError)
 
 
 def rho_from_lam(lam: float, sides: Sequence[int], wrap: bool) -> float:
