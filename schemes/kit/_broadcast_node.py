@@ -93,11 +93,9 @@ class BroadcastNode(Node):
         for port in queues.busy():
             send(port, queues.pop(port))
         self.report(q_start, queues.held)
-        if ledger is None:
-            if queues.held:
-                return await ctx.next_slot()
-            return await ctx.idle(until=self.next_wake())
-        ledger.record(ctx)
+        if ledger is not None:
+            ledger.record(ctx)
         inbox = await (ctx.next_slot() if queues.held else ctx.idle(until=self.next_wake()))
-        q.now = ctx.slot
+        if ledger is not None:
+            q.now = ctx.slot
         return inbox

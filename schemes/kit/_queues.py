@@ -55,7 +55,12 @@ class _Base:
         self.ledger: Residence | None = None
 
     def _records(self) -> Iterator[list[Any]]:
+        """Every queued record, once per port it waits on."""
         raise NotImplementedError
+
+    def items(self) -> set[tuple[int, int]]:
+        """(origin, seq) — the first two fields — of every packet still to forward."""
+        return {(r[0][0], r[0][1]) for r in self._records()}
 
     def start_ledger(self, slot: int) -> Residence:
         """Start the queue's :class:`~._little.Residence` in ``slot``: the packets already
@@ -118,10 +123,6 @@ class PortQueues(_Base):
     def pop(self, port: int) -> Any:
         """The head packet of ``port``'s queue (its record is released when done)."""
         return self._release(self.queues[port].popleft())
-
-    def items(self) -> set[tuple[int, int]]:
-        """(origin, seq) — the first two fields — of every packet still to forward."""
-        return {(r[0][0], r[0][1]) for p in self.ports for r in self.queues[p]}
 
     def _records(self) -> Iterator[list[Any]]:
         return (r for p in self.ports for r in self.queues[p])
@@ -193,9 +194,6 @@ class ClassQueues(_Base):
                 return message
         raise IndexError(f"port {port} has nothing queued")
 
-    def items(self) -> set[tuple[int, int]]:
-        return {(r[0][0], r[0][1]) for p in self.ports for q in self.queues[p] for r in q}
-
     def _records(self) -> Iterator[list[Any]]:
         return (r for p in self.ports for q in self.queues[p] for r in q)
 
@@ -237,9 +235,6 @@ class LabelQueues(_Base):
         if self.order is not None:
             self.order.served(port, rec[0], heap[0][3][0] if heap else None)
         return self._release(rec)
-
-    def items(self) -> set[tuple[int, int]]:
-        return {(e[3][0][0], e[3][0][1]) for p in self.ports for e in self.queues[p]}
 
     def _records(self) -> Iterator[list[Any]]:
         return (e[3] for p in self.ports for e in self.queues[p])
