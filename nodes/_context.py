@@ -30,6 +30,8 @@ Inbox = list[tuple[int, Any]] | tuple[()]
 
 #: Receives (node, slot, kind, values) for every event the node records.
 Recorder = Callable[[int, int, str, tuple[Any, ...]], None]
+#: Event kind -> its handler, called as ``handler(node, slot, *values)``.
+Handlers = Mapping[str, Callable[..., None]]
 #: Receives (node, slot, kind, fields) for trace-only events (sent, received).
 TraceTap = Callable[[int, int, str, dict[str, Any]], None]
 
@@ -72,7 +74,7 @@ class NodeContext:
 
     __slots__ = (
         "node", "n_nodes", "geometry", "params", "send", "quantum", "incarnation",
-        "_clock", "_parking", "_recorder", "_port_of",
+        "_clock", "_parking", "_recorder", "_handlers", "_port_of",
         "_coords", "_port_ids", "_dead", "_detect", "_outlet", "_seed", "_rng",
     )
 
@@ -87,6 +89,7 @@ class NodeContext:
         clock: _Clock,
         runtime: SlotRuntime,
         recorder: Recorder,
+        handlers: Handlers | None = None,
         incarnation: int = 0,
         quantum: int = 1,
         dead_ports: tuple[Sequence[int], Sequence[int]] | None = None,
@@ -105,6 +108,9 @@ class NodeContext:
         #: how this node's task parks: a record the runtime owns (and alone writes while parked)
         self._parking: Parking = runtime.register(node, incarnation)
         self._recorder = recorder
+        #: where given, the event kinds whose handlers ``record`` calls itself, without
+        #: ``recorder`` in between (any other kind still goes to ``recorder``)
+        self._handlers = handlers
         self._port_of: dict[int, int] | None = None  # neighbour -> port, made by the first port_to
         self._coords: tuple[int, ...] | None = None
         self._port_ids = _shared(tuple(p.index for p in geometry.ports(node)))
@@ -198,6 +204,12 @@ class NodeContext:
 
     def record(self, kind: str, *values: Any) -> None:
         """Emit an event to the observer (never to other nodes)."""
+        handlers = self._handlers
+        if handlers is not None:
+            handler = handlers.get(kind)
+            if handler is not None:  # once per node and slot: no call of the recorder in between
+                handler(self.node, self._clock.slot, *values)
+                return
         self._recorder(self.node, self._clock.slot, kind, values)
 
     def next_slot(self) -> Awaitable[Inbox]:

@@ -7,7 +7,8 @@ compiler). They are compiled from their ``.py`` files as they stand -- no ``.pyx
 without the interpreter's dispatch; the ``.py`` file stays the one source a reader and a
 reviewer see. Where a module has a ``.pxd`` beside it (an "augmenting" declaration file:
 no code, only types), the compiled module gives the locals and fields it names C types:
-the outlet's fields (``fabric/_transport.pxd``), the one-pass rule's bit masks and
+the outlet's fields (``fabric/_transport.pxd``), a node's context and parking record
+(``nodes/_context.pxd``, ``nodes/_runtime.pxd``), the one-pass rule's bit masks and
 counters (``schemes/deflection/_rule.pxd``) and the deflection observer's counts
 (``schemes/deflection/reporter.pxd``). Only values with a stated bound are typed (node
 ids and masks below 2**24, counts of events below 2**63), so the results stay exactly the

@@ -202,3 +202,31 @@ def test_a_traced_context_writes_each_reception_to_the_trace():
     assert done.value.value is inbox
     assert taps == [(2, 5, "received", {"port": 0, "message": b"a"}),
                     (2, 5, "received", {"port": 2, "message": b"b"})]
+
+
+# -- events: the observer's handlers, called by the context itself ------------------------
+def test_record_calls_a_given_handler_itself_and_the_recorder_for_the_rest():
+    """An untraced context calls the reporter's handler with (node, slot, *values); a kind
+    it has no handler for (the orchestrator refuses it there) and a context given no
+    handlers go through the recorder, with the values as one tuple."""
+    calls: list[tuple[Any, ...]] = []
+    ctx, clock, events = _ctx(node=3, slot=9, handlers={"step": lambda *a: calls.append(a)})
+    ctx.record("step", 1, [2], (3,))
+    assert calls == [(3, 9, 1, [2], (3,))] and events == []
+    clock.slot = 10
+    ctx.record("other", 4)
+    assert events == [(3, 10, "other", (4,))] and len(calls) == 1
+    plain, _, plain_events = _ctx(node=2, slot=4)
+    plain.record("step", 1)
+    assert plain_events == [(2, 4, "step", (1,))]
+
+
+def test_a_handler_added_after_the_context_was_made_is_called_too():
+    """The context reads the observer's handlers as they are at each event, not a copy."""
+    handlers: dict[str, Any] = {}
+    calls: list[tuple[Any, ...]] = []
+    ctx, _, events = _ctx(node=1, slot=2, handlers=handlers)
+    ctx.record("late", 5)
+    handlers["late"] = lambda *a: calls.append(a)
+    ctx.record("late", 6)
+    assert events == [(1, 2, "late", (5,))] and calls == [(1, 2, 6)]

@@ -3,9 +3,9 @@
 A :class:`Network` hosts the nodes of ``local`` (all of them in a one-process run, a
 block of them in a shard), builds their contexts, runs one slot at a time (control
 faults, delivery, wake-ups, restarts, the barrier) and is the target of control faults.
-Events nodes record go to a sink: the reporter's handlers directly, or a
-:class:`SlotBatch` that ships them (see ``_observer``); traced events go to a
-:class:`~._trace.TraceBuffer`.
+Events nodes record go to a sink: the reporter's handlers directly (an untraced
+context calls them itself, see ``NodeContext.record``), or a :class:`SlotBatch` that
+ships them (see ``_observer``); traced events go to a :class:`~._trace.TraceBuffer`.
 
 A stalled node (``stall@FROM:TO:NODE``) keeps its task and state but is not woken in
 slots FROM..TO: if it was due in the next slot it is taken off the runtime's due list,
@@ -208,7 +208,8 @@ class Network:
         if self.tracer is not None and self.tracer.wants_node(v):
             ctx: NodeContext = TracedContext(tap=self.tracer.tap, recorder=traced_record, **common)
         else:
-            ctx = NodeContext(recorder=record, **common)
+            # the observer's handlers, called by the context itself (a batch keeps every event: no handlers)
+            ctx = NodeContext(recorder=record, handlers=self.handlers if self.batch is None else None, **common)
         if self._followed is not None and not self._watching:
             ctx.send = _FollowedSend(ctx.send, v, self._followed)
         return ctx
