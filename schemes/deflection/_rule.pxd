@@ -13,6 +13,9 @@ cpdef list one_pass(long node, object dests, long d, object rand, Py_ssize_t fir
                mask=long, free=long, spare=long, bit=long, deflected=bint, order=list, out=list, u=double)
 cpdef list _assign(long node, object dests, long d, object rand, Py_ssize_t first, object live)
 
+@cython.locals(_=Py_ssize_t, dest=long, u=double)
+cpdef admit(long node, long n, object slot, Py_ssize_t count, object rand, list pkts, object queue)
+
 @cython.locals(continuing=list, entered=list, arrived=list, ends=list)
 cpdef tuple absorb(long node, object inbox, bint queueing)
 

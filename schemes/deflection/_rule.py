@@ -22,9 +22,10 @@ without Trio and compiled (``slotnet/_build.py``).
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 
-__all__ = ["absorb", "one_pass", "pick_bit", "transmit"]
+__all__ = ["absorb", "admit", "one_pass", "pick_bit", "transmit"]
 
 
 def pick_bit(mask: int, u: float) -> int:
@@ -96,7 +97,9 @@ def _assign(node: int, dests: Sequence[int], d: int, rand: Callable[[], float], 
     if first:
         order = _shuffled(list(range(first)), rand) + _shuffled(list(range(first, n)), rand)
     else:  # _shuffled(list(range(n)), rand), inlined: this is the per-packet hot path
-        order = list(range(n))
+        order = [0] * n
+        for i in range(1, n):
+            order[i] = i
         for i in range(n - 1, 0, -1):
             u = rand()
             j = int(u * (i + 1))
@@ -152,6 +155,24 @@ def absorb(node: int, inbox: Iterable[tuple[int, Sequence[int]]], queueing: bool
         else:
             continuing.append(pkt)
     return continuing, entered, arrived, ends
+
+
+def admit(node: int, n: int, slot: int, count: int, rand: Callable[[], float], pkts: list[Sequence[int]],
+          queue: deque[int] | None) -> None:
+    """Step 3 of §II-A: ``count`` new packets enter at ``node``, appended to ``pkts``.
+
+    Each is bound for a destination uniform over the other ``n - 1`` nodes (one draw of
+    ``rand`` each, in order); it is ``(dest, slot, node)``, or with input queueing
+    ``(dest, slot, node, arrived)``, ``arrived`` taken from the head of ``queue``.
+    """
+    for _ in range(count):
+        u = rand()
+        dest = int(u * (n - 1))
+        dest += dest >= node
+        if queue is None:
+            pkts.append((dest, slot, node))
+        else:
+            pkts.append((dest, slot, node, queue.popleft()))
 
 
 def transmit(node: int, pkts: Sequence[Sequence[int]], d: int, rand: Callable[[], float],

@@ -32,7 +32,7 @@ from typing import Any, NamedTuple, cast
 from slotnet.nodes import Inbox, Node, NodeContext
 
 from ._arrivals import ArrivalProcess, binomial_pmf, poisson_pmf
-from ._rule import absorb, transmit
+from ._rule import absorb, admit, transmit
 
 __all__ = ["STEP_FIELDS", "DeflectionNode", "StepEvent"]
 
@@ -103,20 +103,16 @@ class DeflectionNode(Node):
             live_mask = None
             if len(live) < d:
                 live_mask = sum(1 << p for p in live)
-            free = max(0, len(live) - n_cont)
+            free = len(live) - n_cont  # the live ports left (none: more continuing packets than live ports)
+            if free < 0:
+                free = 0
             if queueing:
                 queue.extend([slot] * offered)
-                accepted = min(free, len(queue))
-                for _ in range(accepted):
-                    dest = int(rand() * (n - 1))
-                    dest += dest >= me
-                    pkts.append((dest, slot, me, queue.popleft()))
+                accepted = len(queue) if len(queue) < free else free
+                admit(me, n, slot, accepted, rand, pkts, queue)
             else:
-                accepted = min(free, offered)
-                for _ in range(accepted):
-                    dest = int(rand() * (n - 1))
-                    dest += dest >= me
-                    pkts.append((dest, slot, me))
+                accepted = offered if offered < free else free
+                admit(me, n, slot, accepted, rand, pkts, None)
             deflected = dist_after = n_after = 0
             ddists: list[int] = []
             if pkts:
