@@ -24,5 +24,5 @@ cdef class SlotRuntime:
 
     cpdef step_done(self)
 
-    @cython.locals(rec=Parking, n=Py_ssize_t, records=list, active=list, timers=list)
+    @cython.locals(rec=Parking, n=Py_ssize_t, records=list, active=list, timers=list, wake_task=object)
     cpdef Py_ssize_t wake(self, object slot, object deliveries)

@@ -29,6 +29,7 @@ from typing import Any, Protocol
 
 import outcome
 import trio
+from trio._core._run import GLOBAL_RUN_CONTEXT  # where trio.lowlevel.reschedule finds the running run
 from trio._core._traps import WaitTaskRescheduled  # the message every Trio park yields to the run loop
 from trio.lowlevel import Abort, Task, current_task, reschedule, wait_task_rescheduled
 
@@ -54,6 +55,14 @@ def _trap(rec: Parking) -> WaitTaskRescheduled:
         return WaitTaskRescheduled(rec)
     fields["abort_func"] = rec
     return _TRAP
+
+
+def _rescheduler() -> Callable[[Task, Any], None]:
+    """The running Trio run's own ``reschedule``: what ``trio.lowlevel.reschedule`` calls,
+    looked up once per wake-up of the driver instead of once per woken task (the public
+    function finds the run in a thread-local each time)."""
+    runner = getattr(GLOBAL_RUN_CONTEXT, "runner", None)
+    return reschedule if runner is None else runner.reschedule
 
 
 class Undecoded(Protocol):
@@ -175,6 +184,7 @@ class SlotRuntime:
         """Wake everything due at ``slot``; returns how many nodes were woken."""
         n = 0
         records = self.records
+        wake_task = _rescheduler()
         for r, inbox in deliveries:
             rec = records[r]  # deliveries only name nodes hosted here
             assert rec is not None
@@ -182,7 +192,7 @@ class SlotRuntime:
                 rec.parked = False
                 rec.timer = None
                 rec.wake_slot = slot
-                reschedule(rec.task, inbox)  # type: ignore[arg-type]  # Parking.send takes the inbox itself
+                wake_task(rec.task, inbox)  # type: ignore[arg-type]  # Parking.send takes the inbox itself
                 n += 1
             else:
                 self._unread(r, inbox)
@@ -192,7 +202,7 @@ class SlotRuntime:
                 rec.parked = False
                 rec.timer = None
                 rec.wake_slot = slot
-                reschedule(rec.task, _EMPTY)  # type: ignore[arg-type]
+                wake_task(rec.task, _EMPTY)  # type: ignore[arg-type]
                 n += 1
         timers = self.timers
         while timers and timers[0][0] <= slot:
@@ -201,7 +211,7 @@ class SlotRuntime:
                 rec.parked = False
                 rec.timer = None
                 rec.wake_slot = slot
-                reschedule(rec.task, _EMPTY)  # type: ignore[arg-type]
+                wake_task(rec.task, _EMPTY)  # type: ignore[arg-type]
                 n += 1
         self.running += n
         self.wakeups += n

@@ -245,3 +245,25 @@ async def test_a_woken_or_resumed_record_is_unparked_with_no_timer_and_counted_r
         await runtime.wait_quiescent()
         nursery.cancel_scope.cancel()
     assert got[:3] == [(), (), ()] and sorted(got[3:]) == [["x"], ["y"]]  # Trio picks the order
+
+
+async def test_wake_reschedules_through_the_running_runs_own_method():
+    """Inside a run, the runtime wakes tasks with the run's ``reschedule`` (what
+    ``trio.lowlevel.reschedule`` calls); outside one it falls back to the public function,
+    which refuses as Trio does."""
+    from trio._core._run import GLOBAL_RUN_CONTEXT
+
+    from slotnet.nodes import _runtime
+
+    assert _runtime._rescheduler() == GLOBAL_RUN_CONTEXT.runner.reschedule
+
+
+def test_outside_a_run_waking_a_parked_record_is_refused_as_trio_refuses():
+    from slotnet.nodes import _runtime
+
+    assert _runtime._rescheduler() is trio.lowlevel.reschedule
+    runtime = SlotRuntime(1)
+    rec = runtime.register(0, 0)
+    rec.parked = True
+    with pytest.raises(RuntimeError, match="must be called from async context"):
+        runtime.wake(1, [(0, [(0, "m")])])
