@@ -15,7 +15,7 @@ cdef class Outlet:
     cdef list _pending, _touched
     cdef object _follow, _report
 
-    @cython.locals(slot="long long", p=Py_ssize_t, one="unsigned long long", bit="unsigned long long",
+    @cython.locals(slot="long long", p=Py_ssize_t, nb=Py_ssize_t, one="unsigned long long", bit="unsigned long long",
                    pending=list, pend=list, follow=object, key=object)
     cpdef send(self, object port, object message, object size=*)
 

@@ -233,13 +233,13 @@ class Outlet:
         """
         slot = self._clock.slot
         try:  # the per-message hot path: _target and _hold inlined
-            nb = self._nbrs[port] if port >= 0 else -1
-        except (IndexError, TypeError):
+            p = port  # compiled: a C index (a non-integer or a huge one raises here, as the lookup would)
+            nb = self._nbrs[p] if p >= 0 else -1
+        except (IndexError, TypeError, OverflowError):
             nb = -1
         if nb < 0:
             raise FabricError(f"node {self.node} has no port {port!r} (slot {slot})")
         if size == 1.0:
-            p = port
             one = 1
             bit = one << p
             if self._slot != slot:
@@ -254,13 +254,13 @@ class Outlet:
             self._share(port, size, slot)
         pending = self._pending
         if pending is None:
-            self._park(nb, self._revs[port], self._pack(message))
+            self._park(nb, self._revs[p], self._pack(message))
         else:
             pend = pending[nb]  # InProcessTransport.park, inlined
             if pend is None:
                 pending[nb] = pend = []
                 self._touched.append(nb)
-            pend.append((self._revs[port], self._pack(message)))
+            pend.append((self._revs[p], self._pack(message)))
         follow = self._follow
         if follow is not None:  # _reported, inlined
             key = follow(message)

@@ -18,6 +18,7 @@ import os
 import random
 import subprocess
 import sys
+from collections import deque
 from pathlib import Path
 from types import ModuleType
 
@@ -123,6 +124,14 @@ def test_one_pass_transmit_absorb_equal_the_source(d):
         inbox = [(p, (dest, 1, 2, 3)) for p, dest in enumerate(dests)]
         queueing = gen.random() < 0.5
         assert fast.absorb(node, inbox, queueing) == slow.absorb(node, inbox, queueing)
+        count, slot, queue = gen.randrange(d + 1), gen.randrange(1000), None
+        if queueing:
+            queue = deque(gen.randrange(slot + 1) for _ in range(count + gen.randrange(3)))
+        got_a, got_b = list(pkts), list(pkts)
+        qa, qb = (None, None) if queue is None else (deque(queue), deque(queue))
+        fast.admit(node, 1 << d, slot, count, a.random, got_a, qa)
+        slow.admit(node, 1 << d, slot, count, b.random, got_b, qb)
+        assert got_a == got_b and qa == qb and a.random() == b.random()
 
 
 @needs_compiled
@@ -146,6 +155,7 @@ _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: set for classes a class statement mad
 
 #: Classes a ``.pxd`` beside their module declares C types (cdef classes) when compiled.
 _DECLARED = [("slotnet.fabric._transport", "Outlet"), ("slotnet.fabric._transport", "TimedOutlet"),
+             ("slotnet.nodes._context", "NodeContext"), ("slotnet.nodes._context", "TracedContext"),
              ("slotnet.schemes.deflection.reporter", "StepSums")]
 
 
@@ -205,7 +215,7 @@ def test_outlet_sends_equal_the_source(quantum):
     slow = _pure("slotnet.fabric._transport").InProcessTransport
     gen = random.Random(quantum)
     topo = parse_topology("mesh:3x3")
-    calls = [(gen.choice([0, 1, 2, 3, -1, 7, "x", None, 1.0]), [gen.randrange(99)],
+    calls = [(gen.choice([0, 1, 2, 3, -1, 7, "x", None, 1.0, True, 2**70, -2**70]), [gen.randrange(99)],
               gen.choice([1.0, 1.0, 0.5, 0.25, 0.0, 1.5, 2.0, 0.75])) for _ in range(400)]
     got = []
     for transport in (fast, slow):
