@@ -45,7 +45,12 @@ def count(d: int, slots: int, v: float, seed: int, pure: bool) -> tuple[int, int
     """(instructions, packet-hops, build) of one run under callgrind."""
     cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
            sys.executable, "-c", _CHILD, str(d), str(slots), str(v), str(seed)]
-    done = subprocess.run(cmd, env=child_env(pure), capture_output=True, text=True, check=False)
+    # numpy's OpenBLAS starts a worker thread per core at import; slotnet never calls BLAS,
+    # but under callgrind (which runs one thread at a time) that idle thread's spin-wait is
+    # counted too, a few hundred thousand instructions or none depending on the schedule.
+    # One BLAS thread means no worker thread: the count is then the run's own.
+    env = {**child_env(pure), "OPENBLAS_NUM_THREADS": "1"}
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     collected = re.search(r"Collected\s*:\s*(\d+)", done.stderr)
     if done.returncode != 0 or collected is None:
         raise SystemExit(f"instructions_per_hop: the run under valgrind failed:\n{done.stderr[-2000:]}")
