@@ -6,9 +6,8 @@ worth. This script counts instructions instead: it runs one deflection job under
 valgrind's callgrind at two lengths, ``--slots`` and twice that, and divides the extra
 instructions by the extra packet-hops. Set-up, imports and tear-down cancel out; what is
 left is the cost of one hop in the slot loop, the same on every run of the same build
-to about 1 % (the garbage collector's timing moves a little: 18,500 and 18,338 for two
-runs of the compiled build at d = 9 with the typed declarations; 22,888 and 23,107
-before them).
+to about 0.2 % (11,959 and 11,984 for two runs of the compiled build at d = 9; the child
+runs with one OpenBLAS thread, see ``count``).
 
 Use it to judge a change to the hot path: run it before and after, with the same
 ``--dims`` and ``--slots``. Instructions are not time (cache misses are not counted,
