@@ -250,6 +250,8 @@ def test_birth_epochs_values_and_verdict():
                               "the 1/2 Poisson epochs give (births stamped otherwise than at their epoch)")
     early = _epochs(50, 0.25)  # stamps early in their slot are as wrong as late ones
     assert early["ok"] is False and early["standard_errors"] == pytest.approx(-0.25 / se)
+    assert early["problem"] == ("the 50 birth stamps sit on average at 0.250 of their slot, 6.1 standard errors "
+                                "from the 1/2 Poisson epochs give (births stamped otherwise than at their epoch)")
 
 
 def test_birth_epochs_start_from_nothing():
