@@ -332,6 +332,17 @@ def test_a_packet_without_a_name_reads_as_a_packet():
         "node 4 served packet a packet (key 7) on port 1 in slot 12 while (2, 3)")
 
 
+def test_a_disorder_of_packets_named_by_one_value_is_booked():
+    """A scheme's own ``name`` may give one value, not a sequence: the disorder is booked
+    with that value as the packet (it used to raise TypeError inside the observer)."""
+    check = OrderCheck()
+    check.disorder(2, 5, 0, 17, 1, 23, 0)
+    assert check.invariants()["service_order"]["first"] == {
+        "slot": 5, "node": 2, "packet": [17],
+        "problem": "node 2 served packet (17) (key 1) on port 0 in slot 5 while (23) (key 0) waited there, "
+                   "which the scheme's declared order serves first"}
+
+
 def test_fifo_order_names_packets_by_their_first_two_fields():
     got, ctx = _recorder()
     f = FifoOrder(ctx)

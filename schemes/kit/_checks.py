@@ -305,9 +305,12 @@ class OrderCheck:
 
     def disorder(self, node: int, slot: int, port: int, served: Any, served_key: Any, waiting: Any,
                  waiting_key: Any) -> None:
-        self.book.add(slot, node, tuple(served) if isinstance(served, (list, tuple)) else (served,),
-                      f"node {node} served packet {_name(tuple(served))} (key {served_key}) on port {port} in slot "
-                      f"{slot} while {_name(tuple(waiting))} (key {waiting_key}) waited there, which the scheme's "
+        # a packet's name is a sequence of fields, or one value a scheme's own ``name`` gave
+        packet = tuple(served) if isinstance(served, (list, tuple)) else (served,)
+        other = tuple(waiting) if isinstance(waiting, (list, tuple)) else (waiting,)
+        self.book.add(slot, node, packet,
+                      f"node {node} served packet {_name(packet)} (key {served_key}) on port {port} in slot "
+                      f"{slot} while {_name(other)} (key {waiting_key}) waited there, which the scheme's "
                       f"declared order serves first")
 
     def invariants(self) -> dict[str, Any]:
