@@ -39,7 +39,7 @@ SELECTION: dict[str, list[str]] = {
     "schemes/kit/_labels.py": ["tests/test_kit_units.py"],
     "schemes/kit/_reporter.py": ["tests/test_reporter_units.py", "tests/test_kit_units.py", "tests/test_core_contracts.py",
                                  "tests/test_pinned_behaviour.py", "tests/test_oneshot_completion.py"],
-    "schemes/kit/_broadcast_node.py": ["tests/test_kit_units.py", "tests/test_littles_law.py",
+    "schemes/kit/_broadcast_node.py": ["tests/test_broadcast_node_units.py", "tests/test_kit_units.py", "tests/test_littles_law.py",
                                        "tests/test_core_contracts.py", "tests/test_pinned_behaviour.py"],
     "schemes/kit/_queues.py": ["tests/test_kit_queue_units.py", "tests/test_kit_units.py", "tests/test_littles_law.py",
                                "tests/test_core_contracts.py", "tests/test_pinned_behaviour.py"],

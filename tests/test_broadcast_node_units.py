@@ -1,0 +1,48 @@
+"""The kit's broadcast node skeleton (:mod:`slotnet.schemes.kit._broadcast_node`), unit by unit.
+
+What the run-level tests do not pin: how a node numbers its packets (consecutively, from
+a base that a restart moves past every number an earlier incarnation could have used),
+and the port count a scheme's subclass reads. ``tools/mutation.sh`` runs these against
+every mutant of the module.
+"""
+
+from __future__ import annotations
+
+import random
+from types import SimpleNamespace
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from slotnet.schemes.kit import INCARNATION_SHIFT, BroadcastNode, first_seq
+
+
+def _ctx(incarnation: int = 0, ports: int = 3, lam: float = 2.0, slot: int = 0, seed: int = 1) -> Any:
+    return SimpleNamespace(incarnation=incarnation, ports=tuple(range(ports)), params={"lam": lam},
+                           rng=random.Random(seed), slot=slot)
+
+
+def test_a_restarted_node_numbers_from_its_incarnation_shifted_32_bits():
+    assert INCARNATION_SHIFT == 32
+    assert [first_seq(_ctx(incarnation=i)) for i in range(4)] == [0, 1 << 32, 2 << 32, 3 << 32]
+
+
+@given(incarnation=st.integers(0, 2**20), births=st.integers(0, 2**32 - 1))
+def test_no_two_incarnations_share_a_sequence_number(incarnation, births):
+    """An incarnation numbers its packets first_seq + 1, + 2, ...: below 2**32 packets it
+    never reaches the next incarnation's first number."""
+    assert first_seq(_ctx(incarnation=incarnation)) + births < first_seq(_ctx(incarnation=incarnation + 1))
+
+
+def test_births_are_numbered_consecutively_after_the_first_seq():
+    node = BroadcastNode(_ctx(incarnation=1, lam=3.0))
+    got = node.births(5) + node.births(9)
+    assert len(got) > 3
+    assert [seq for seq, _ in got] == [(1 << 32) + k for k in range(1, len(got) + 1)]
+    assert all(tau < 9 for _, tau in got) and [tau for _, tau in got] == sorted(tau for _, tau in got)
+
+
+def test_the_node_knows_its_port_count():
+    assert BroadcastNode(_ctx(ports=5)).n_ports == 5
+    assert BroadcastNode(_ctx(ports=1)).n_ports == 1
