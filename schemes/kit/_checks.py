@@ -126,6 +126,12 @@ def _order(key: tuple[int, int, tuple[Any, ...], str]) -> tuple[int, int, str, s
     return key[0], key[1], repr(key[2]), key[3]
 
 
+def _as_packet(name: Any) -> tuple[Any, ...]:
+    """A packet's name as a tuple: a sequence of fields (a list once it crossed the wire),
+    or the one value a scheme's own ``name`` gave."""
+    return tuple(name) if isinstance(name, (list, tuple)) else (name,)
+
+
 def _name(packet: tuple[Any, ...]) -> str:
     return "(" + ", ".join(map(str, packet)) + ")" if packet else "a packet"
 
@@ -305,9 +311,7 @@ class OrderCheck:
 
     def disorder(self, node: int, slot: int, port: int, served: Any, served_key: Any, waiting: Any,
                  waiting_key: Any) -> None:
-        # a packet's name is a sequence of fields, or one value a scheme's own ``name`` gave
-        packet = tuple(served) if isinstance(served, (list, tuple)) else (served,)
-        other = tuple(waiting) if isinstance(waiting, (list, tuple)) else (waiting,)
+        packet, other = _as_packet(served), _as_packet(waiting)
         self.book.add(slot, node, packet,
                       f"node {node} served packet {_name(packet)} (key {served_key}) on port {port} in slot "
                       f"{slot} while {_name(other)} (key {waiting_key}) waited there, which the scheme's "
