@@ -32,6 +32,7 @@ from slotnet.schemes.kit import (
     OrderCheck,
     PathCheck,
     ServiceOrder,
+    _checks,
 )
 from slotnet.schemes.kit._checks import port_dimension
 
@@ -321,15 +322,15 @@ def test_order_check_reports_disorder_word_for_word():
     check.disorder(4, 13, 1, [4, 10], 7, [2, 3], 5)
     assert check.invariants() == {"service_order": {"ok": False, "violations": 2, "first": {
         "slot": 12, "node": 4, "packet": [4, 9],
-        "problem": "node 4 served packet (4, 9) (key 7) on port 1 in slot 12 while (2, 3) (key 5) waited there, "
+        "problem": "node 4 served packet (4, 9) (key 7) on port 1 in slot 12 while packet (2, 3) (key 5) waited there, "
                    "which the scheme's declared order serves first"}}}
 
 
-def test_a_packet_without_a_name_reads_as_a_packet():
+def test_a_packet_without_a_name_reads_as_an_unnamed_packet():
     check = OrderCheck()
     check.disorder(4, 12, 1, [], 7, [2, 3], 5)
     assert check.invariants()["service_order"]["first"]["problem"].startswith(
-        "node 4 served packet a packet (key 7) on port 1 in slot 12 while (2, 3)")
+        "node 4 served an unnamed packet (key 7) on port 1 in slot 12 while packet (2, 3)")
 
 
 def test_a_disorder_of_packets_named_by_one_value_is_booked():
@@ -339,7 +340,7 @@ def test_a_disorder_of_packets_named_by_one_value_is_booked():
     check.disorder(2, 5, 0, 17, 1, 23, 0)
     assert check.invariants()["service_order"]["first"] == {
         "slot": 5, "node": 2, "packet": [17],
-        "problem": "node 2 served packet (17) (key 1) on port 0 in slot 5 while (23) (key 0) waited there, "
+        "problem": "node 2 served packet (17) (key 1) on port 0 in slot 5 while packet (23) (key 0) waited there, "
                    "which the scheme's declared order serves first"}
 
 
@@ -486,3 +487,10 @@ def test_fifo_order_is_per_node_and_port_and_ties_pass():
     ties.hop(1, 5, 0, 31, 0)  # both sent in slot 2: either may go first
     ties.hop(1, 6, 0, 30, 0)
     assert ties.invariants()["fifo_order"] == {"ok": True, "checked": 4, "violations": 0}
+
+
+def test_names_in_problem_sentences():
+    assert _checks._name((4, 9)) == "packet (4, 9)"
+    assert _checks._name((3, 0), "broadcast") == "broadcast (3, 0)"
+    assert _checks._name(()) == "an unnamed packet"
+    assert _checks._name((), "broadcast") == "an unnamed broadcast"

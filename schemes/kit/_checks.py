@@ -132,8 +132,9 @@ def _as_packet(name: Any) -> tuple[Any, ...]:
     return tuple(name) if isinstance(name, (list, tuple)) else (name,)
 
 
-def _name(packet: tuple[Any, ...]) -> str:
-    return "(" + ", ".join(map(str, packet)) + ")" if packet else "a packet"
+def _name(packet: tuple[Any, ...], what: str = "packet") -> str:
+    """``packet (4, 9)``; ``an unnamed packet`` for an empty name."""
+    return f"{what} (" + ", ".join(map(str, packet)) + ")" if packet else f"an unnamed {what}"
 
 
 class PathCheck:
@@ -167,25 +168,25 @@ class PathCheck:
         ``slot`` after ``hops`` hops; born at ``birth`` (first sendable in slot ⌈birth⌉)."""
         self.at_dest.checked += 1
         if node != dest:
-            self.at_dest.add(slot, node, packet, f"packet {_name(packet)} bound for node {dest} was delivered at "
+            self.at_dest.add(slot, node, packet, f"{_name(packet)} bound for node {dest} was delivered at "
                                                  f"node {node} in slot {slot}")
         dist = self._dist(source, dest)
         lived = slot - math.ceil(birth)
         self.bounds.checked += 1
         if hops < dist:
-            self.bounds.add(slot, node, packet, f"packet {_name(packet)} from {source} to {dest} reports {hops} "
+            self.bounds.add(slot, node, packet, f"{_name(packet)} from {source} to {dest} reports {hops} "
                                                 f"hops, fewer than the distance {dist} (slot {slot}, node {node})")
         elif hops > lived:
-            self.bounds.add(slot, node, packet, f"packet {_name(packet)} reports {hops} hops but lived only {lived} "
+            self.bounds.add(slot, node, packet, f"{_name(packet)} reports {hops} hops but lived only {lived} "
                                                 f"slots (born {birth}, delivered in slot {slot} at node {node})")
         elif self.parity and (hops - dist) & 1:
-            self.bounds.add(slot, node, packet, f"packet {_name(packet)} from {source} to {dest} reports {hops} "
+            self.bounds.add(slot, node, packet, f"{_name(packet)} from {source} to {dest} reports {hops} "
                                                 f"hops on a bipartite topology where every path has the parity "
                                                 f"of the distance {dist} (slot {slot}, node {node})")
         if self.shortest:
             self.paths.checked += 1
             if hops != dist:
-                self.paths.add(slot, node, packet, f"packet {_name(packet)} from {source} to {dest} took {hops} "
+                self.paths.add(slot, node, packet, f"{_name(packet)} from {source} to {dest} took {hops} "
                                                    f"hops where the scheme declares shortest paths of {dist} "
                                                    f"(slot {slot}, node {node})")
 
@@ -228,7 +229,7 @@ class BirthCheck:
         self.book.checked += 1
         if not self.ok(slot, tau):
             window = f"after slot {slot}" if self.late_ok else f"outside ({slot - 1}, {slot}]"
-            self.book.add(slot, node, packet, f"packet {_name(packet)} recorded in slot {slot} as born at time {tau}, "
+            self.book.add(slot, node, packet, f"{_name(packet)} recorded in slot {slot} as born at time {tau}, "
                                               f"{window} (a birth becomes sendable in the slot that ends its "
                                               f"interval)")
 
@@ -238,7 +239,7 @@ class BirthCheck:
         if ecc is None:
             ecc = self._ecc[origin] = eccentricity(self.topology, origin)
         if last < math.ceil(tau) + ecc:
-            self.book.add(last, origin, packet, f"broadcast {_name(packet)} born at {tau} reached every node by "
+            self.book.add(last, origin, packet, f"{_name(packet, 'broadcast')} born at {tau} reached every node by "
                                                 f"slot {last}, sooner than its origin's eccentricity {ecc} allows")
 
     def epochs(self) -> dict[str, Any]:
@@ -313,7 +314,7 @@ class OrderCheck:
                  waiting_key: Any) -> None:
         packet, other = _as_packet(served), _as_packet(waiting)
         self.book.add(slot, node, packet,
-                      f"node {node} served packet {_name(packet)} (key {served_key}) on port {port} in slot "
+                      f"node {node} served {_name(packet)} (key {served_key}) on port {port} in slot "
                       f"{slot} while {_name(other)} (key {waiting_key}) waited there, which the scheme's "
                       f"declared order serves first")
 
@@ -447,11 +448,11 @@ class HopWitness:
             if self.route is not None:
                 self.shape.checked += 1
                 if self.route == "dimension-order" and dim < last:
-                    self.shape.add(slot, node, key, f"packet {_name(key)} crossed dimension {dim} at node {node} in "
+                    self.shape.add(slot, node, key, f"{_name(key)} crossed dimension {dim} at node {node} in "
                                                     f"slot {slot} after dimension {last}; the scheme declares "
                                                     f"dimension-order routes (dimension 0 first, then 1, ...)")
                 elif self.route == "one-turn" and turns > 1:
-                    self.shape.add(slot, node, key, f"packet {_name(key)} turned a second time (to dimension {dim}) "
+                    self.shape.add(slot, node, key, f"{_name(key)} turned a second time (to dimension {dim}) "
                                                     f"at node {node} in slot {slot}; the scheme declares one-turn "
                                                     f"routes")
         self._seen[key] = (hops + 1, dim, turns, slot)
@@ -462,7 +463,7 @@ class HopWitness:
         fifo.checked += 1
         before = self._served.get((node, port), -1)
         if came < before:
-            fifo.add(slot, node, key, f"node {node} served packet {_name(key)} on port {port} in slot {slot}, "
+            fifo.add(slot, node, key, f"node {node} served {_name(key)} on port {port} in slot {slot}, "
                                       f"though it arrived (sent in slot {came}) before a packet the port had "
                                       f"already served (sent in slot {before}); the scheme declares FIFO queues")
         else:
@@ -477,7 +478,7 @@ class HopWitness:
             return
         self.book.checked += 1
         if was[0] != hops:
-            self.book.add(slot, node, (source, seq), f"packet {_name((source, seq))} was delivered at node {node} in "
+            self.book.add(slot, node, (source, seq), f"{_name((source, seq))} was delivered at node {node} in "
                                                      f"slot {slot} reporting {hops} hops, but was seen sent "
                                                      f"{was[0]} times")
 
