@@ -9,7 +9,7 @@ shard link (``slotnet.orchestrator.shard``), between slots, never inside one.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
 from ._ledger import FaultLedger
@@ -74,7 +74,7 @@ class Transport(Protocol):
     def busy(self) -> bool:
         """Whether any message is still on its way."""
 
-    def in_flight(self) -> list[tuple[int, int, Any]]:
+    def in_flight(self) -> Sequence[tuple[int, int, Any]]:
         """Messages sent but not yet delivered, as ``(receiver, in_port, message)``."""
 
     def describe(self) -> dict[str, Any]:

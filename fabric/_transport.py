@@ -35,6 +35,7 @@ from ._clock import SlotClock
 from ._codec import CHECKSUM_BYTES, DECODE_ERRORS, checked_packer, decode, packer, seal, unpackb, verify
 from ._errors import CapacityError, FabricError
 from ._faults import FaultSchedule, fault_draw
+from ._in_flight import InFlight, Part
 from ._ledger import AVOIDABLE, FaultLedger
 from ._protocol import Delivery
 from ._topology import Topology
@@ -690,13 +691,14 @@ class InProcessTransport:
     def busy(self) -> bool:
         return bool(self._touched) or bool(self._later) or bool(self._held)
 
-    def in_flight(self) -> list[tuple[int, int, Any]]:
-        """Messages sent but not yet delivered, as ``(receiver, in_port, message)`` (held ones included)."""
-        dec = self._payload
-        out = [(r, p, dec(b)) for r in sorted(self._touched) for p, b in (self._pending[r] or [])]
+    def in_flight(self) -> InFlight:
+        """Messages sent but not yet delivered, as ``(receiver, in_port, message)`` (held ones
+        included), decoded as they are read (:class:`~._in_flight.InFlight`)."""
+        pending = self._pending
+        parts: list[Part] = [(r, list(pending[r] or ())) for r in sorted(self._touched)]
         for due in sorted(self._later):
-            out += [(r, p, dec(b)) for r, p, b in self._later[due]]
+            parts += [(r, [(p, b)]) for r, p, b in self._later[due]]
         for r in sorted(self._held):
             for p in sorted(self._held[r]):
-                out += [(r, p, dec(item[3])) for item in sorted(self._held[r][p])]
-        return out
+                parts.append((r, [(p, item[3]) for item in sorted(self._held[r][p])]))
+        return InFlight(parts, self._payload)

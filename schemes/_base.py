@@ -173,7 +173,7 @@ class Reporter(Protocol):
     def series(self) -> list[dict[str, Any]]:
         """Per-slot values (may be empty)."""
 
-    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+    def invariants(self, lost: Mapping[str, int], in_flight: Sequence[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         """Scheme-specific invariants; each value a dict with at least ``ok``."""
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -280,7 +280,7 @@ class _Window(BaseReporter):
     def metrics(self) -> dict[str, Any]:
         return {"here": len(self.seen)}
 
-    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+    def invariants(self, lost: Mapping[str, int], in_flight: Sequence[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         missing = self.setup.topology.n_nodes - len(self.seen)
         return {"checked_in": {"ok": missing == 0 or not self.due(5), "missing": missing}}
 
@@ -328,7 +328,7 @@ class _Plain:
     def series(self) -> list[dict[str, Any]]:
         return []
 
-    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+    def invariants(self, lost: Mapping[str, int], in_flight: Sequence[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         return {"plain": {"ok": True}}
 
 

@@ -9,6 +9,7 @@ impact, performance), :func:`complete` adds a one-shot collective's completion, 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,7 +53,7 @@ class EndState:
 
     ledger: FaultLedger
     #: messages sent but not delivered, as ``(receiver, in_port, message)``
-    in_flight: list[tuple[int, int, Any]]
+    in_flight: Sequence[tuple[int, int, Any]]
     #: per node, the packets it holds (its ``held()``) and which (``held_packets()``)
     held: list[int]
     held_packets: list[Any]

@@ -209,7 +209,7 @@ class _Witness:
                 self.moving.add(_key(item))
         self.inner.holdings(per_node)
 
-    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+    def invariants(self, lost: Mapping[str, int], in_flight: Sequence[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         self.ledger = dict(lost)
         for _, _, m in in_flight:
             self.moving.add(_key(m))

@@ -51,7 +51,7 @@ Corollary 8 minus ``3/2 + (3/2) 2^-d`` (the analysis counts the ``l1``/``l2`` cr
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from slotnet.nodes import NodeContext
@@ -311,7 +311,7 @@ class IndirectReporter(BroadcastReporter):
     def overdue(self, node: int, slot: int, sends: int) -> None:
         self.missed_sends += sends
 
-    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+    def invariants(self, lost: Mapping[str, int], in_flight: Sequence[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         out = super().invariants(lost, in_flight, held)
         if self.missed_sends:
             ex = out["exactly_once"]

@@ -69,7 +69,7 @@ schedule is conflict-free (§4.2.2), so results are unchanged.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from typing import Any
 
@@ -400,7 +400,7 @@ class PeriodicReporter(BroadcastReporter):
         out["null_fraction"] = 1.0 - self.units / (self.reserved * span) if span > 0 else None
         return out
 
-    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+    def invariants(self, lost: Mapping[str, int], in_flight: Sequence[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         """The shared exactly-once check, with the copies and sends the faults took off the schedule.
 
         A broadcast a late copy or a stall left incomplete is the fault's, like one a

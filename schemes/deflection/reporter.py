@@ -31,7 +31,7 @@ slot (``forced_deflections``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._base import Setup
@@ -279,7 +279,7 @@ class DeflectionReporter(BaseReporter):
         """The arrival slots of the packets still in each node's input queue."""
         self._queued = [list(h) for h in per_node]
 
-    def littles_law(self, in_flight: list[tuple[int, int, Any]], faults: bool) -> dict[str, Any]:
+    def littles_law(self, in_flight: Sequence[tuple[int, int, Any]], faults: bool) -> dict[str, Any]:
         """``littles_law`` (input queueing): the queue the run measures is the waits its stamps give.
 
         Little's law on the sample path: a packet that arrived in slot ``a`` and entered the
@@ -366,7 +366,7 @@ class DeflectionReporter(BaseReporter):
             })
         return out
 
-    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+    def invariants(self, lost: Mapping[str, int], in_flight: Sequence[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         """created = delivered + dropped + in flight + held - dup copies (copies a dup fault
         made are delivered, or in flight, beside their originals)."""
         dropped, copies = split_dup(lost)

@@ -223,7 +223,7 @@ class BroadcastReporter(BaseReporter):
     def series(self) -> list[dict[str, Any]]:
         return [{"slot": self.warmup + i, "queue_per_node": q / self.n_nodes} for i, q in enumerate(self.q_series)]
 
-    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+    def invariants(self, lost: Mapping[str, int], in_flight: Sequence[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         """Exactly-once reception; every incomplete packet still has a copy on its way."""
         moving = {(m[0], m[1]) for _, _, m in in_flight if isinstance(m, tuple) and len(m) >= 2}
         for items in self._holdings:

@@ -102,7 +102,7 @@ class BaseReporter:
     def series(self) -> list[dict[str, Any]]:
         return []
 
-    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+    def invariants(self, lost: Mapping[str, int], in_flight: Sequence[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         """Checks of the run, each a dict with ``ok``.
 
         ``lost`` is the fault ledger: as a mapping, the net messages each cause took out of

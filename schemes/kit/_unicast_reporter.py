@@ -29,7 +29,7 @@ a run stopped before its warm-up ended measured nothing and reports None.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._base import Setup
@@ -136,7 +136,7 @@ class UnicastReporter(BaseReporter):
     def per_node(self) -> dict[str, list[Any]]:
         return {"delivered": self.node_delivered, "queue_at_end": self.node_queue}
 
-    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+    def invariants(self, lost: Mapping[str, int], in_flight: Sequence[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         """Every packet born is delivered, in flight, held, or lost by a recorded cause."""
         dropped, copies = split_dup(lost)  # copies a dup fault made: delivered or in flight too
         accounted = self.delivered_total + len(in_flight) + sum(held) + sum(dropped.values()) - copies

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from slotnet.nodes import NodeContext
@@ -183,7 +183,7 @@ class GreedyReporter(M2OReporter):
             self.paths.delivered(node, slot, 0, hops, (src,), src, self.dest[src])
             self.witness.delivered(node, slot, src, 0, hops)
 
-    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+    def invariants(self, lost: Mapping[str, int], in_flight: Sequence[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         out = super().invariants(lost, in_flight, held)
         out.update(self.paths.invariants())
         out.update(self.witness.invariants())

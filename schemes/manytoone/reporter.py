@@ -265,7 +265,7 @@ class M2OReporter(BaseReporter):
                 "delivery_time": [self.first.get(v, -1) for v in range(n)],
                 "final_arrival": [self.last.get(v, -1) for v in range(n)]}
 
-    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+    def invariants(self, lost: Mapping[str, int], in_flight: Sequence[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         out = self._delivery_checks(lost, in_flight, held)
         checks: dict[str, dict[str, Any]] = {}
         if self.inv:
@@ -295,7 +295,7 @@ class M2OReporter(BaseReporter):
         return (any(c != "node_finished" for c in lost) or bool(getattr(lost, "delayed", None))
                 or self.saw_fault or bool(getattr(self.setup, "faults", False)))
 
-    def _stranded_held(self, in_flight: list[tuple[int, int, Any]]) -> list[int]:
+    def _stranded_held(self, in_flight: Sequence[tuple[int, int, Any]]) -> list[int]:
         """The undelivered packets held at the end only by nodes that keep them for good."""
         flying = {s for _, _, m in in_flight if (s := _packet_src(m)) is not None}
         held = set(self.held_srcs)
@@ -311,7 +311,7 @@ class M2OReporter(BaseReporter):
             out["off_schedule"] = dict(sorted(self.off.items()))
         return out
 
-    def fault_books(self, in_flight: list[tuple[int, int, Any]], held: list[int],
+    def fault_books(self, in_flight: Sequence[tuple[int, int, Any]], held: list[int],
                     crash: int) -> tuple[dict[str, int], int, int, list[list[Any]]]:
         """Every undelivered packet in one book: lost by cause, in progress, or unexplained.
 
@@ -343,7 +343,7 @@ class M2OReporter(BaseReporter):
         in_held = min(residual - crashed, unnamed_held)
         return dict(sorted(by_cause.items())), progress + in_held, residual - crashed - in_held, first_lost
 
-    def _delivery_checks(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]],
+    def _delivery_checks(self, lost: Mapping[str, int], in_flight: Sequence[tuple[int, int, Any]],
                          held: list[int]) -> dict[str, Any]:
         """Exactly-once, nothing lost, conservation: the fault-free checks, or under faults
         the fault-aware ones (see the module docstring); the books are reported either way."""

@@ -296,7 +296,7 @@ class ArrayBroadcastReporter(BaseReporter):
             wrong += len(have - want)
         return missing, wrong
 
-    def books(self, in_flight: list[tuple[int, int, Any]], crash: int) -> dict[str, Any]:
+    def books(self, in_flight: Sequence[tuple[int, int, Any]], crash: int) -> dict[str, Any]:
         """Every expected reception in one book (see the module docstring), and per packet
         completed / missed (a reception lost to a fault) / in progress / unexplained."""
         line = self.line
@@ -373,7 +373,7 @@ class ArrayBroadcastReporter(BaseReporter):
     def metrics(self) -> dict[str, Any]:
         return {"receptions": sum(len(s) for s in self.got.values()), "last_reception_time": self.last / self.setup.quantum}
 
-    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+    def invariants(self, lost: Mapping[str, int], in_flight: Sequence[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         missing, wrong = self._missing()
         destroyed = {c: n for c, n in lost.items() if n > 0}
         faulted = (any(c != "node_finished" for c in lost) or bool(getattr(lost, "delayed", None))

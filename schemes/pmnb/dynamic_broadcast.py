@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from slotnet.nodes import Node, NodeContext
@@ -234,14 +234,14 @@ class DynamicReporter(BroadcastReporter):
             "time_units": (self.final_slot + 1) / q,
         }
 
-    def _nodes_missed(self, in_flight: list[tuple[int, int, Any]]) -> int:
+    def _nodes_missed(self, in_flight: Sequence[tuple[int, int, Any]]) -> int:
         """Receptions the missed broadcasts never made (the kit's ``misses`` list is cut at 20)."""
         moving = {(m[0], m[1]) for _, _, m in in_flight if isinstance(m, tuple) and len(m) >= 2}
         for items in self._holdings:
             moving.update(items)
         return sum(self.n_nodes - rec[4].bit_count() for key, rec in self.live.items() if key not in moving)
 
-    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+    def invariants(self, lost: Mapping[str, int], in_flight: Sequence[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         out = super().invariants(lost, in_flight, held)
         out["pieces_exactly_once"] = {"ok": not self.dup_pieces, "duplicates": len(self.dup_pieces),
                                       "first": [list(x) for x in sorted(self.dup_pieces)[:5]]}

@@ -240,7 +240,7 @@ class ExchangeReporter(BaseReporter):
             "mean_hops": self.hops_total / delivered if delivered else None,
         }
 
-    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+    def invariants(self, lost: Mapping[str, int], in_flight: Sequence[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         """Every personalised packet delivered exactly once; paths, Lemma 3 and the sums.
 
         Phase 2 starts at the same tick at every node, with each node's row and column sums

@@ -468,7 +468,7 @@ class PmnbReporter(BaseReporter):
         out["receptions"] = sum(len(s) for s in self.got.values())
         return out
 
-    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+    def invariants(self, lost: Mapping[str, int], in_flight: Sequence[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         """Exactly-once everywhere, the ranks and M, the subphase windows, nothing lost.
 
         Their deadlines are the schedule's: every node has M and its ranks when the scans

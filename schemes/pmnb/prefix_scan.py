@@ -184,7 +184,7 @@ class PrefixScanReporter(BaseReporter):
         n_steps = 2 * scan_steps(sides) if prm["variant"] == "tree" else max(line_scan_steps(p) for p in sides)
         return n_steps * round(prm["tp"] * self.setup.quantum)
 
-    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+    def invariants(self, lost: Mapping[str, int], in_flight: Sequence[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         """Every node's result is the sequential prefix; a run cut short before the scan's
         end owes only the results given so far (the others ``pending``, with ``due_at_slot``)."""
         wrong, missing = self._check()

@@ -25,7 +25,7 @@ schedule's own checks (link requests, co-location, the ranks) move under
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .._base import Setup
@@ -116,7 +116,7 @@ class RoutingReporter(BaseReporter):
             "max_at_node": max((c[2] for c in self.crowds), default=1 if self.arrivals else 0),
         }
 
-    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+    def invariants(self, lost: Mapping[str, int], in_flight: Sequence[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         """The checks of the module docstring. Their deadlines are the schedule's: the ranks
         when the scan ends, every packet at its node when the last routing phase ends (the
         theorem's d(p-1), or 2d(p-1), steps); a run cut short before one reports what is

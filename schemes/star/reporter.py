@@ -170,7 +170,7 @@ class StarReporter(BroadcastReporter):
         out["unicasts_delivered"] = self.unicast.node_delivered
         return out
 
-    def invariants(self, lost: Mapping[str, int], in_flight: list[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
+    def invariants(self, lost: Mapping[str, int], in_flight: Sequence[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         """Exactly-once broadcast reception (kit) and conservation of unicast packets."""
         out = super().invariants(lost, in_flight, held)
         u_flight = [e for e in in_flight if _is_unicast(e[2])]
