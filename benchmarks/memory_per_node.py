@@ -15,7 +15,8 @@ part, averaged over a sample of nodes:
 
 * ``trio task``: the Task object, its name, contextvars context and cancel status;
 * ``coroutine frames``: the task's coroutine chain (the network's task body, the node's
-  ``run``, the park) and what their locals alone hold (the node's arrival process, its
+  ``run``, the park), the frame object a compiled coroutine makes when Trio asks for it,
+  and what their locals alone hold (the node's arrival process, its
   lists between steps);
 * ``scheme node``: the scheme's node object and its own state;
 * ``context``: the NodeContext and what only it holds;
@@ -232,7 +233,9 @@ def _breakdown(net: object, sample: int) -> dict[str, object]:
             "ports": held(ctx, "ports", "_port_of", "_port_ids"),
             "context": [ctx],
             "scheme node": [net.nodes[v]],  # type: ignore[attr-defined]
-            "coroutine frames": [task.coro],
+            # Trio asks each task's coroutine for its frame when it spawns it; a compiled
+            # coroutine makes one on that request and keeps it, out of gc.get_referents' sight
+            "coroutine frames": [task.coro] + ([task.coro.cr_frame] if task.coro.cr_frame is not None else []),
             "trio task": [task],
         }
         return parts

@@ -9,7 +9,7 @@ Calibration (Python 3.11, compiled build, 30-slot runs from a fresh process, see
 measured 2026-11-26): the growth of the process's peak resident size (``ru_maxrss``, what
 exhausts a machine) per added node, between the two sizes named.
 ``benchmarks/memory_per_node.py`` measures the deflection figure and shows where a node's
-bytes go (at v = 1: 2.5 KiB its random stream, about 1.8 KiB its Trio task and coroutine
+bytes go (at v = 1: 2.5 KiB its random stream, about 1.7 KiB its Trio task and coroutine
 frames, 0.8 KiB the messages in flight, the rest its context, outlet and the run's
 tables):
 
