@@ -13,5 +13,10 @@
 set -eu
 cd "$(dirname "$0")/.."
 paths="${1:-fabric/,nodes/,orchestrator/,schemes/kit/}"
+# mutmut's own timeout is twice its baseline run (the default selection, a few seconds)
+# plus --test-time-base: a module's selection takes longer than that when its mutant
+# survives the first file, so the base is the runner's own hang limit (run_tests.py's
+# TIMEOUT_S), and a mutant is "timeout" only when it really hangs the tests.
 PYTHONPATH=tools/mutation exec nice -n 15 python -m mutmut run --paths-to-mutate "$paths" \
-    --runner "python tools/mutation/run_tests.py" --tests-dir tests/ --no-progress --simple-output
+    --runner "python tools/mutation/run_tests.py" --tests-dir tests/ --no-progress --simple-output \
+    --test-time-base 300
