@@ -369,6 +369,10 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--sweep-only", action="store_true", help="run only the sweep, not the table checks")
     rp.add_argument("--dims", metavar="A-B", help="greenberg-hajek: the mean delay at v = 1 for each cube dimension "
                     "A..B (or D, or a comma list) beside the §III model, with each point's wall seconds")
+    rp.add_argument("--hours", type=float, metavar="H", help="greenberg-hajek --dims: cut each point's measured "
+                    "slots to what the cost model says fits in H hours (the warm-up is never cut)")
+    rp.add_argument("--shards", type=int, metavar="K", help="greenberg-hajek --dims: run each point over K shard "
+                    "processes and a broker (the same results; for cubes of 2^17 nodes and more)")
     rp.add_argument("--json", action="store_true", help="print the rows as one JSON object")
     rp.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report: tables, figures, verdicts, "
                     "where the papers slip, metadata (needs matplotlib: the report extra)")
@@ -691,7 +695,8 @@ def _cmd_repro(args: argparse.Namespace) -> int:
         printed.extend(batch)
 
     try:
-        extra = {} if args.dims is None else {"dims": args.dims}  # only a paper that names it takes it
+        # only a paper that names them takes these
+        extra = {k: v for k, v in (("dims", args.dims), ("hours", args.hours), ("shards", args.shards)) if v is not None}
         rows, wall = repro(args.paper, seed=args.seed, jobs=args.jobs, quick=args.quick, sweep_d=args.sweep_d,
                            sweep_rho=rhos, plot=args.plot, sweep_only=args.sweep_only, progress=RunsProgress(),
                            on_rows=None if args.json else show, cache=cache, **extra)

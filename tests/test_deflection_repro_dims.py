@@ -175,3 +175,80 @@ def test_without_dims_the_tables_run_as_before():
                             warmup=10_000, seed=3)]]
     assert {r.experiment for r in rows} == {"Table II (sim)", "Table III (model)", "Table I (transient)", gh.TABLE_II_VS_VI}
     assert len(rows) == 2 * 4 * len(loads) + 4 * 10 + 1
+
+
+def test_hours_cut_the_measured_window_to_the_budget_and_never_the_warm_up():
+    """--hours H: M = min(plan, floor((H·3600 - NODE_S·N/K) / per_slot) - W), W unchanged; the estimate fits in H."""
+    for d in (12, 16, 20):
+        for shards in (1, 2):
+            full = gh.slot_plan(d, quick=True, shards=shards)
+            per_slot = gh.SLOT_S + gh.HOP_S * full.hops_per_slot / shards
+            for hours in (0.5, 1.0, 2.0, 100.0):
+                fixed = gh.NODE_S * 2**d / shards
+                fits = math.floor((hours * 3600 - fixed) / per_slot) - full.warmup
+                if fits < gh.MIN_MEASURED:
+                    with pytest.raises(SchemeError, match=f"--hours {hours:g}: the d = {d} point needs about"):
+                        gh.slot_plan(d, quick=True, hours=hours, shards=shards)
+                    continue
+                p = gh.slot_plan(d, quick=True, hours=hours, shards=shards)
+                assert p.warmup == full.warmup and p.measured == min(full.measured, fits)
+                assert p.est_seconds <= hours * 3600 + 1e-9
+                assert (p.measured < full.measured) == (fits < full.measured)
+    assert gh.slot_plan(12, quick=True, hours=100.0) == gh.slot_plan(12, quick=True)  # a budget that is not needed
+
+
+def test_shards_divide_the_hop_and_node_terms_of_the_cost():
+    one, two = gh.slot_plan(18), gh.slot_plan(18, shards=2)
+    assert (one.warmup, one.measured) == (two.warmup, two.measured)
+    slots = one.warmup + one.measured
+    assert two.est_seconds == pytest.approx(slots * (gh.SLOT_S + gh.HOP_S * one.hops_per_slot / 2) + gh.NODE_S * 2**18 / 2)
+
+
+@pytest.mark.parametrize("kwargs, fragment", [
+    ({"hours": 0}, "--hours must be a positive number, got 0"),
+    ({"hours": -1.0}, "--hours must be a positive number"),
+    ({"hours": float("nan")}, "--hours must be a positive number, got nan"),
+    ({"hours": float("inf")}, "--hours must be a positive number, got inf"),
+    ({"shards": 0}, "--shards must be an integer >= 1, got 0"),
+    ({"shards": True}, "--shards must be an integer >= 1, got True"),
+    ({"shards": 1.5}, "--shards must be an integer >= 1"),
+])
+def test_bad_hours_and_shards_are_refused(kwargs, fragment):
+    with pytest.raises(SchemeError, match=fragment.replace("(", r"\(")):
+        gh.slot_plan(8, **kwargs)
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["--dims", "8", "--hours", "0"], "--hours must be a positive number"),
+    (["--dims", "8", "--hours", "nan"], "--hours must be a positive number, got nan"),
+    (["--dims", "20", "--hours", "0.01"], "--hours 0.01: the d = 20 point needs about"),
+    (["--dims", "8", "--shards", "0"], "--shards must be an integer >= 1, got 0"),
+    (["--hours", "1"], "--hours and --shards are for the --dims points"),
+    (["--shards", "2"], "--hours and --shards are for the --dims points"),
+])
+def test_cli_bad_hours_or_shards_exit_2_with_one_line(capsys, argv, fragment):
+    code, err = _err(capsys, "repro", "greenberg-hajek", "--quick", *argv)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and fragment in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("option", [["--hours", "1"], ["--shards", "2"]])
+def test_hours_and_shards_are_refused_by_papers_that_do_not_take_them(capsys, option):
+    code, err = _err(capsys, "repro", "mansour", *option)
+    assert code == 2 and f"repro mansour takes no {option[0]}" in err
+
+
+def test_a_budgeted_sharded_point_runs_its_plan_over_shards_with_one_process_results():
+    """--dims 4 --hours H --shards 2: the plan's cut window, run over 2 shards, gives one process's figures."""
+    hours = (gh.slot_plan(4, quick=True).warmup + 40) * (gh.SLOT_S + gh.HOP_S * gh.slot_plan(4).hops_per_slot / 2) / 3600
+    p = gh.slot_plan(4, quick=True, hours=hours, shards=2)
+    assert gh.MIN_MEASURED <= p.measured < gh.slot_plan(4, quick=True).measured
+    seen: list[dict[str, Any]] = []
+    rows, _ = _repro.repro("greenberg-hajek", seed=1, jobs=1, quick=True, dims="4", hours=hours, shards=2,
+                           on_run=lambda req, res, cached: seen.append(dict(req)))
+    assert [(r["topology"], r["slots"], r["warmup"], r["shards"]) for r in seen] == [
+        ("hypercube:4", p.warmup + p.measured, p.warmup, 2)]
+    delay = next(r for r in rows if r.metric == "mean_delay")
+    assert delay.case == f"d=4, {p.warmup}+{p.measured} slots"
+    direct = run(RunSpec("deflection", "hypercube:4", load={"offered": 1.0}, slots=p.warmup + p.measured,
+                         warmup=p.warmup, seed=1))
+    assert delay.sim == direct.metrics["mean_delay"] and delay.ci95 == direct.metrics["mean_delay_ci95"]

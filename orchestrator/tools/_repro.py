@@ -151,7 +151,7 @@ class _Runner:
 
 #: Options an experiment receives only if its ``run`` names them: older experiments take
 #: ``**options`` and would otherwise ignore them silently.
-_NAMED_ONLY = ("dims",)
+_NAMED_ONLY = ("dims", "hours", "shards")
 
 
 def _refuse_unnamed(paper: str, run_it: Callable[..., Any], options: Mapping[str, Any]) -> None:

@@ -37,6 +37,9 @@ HOP_S = 8e-6
 SLOT_S = 1e-4
 #: Seconds per node to build the network and tear it down (0.26 s for 1,024 nodes at d = 10).
 NODE_S = 3e-4
+#: The fewest measured slots a ``--hours`` budget may leave a point: one per batch of the
+#: batch means behind the mean delay's CI.
+MIN_MEASURED = 10
 
 
 def _no_options(paper: str, options: dict[str, Any]) -> None:
@@ -46,7 +49,7 @@ def _no_options(paper: str, options: dict[str, Any]) -> None:
 
 
 def greenberg_hajek(runner: Runner, *, seed: int, quick: bool, dims: str | int | Sequence[int] | None = None,
-                    **options: Any) -> list[Row]:
+                    hours: float | None = None, shards: int = 1, **options: Any) -> list[Row]:
     """Table III (model) and Table II (1,100-slot runs, d = 6) for every offered load,
     Table I's transient run beside the update equations, and Table II's v = 1 delay
     beside a run of Table VI's length (2·10^4 slots; --quick: of Table II's). ``--dims A-B`` (or ``D``, or
@@ -54,10 +57,14 @@ def greenberg_hajek(runner: Runner, *, seed: int, quick: bool, dims: str | int |
     (± 95% CI) beside the §III model T(m̄, d, v) of (3.14) at the fixed point (3.17), with
     each point's warm-up + measured slots and its wall seconds (``wall_s``: simulation =
     measured, theory = the cost model's estimate); a plan with the estimates is printed
-    first, then each point as it completes, largest cube first."""
+    first, then each point as it completes, largest cube first. ``--hours H`` cuts each
+    point's measured window to what the cost model says fits in H hours (the warm-up is
+    never cut); ``--shards K`` runs each point over K shard processes (the same results)."""
     _no_options("greenberg-hajek", options)
     if dims is not None:
-        return delay_vs_d(runner, parse_dims(dims), seed=seed, quick=quick)
+        return delay_vs_d(runner, parse_dims(dims), seed=seed, quick=quick, hours=hours, shards=shards)
+    if hours is not None or shards != 1:
+        raise SchemeError("repro greenberg-hajek: --hours and --shards are for the --dims points")
 
     loads = sorted(TABLE_II)[::3] if quick else sorted(TABLE_II)
     specs: list[dict[str, Any]] = [dict(scheme="deflection", topology="hypercube:6", load={"offered": v}, slots=1100,
@@ -213,7 +220,7 @@ class PointPlan(NamedTuple):
     est_seconds: float
 
 
-def slot_plan(d: int, *, quick: bool = False) -> PointPlan:
+def slot_plan(d: int, *, quick: bool = False, hours: float | None = None, shards: int = 1) -> PointPlan:
     """Warm-up and measured slots of the v = 1 point on the d-cube, and its estimated wall time.
 
     The budget arithmetic. Under one-pass deflection a packet moves one hop per slot
@@ -252,13 +259,29 @@ def slot_plan(d: int, *, quick: bool = False) -> PointPlan:
     yet). ``quick``: 2·10^4 delivered packets, 20 mean delays measured,
     ``W = max(20, ⌈3·T⌉)`` (a smoke test).
 
+    Over K shards the hops and the nodes of a slot are shared by K processes, so the model
+    divides their terms by K (a measured d = 13 run over 2 shards took 0.45 of one
+    process's time; on a small cube the broker's exchange costs more than it saves). With a
+    budget of ``hours`` the measured window is cut to the slots that fit after the warm-up,
+    and a point that cannot measure :data:`MIN_MEASURED` slots in it is refused.
+
     Args:
         d: cube dimension (>= 1).
         quick: the smoke-test plan.
+        hours: the most wall time a point may take, by the cost model (None: no limit).
+        shards: shard processes per point.
 
     Returns:
         The PointPlan.
+
+    Raises:
+        SchemeError: ``hours`` is not a positive number, ``shards`` not a positive
+            integer, or the point does not fit in ``hours``.
     """
+    if isinstance(shards, bool) or not isinstance(shards, int) or shards < 1:
+        raise SchemeError(f"--shards must be an integer >= 1, got {shards!r}")
+    if hours is not None and not (isinstance(hours, (int, float)) and math.isfinite(hours) and hours > 0):
+        raise SchemeError(f"--hours must be a positive number, got {hours!r}")
     model = theory.steady_state_metrics(d, OFFERED)
     delay = float(model["mean_delay"])  # type: ignore[arg-type]
     delivered_per_slot = float(model["throughput_per_node"]) * 2**d  # type: ignore[arg-type]
@@ -266,7 +289,17 @@ def slot_plan(d: int, *, quick: bool = False) -> PointPlan:
     warmup = max(20, math.ceil(3 * delay)) if quick else max(50, math.ceil(6 * delay))
     measured = max(math.ceil(target / delivered_per_slot), delays_measured * math.ceil(delay))
     hops = delivered_per_slot * delay
-    est = (warmup + measured) * (SLOT_S + HOP_S * hops) + NODE_S * 2**d
+    per_slot = SLOT_S + HOP_S * hops / shards
+    fixed = NODE_S * 2**d / shards
+    if hours is not None:
+        fits = math.floor((hours * 3600 - fixed) / per_slot) - warmup
+        if fits < MIN_MEASURED:
+            need = (warmup + MIN_MEASURED) * per_slot + fixed
+            raise SchemeError(f"--hours {hours:g}: the d = {d} point needs about {need / 3600:.2f} h by the cost model "
+                              f"({warmup} warm-up slots and the {MIN_MEASURED} measured slots its batch means need, "
+                              f"{per_slot:.1f} s a slot over {shards} process{'es' if shards > 1 else ''})")
+        measured = min(measured, fits)
+    est = (warmup + measured) * per_slot + fixed
     return PointPlan(d, warmup, measured, delay, hops, est)
 
 
@@ -277,7 +310,8 @@ def run_seconds(d: int, v: float, slots: int) -> float:
     return slots * (SLOT_S + HOP_S * hops) + NODE_S * 2**d
 
 
-def estimated_seconds(*, quick: bool, dims: str | None = None, jobs: int = 2) -> float:
+def estimated_seconds(*, quick: bool, dims: str | None = None, jobs: int = 2, hours: float | None = None,
+                      shards: int = 1) -> float:
     """Wall seconds the cost model expects for ``repro greenberg-hajek`` (``--dims``), ``jobs`` workers.
 
     Example:
@@ -285,7 +319,8 @@ def estimated_seconds(*, quick: bool, dims: str | None = None, jobs: int = 2) ->
         1.4
     """
     if dims is not None:
-        return makespan(sorted((slot_plan(d, quick=quick).est_seconds for d in parse_dims(dims)), reverse=True), jobs)
+        plans = [slot_plan(d, quick=quick, hours=hours, shards=shards) for d in parse_dims(dims)]
+        return makespan(sorted((p.est_seconds for p in plans), reverse=True), jobs)
     loads = sorted(TABLE_II)[::3] if quick else sorted(TABLE_II)
     runs = [run_seconds(6, v, 1100) for v in loads] + [run_seconds(6, SLIP_LOAD, 1100 if quick else TABLE_VI_SLOTS[0])]
     return makespan(sorted(runs, reverse=True), jobs)
@@ -314,7 +349,8 @@ def _completed(runner: Runner, specs: list[dict[str, Any]]) -> Iterator[tuple[in
     return each(specs) if each is not None else enumerate(runner(specs))
 
 
-def delay_vs_d(runner: Runner, dims: Sequence[int], *, seed: int, quick: bool) -> list[Row]:
+def delay_vs_d(runner: Runner, dims: Sequence[int], *, seed: int, quick: bool, hours: float | None = None,
+               shards: int = 1) -> list[Row]:
     """One v = 1 point per dimension: mean delay beside T(m̄, d, 1), slots and wall seconds.
 
     Rows (experiment :data:`DELAY_VS_D`), per point ``case = "d=D, W+M slots"``:
@@ -349,9 +385,11 @@ def delay_vs_d(runner: Runner, dims: Sequence[int], *, seed: int, quick: bool) -
     """
     publish: Callable[[list[Row]], None] = getattr(runner, "publish", None) or (lambda rows: None)
     jobs = int(getattr(runner, "jobs", 1) or 1)
-    plans = sorted((slot_plan(d, quick=quick) for d in dims), key=lambda p: (-p.est_seconds, -p.d))
+    plans = sorted((slot_plan(d, quick=quick, hours=hours, shards=shards) for d in dims),
+                   key=lambda p: (-p.est_seconds, -p.d))
+    sharded: dict[str, Any] = {"shards": shards} if shards > 1 else {}
     specs = [dict(scheme="deflection", topology=f"hypercube:{p.d}", load={"offered": OFFERED},
-                  slots=p.warmup + p.measured, warmup=p.warmup, seed=seed) for p in plans]
+                  slots=p.warmup + p.measured, warmup=p.warmup, seed=seed, **sharded) for p in plans]
     cases = {p.d: f"d={p.d}, {p.warmup}+{p.measured} slots" for p in plans}
     total_case = f"all {len(plans)} points, {min(jobs, len(plans))} job{'s' if min(jobs, len(plans)) > 1 else ''}"
     projected = makespan([p.est_seconds for p in plans], jobs)
@@ -387,4 +425,6 @@ EXPERIMENTS = (Experiment("greenberg-hajek", "Table III (model) and Table II (1,
                           "slots and wall seconds.", greenberg_hajek,
                           # the report draws Table VI's column, the delay against d at v = 1 (d <= 13 as in the paper)
                           report_pass=({"dims": "2-7"}, {"dims": "2-13"}),
-                          estimate=lambda quick, options: estimated_seconds(quick=quick, dims=options.get("dims"))),)
+                          estimate=lambda quick, options: estimated_seconds(
+                              quick=quick, dims=options.get("dims"), hours=options.get("hours"),
+                              shards=options.get("shards") or 1)),)
