@@ -83,7 +83,7 @@ class ShardTransport(InProcessTransport):
         self.map = shard_map
         self.shard = shard
         self.local = shard_map.nodes(shard)
-        self._outbox: list[list[tuple[int, int, int, bytes]]] = [[] for _ in range(shard_map.shards)]
+        self._outbox: list[list[tuple[Any, int, int, bytes]]] = [[] for _ in range(shard_map.shards)]
         self.sent_local = 0
         self.sent_cross = 0
 
@@ -98,13 +98,14 @@ class ShardTransport(InProcessTransport):
             self.sent_cross += 1
             self._outbox[self.map.shard_of(receiver)].append((0, receiver, in_port, data))
 
-    def park_later(self, due: int, receiver: int, in_port: int, data: bytes) -> None:
+    def park_later(self, due: int, receiver: int, in_port: int, data: bytes, began: int) -> None:
         if receiver in self.local:
             self.sent_local += 1
-            super().park_later(due, receiver, in_port, data)
+            super().park_later(due, receiver, in_port, data, began)
         else:
             self.sent_cross += 1
-            self._outbox[self.map.shard_of(receiver)].append((due, receiver, in_port, data))
+            # (due, began) in the due field: a message due next slot keeps its plain 0 there
+            self._outbox[self.map.shard_of(receiver)].append(((due, began), receiver, in_port, data))
 
     def mark_unforced(self, sender: int, slot: int) -> None:
         """Also tell every other shard: its receivers judge the losses of ``sender``'s messages."""
@@ -129,7 +130,7 @@ class ShardTransport(InProcessTransport):
             if receiver not in self.local:
                 raise FabricError(f"shard {self.shard} got a message for node {receiver}, hosted elsewhere")
             if due:
-                super().park_later(due, receiver, in_port, data)
+                super().park_later(due[0], receiver, in_port, data, due[1])
             else:
                 super().park(receiver, in_port, data)
 

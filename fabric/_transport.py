@@ -276,6 +276,11 @@ class Outlet:
             raise CapacityError(self.node, port, slot, load)
         self._hold(port, slot, load)
 
+    def started_ports(self, slot: int) -> list[int]:
+        """The ports on which a message was started in ``slot`` (judged at the end of that slot)."""
+        used = self._used if self._slot == slot else 0
+        return [p for p in range(len(self._nbrs)) if used >> p & 1]
+
     def idle_ports(self, slot: int) -> list[int]:
         """The ports that carried nothing in ``slot`` (judged at the end of that slot)."""
         used = self._used if self._slot == slot else 0
@@ -329,7 +334,7 @@ class TimedOutlet(Outlet):
             raise CapacityError(self.node, port, slot, held + units)
         self._hold(port, slot, 1.0)
         self._busy[port] = slot + ticks
-        self._later(slot + ticks, target[0], target[1], self._pack(message))
+        self._later(slot + ticks, target[0], target[1], self._pack(message), slot)
         self._reported(slot, port, message)
 
     def idle_ports(self, slot: int) -> list[int]:
@@ -368,7 +373,11 @@ class InProcessTransport:
         self.quantum = quantum
         self._pending: list[list[tuple[int, bytes]] | None] = [None] * topology.n_nodes
         self._touched: list[int] = []
-        self._later: dict[int, list[tuple[int, int, bytes]]] = {}  # due slot -> (receiver, in_port, bytes)
+        #: due slot -> (receiver, in_port, bytes, the slot its sender started it)
+        self._later: dict[int, list[tuple[int, int, bytes, int]]] = {}
+        #: (receiver, in_port) -> the slot its sender started the multi-tick message arriving
+        #: there in the slot being handed over (a link carries one at a time)
+        self._began: dict[tuple[int, int], int] = {}
         self.alive = [True] * topology.n_nodes
         self._n_dead = 0
         self.down_links: set[tuple[int, int]] = set()  # (receiver, in_port) of links out of service
@@ -435,9 +444,10 @@ class InProcessTransport:
             self._touched.append(receiver)
         pend.append((in_port, data))
 
-    def park_later(self, due: int, receiver: int, in_port: int, data: bytes) -> None:
-        """Hold ``data`` for ``receiver`` until slot ``due``."""
-        self._later.setdefault(due, []).append((receiver, in_port, data))
+    def park_later(self, due: int, receiver: int, in_port: int, data: bytes, began: int) -> None:
+        """Hold ``data`` for ``receiver`` until slot ``due``; its sender started it in slot
+        ``began`` (the slot whose view of the ports judges whether its loss was avoidable)."""
+        self._later.setdefault(due, []).append((receiver, in_port, data, began))
 
     def mark_unforced(self, sender: int, slot: int) -> None:
         """``sender`` used a port it saw dead in ``slot`` while one it saw alive stayed idle."""
@@ -520,9 +530,13 @@ class InProcessTransport:
         return [(r, frames.decode()) for r, frames in self._hand_over(slot)]
 
     def _hand_over(self, slot: int) -> list[tuple[int, Frames]]:
+        began = self._began
+        if began:
+            began.clear()
         if self._later and slot in self._later:
-            for r, p, data in self._later.pop(slot):
+            for r, p, data, start in self._later.pop(slot):
                 InProcessTransport.park(self, r, p, data)  # not self.park: a shard counted it when it was sent
+                began[(r, p)] = start
         if self._held:
             self._touch_held(slot)
         touched = self._touched
@@ -574,7 +588,7 @@ class InProcessTransport:
                     if cause is not None:
                         break
             if cause is not None:
-                self._lose(sent, r, p, b, cause)
+                self._lose(sent, r, p, b, cause, self._began.get((r, p), sent))
                 continue
             if copy:
                 self.ledger.add("duplicated", "dup")
@@ -665,12 +679,16 @@ class InProcessTransport:
     def _payload(self, data: bytes) -> Any:
         return decode(data[:-CHECKSUM_BYTES] if self.checksums else data)
 
-    def _lose(self, slot: int, r: int, in_port: int, data: bytes, cause: str) -> None:
+    def _lose(self, slot: int, r: int, in_port: int, data: bytes, cause: str, chosen: int | None = None) -> None:
+        """Book a message lost to ``cause`` (``slot``: its last slot on the wire). It is lost
+        avoidably where its sender chose a port it saw dead: judged in ``chosen``, the slot
+        the sender started it (a multi-tick message started before its link died was not)."""
         self.ledger.add("lost", cause)
         sender = self.topology.neighbour(r, in_port)
         assert sender is not None
         port = self.topology.reverse_port(r, in_port)
-        if cause in _DEAD_CAUSES and (sender, slot) in self.unforced and self._known_dead(sender, port, slot):
+        chosen = slot if chosen is None else chosen
+        if cause in _DEAD_CAUSES and (sender, chosen) in self.unforced and self._known_dead(sender, port, chosen):
             self.ledger.add("lost", AVOIDABLE + cause)
         if self.on_lost is not None:
             self.on_lost(slot, sender, port, r, self._payload(data), cause)
@@ -697,7 +715,7 @@ class InProcessTransport:
         pending = self._pending
         parts: list[Part] = [(r, list(pending[r] or ())) for r in sorted(self._touched)]
         for due in sorted(self._later):
-            parts += [(r, [(p, b)]) for r, p, b in self._later[due]]
+            parts += [(r, [(p, b)]) for r, p, b, _ in self._later[due]]
         for r in sorted(self._held):
             for p in sorted(self._held[r]):
                 parts.append((r, [(p, item[3]) for item in sorted(self._held[r][p])]))

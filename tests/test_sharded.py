@@ -91,6 +91,19 @@ def test_sharded_results_equal_the_in_process_ones(scheme, topology, load, param
     _compare(spec, (shards,))
 
 
+def test_multi_tick_losses_are_judged_alike_over_shards():
+    """Partial exchange (quantum 8: a packet holds its link 8 ticks) under a crash, a dead link and message
+    faults: which losses were avoidable is judged by the tick each message was started in, in one process
+    and over 2 shards alike (a message crossing shards carries that tick with its due slot)."""
+    faults = ["link-down@5:1:0", "link-up@20:1:0", "crash@8:2", "recover@25:2", "loss=0.02", "dup=0.02",
+              "delay=0.02:2"]
+    spec = RunSpec("partial-exchange", "mesh:4x4", slots=60, warmup=10, seed=1, faults=FaultSchedule.parse(faults))
+    one = run(spec)
+    assert one.fault_impact["messages"]["lost"]["node_down"] >= 1 and one.fault_impact["avoidable"] == {}
+    assert run(RunSpec(**{**spec.__dict__, "shards": 2})).fault_impact == one.fault_impact
+    _compare(spec, (2,))
+
+
 def test_traces_are_identical_whatever_the_shard_count(tmp_path):
     """The same run traced in one process and over 3 shards writes byte-identical trace files."""
     from slotnet import TraceSpec

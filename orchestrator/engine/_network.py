@@ -338,9 +338,11 @@ class Network:
             live = ctx.live_ports
             if len(live) == len(ctx.ports) or not alive(v):
                 continue
-            idle = set(self.outlets[v].idle_ports(slot))
+            outlet = self.outlets[v]
             seen_alive = set(live)
-            used_dead = any(p.index not in seen_alive and p.index not in idle for p in ctx.ports)
+            # a port still busy with a multi-tick message started earlier was chosen then, not now
+            used_dead = any(p not in seen_alive for p in outlet.started_ports(slot))
+            idle = set(outlet.idle_ports(slot))
             if used_dead and (not must_forward or not idle.isdisjoint(seen_alive)):
                 self.transport.mark_unforced(v, slot)
 
