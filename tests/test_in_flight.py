@@ -42,7 +42,7 @@ def test_reads_as_the_plain_list(parts):
 def test_out_of_range_and_unhashable():
     got = _inflight([(3, [(0, [1]), (1, [2])])])
     for i in (2, -3, 10):
-        with pytest.raises(IndexError):
+        with pytest.raises(IndexError, match="^InFlight index out of range$"):
             got[i]
     with pytest.raises(TypeError):
         hash(got)
