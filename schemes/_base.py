@@ -144,6 +144,12 @@ class Reporter(Protocol):
     in flight, queued or waiting are accounted states, and a deadline (a theorem's
     window, a bound) counts only once it has passed
     (:meth:`slotnet.schemes.kit.BaseReporter.due`).
+
+    A reporter may also have ``crash_losses(losses)``, called before :meth:`invariants`
+    with ``(slot, node, packets)`` for each crash that destroyed packets a node held
+    (``packets``: the node's :meth:`Node.held_packets` then), in slot and node order, the
+    same in one process and over shards: the fault ledger books those packets by count
+    only (``crash``), so a reporter that keeps books by kind of packet counts them here.
     """
 
     #: event kind -> names of the values the node records with it (the trace schema)

@@ -201,7 +201,10 @@ def _conservation(lost, in_flight=1, held=(0, 0)) -> dict:
 def test_conservation_closes_without_faults():
     assert _conservation({}) == {"ok": True, "born": 5, "delivered": 4, "in_flight": 1, "held": 0, "lost": {}}
     assert _conservation({}, in_flight=0, held=(0, 1))["ok"] is True  # 4 + 0 + 1 == 5
-    assert _conservation({}, in_flight=2)["ok"] is False
+    assert _conservation({}, in_flight=2) == {"ok": False, "born": 5, "delivered": 4, "in_flight": 2, "held": 0,
+                                              "lost": {}, "unaccounted": -1}
+    assert _conservation({}, in_flight=0) == {"ok": False, "born": 5, "delivered": 4, "in_flight": 0, "held": 0,
+                                              "lost": {}, "unaccounted": 1}  # one packet missing
 
 
 def test_conservation_counts_the_fault_ledger():
@@ -212,7 +215,7 @@ def test_conservation_counts_the_fault_ledger():
                    "in_progress": 0}
     got = _conservation({"loss": 1}, in_flight=1, held=(0,))
     assert got == {"ok": False, "born": 5, "delivered": 4, "in_flight": 1, "held": 0, "lost": {"loss": 1},
-                   "lost_to_faults": 1, "in_progress": 1}
+                   "unaccounted": -1, "lost_to_faults": 1, "in_progress": 1}
     got = _conservation({"node_finished": 1}, in_flight=0, held=(0,))
     assert got == {"ok": True, "born": 5, "delivered": 4, "in_flight": 0, "held": 0, "lost": {"node_finished": 1}}
     got = _conservation({"dup": -2}, in_flight=2, held=(1,))

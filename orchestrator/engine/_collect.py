@@ -10,7 +10,7 @@ impact, performance), :func:`complete` adds a one-shot collective's completion, 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from slotnet._build import build
@@ -61,6 +61,8 @@ class EndState:
     wakeups: int
     #: the result's ``transport`` object
     transport: dict[str, Any]
+    #: ``(slot, node, packets)``: what each crash destroyed in a node's hands, by slot and node
+    crashed: list[tuple[int, int, list[Any]]] = field(default_factory=list)
 
 
 def collect(prep: Prepared, reporter: Any, monitor: StabilityMonitor, slots_run: int, wall: float, end: EndState,
@@ -74,6 +76,9 @@ def collect(prep: Prepared, reporter: Any, monitor: StabilityMonitor, slots_run:
     if ended is not None:
         ended(slots_run - 1, complete)
     reporter.holdings(end.held_packets)
+    crash_losses = getattr(reporter, "crash_losses", None)  # optional, like run_ended
+    if crash_losses is not None:
+        crash_losses(end.crashed)
     scheme_invariants = reporter.invariants(ledger, in_flight, end.held)
     stability = monitor.verdict()
     metrics = dict(reporter.metrics())

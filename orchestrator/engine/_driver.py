@@ -91,7 +91,7 @@ async def run_local(prep: Prepared, *, progress: Progress | None = None,
     wall = time.perf_counter() - t0
     t = net.transport
     end = EndState(t.ledger, t.in_flight(), net.held(), net.held_packets(), t.delivered, net.runtime.wakeups,
-                   t.describe())
+                   t.describe(), sorted(net.crashed, key=lambda c: (c[0], c[1])))
     result = collect(prep, reporter, monitor, slots_run, wall, end, tracer, complete=done or not one_shot)
     complete(result, prep, done, net.last_active)
     return result

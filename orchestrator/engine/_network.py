@@ -178,6 +178,8 @@ class Network:
         self.nodes: list[Node | None] = [None] * n
         self.scopes: list[trio.CancelScope | None] = [None] * n
         self.restarts: list[int] = []
+        #: ``(slot, node, its held_packets())`` for every crash that destroyed packets a node held
+        self.crashed: list[tuple[int, int, list[Any]]] = []
         self.last_active = -1
 
     # -- contexts and events ------------------------------------------------------------
@@ -424,6 +426,8 @@ class Network:
         held = victim.held() if victim is not None else 0
         if held:
             self.transport.ledger.add("lost", "crash", held)
+            assert victim is not None
+            self.crashed.append((self.clock.slot, node, list(victim.held_packets())))
         self.transport.set_alive(node, False)
         # A crash ends the incarnation and any stall of it: a down node is down, not stalled,
         # and its stall's end later wakes nothing (a recovered node starts unstalled).

@@ -95,6 +95,7 @@ def _merge(prep: Prepared, finals: list[dict[str, Any]], link: CoordinatorLink) 
     in_flight: list[tuple[int, int, Any]] = []
     held = [0] * n
     held_packets: list[Any] = [()] * n
+    crashed: list[tuple[int, int, list[Any]]] = []
     delivered = wakeups = sent_local = sent_cross = 0
     rejected = dict(link.rejected)
     for shard, state in enumerate(finals):
@@ -103,6 +104,7 @@ def _merge(prep: Prepared, finals: list[dict[str, Any]], link: CoordinatorLink) 
         for v, h, items in zip(smap.nodes(shard), state["held"], state["held_packets"]):
             held[v] = h
             held_packets[v] = items
+        crashed += [(slot, node, list(items)) for slot, node, items in state["crashed"]]
         delivered += state["delivered"]
         wakeups += state["wakeups"]
         sent_local += state["sent_local"]
@@ -115,4 +117,5 @@ def _merge(prep: Prepared, finals: list[dict[str, Any]], link: CoordinatorLink) 
     transport = {"kind": about["kind"], "shards": smap.shards, **{k: v for k, v in about.items() if k != "kind"},
                  "cross_shard_fraction": sent_cross / sent if sent else 0.0,
                  "cross_shard_links": cross_links / links if links else 0.0, "frames_rejected": dict(sorted(rejected.items()))}
-    return EndState(ledger, sorted(in_flight, key=repr), held, held_packets, delivered, wakeups, transport)
+    return EndState(ledger, sorted(in_flight, key=repr), held, held_packets, delivered, wakeups, transport,
+                    sorted(crashed, key=lambda c: (c[0], c[1])))

@@ -143,6 +143,8 @@ class UnicastReporter(BaseReporter):
         out: dict[str, Any] = {"ok": accounted == self.born_total, "born": self.born_total,
                                "delivered": self.delivered_total, "in_flight": len(in_flight), "held": sum(held),
                                "lost": dropped}
+        if accounted != self.born_total:  # > 0: missing, < 0: more than were born
+            out["unaccounted"] = self.born_total - accounted
         if copies:
             out["dup_copies"] = copies
         if any(cause != "node_finished" for cause in lost):  # under faults: lost to a fault / in progress

@@ -11,10 +11,9 @@
   ``mean_wait_unicast``; invariant ``unicast_conservation`` (every unicast delivered, in
   flight, held or lost), counted on unicast packets only. Under faults ``lost`` is by
   cause: the messages a fault destroyed on a link or at a down or stalled node (named,
-  from ``on_lost``), and ``crash``: the unicasts destroyed in the queues of crashed nodes.
-  The fabric books a crashed node's queue by count only (its ``held()``, broadcasts and
-  unicasts together: ``crashed_queues``), so ``crash`` is what no other book names, and
-  the book closes only if that is at most ``crashed_queues``;
+  from ``on_lost``), and ``crash``: the unicasts destroyed in the queues of crashed nodes,
+  counted from the packets each crashed node held (``crash_losses``; the fabric's ledger
+  books the same queues by count, broadcasts and unicasts together: ``crashed_queues``);
   the kit's path checks of every delivery (``delivered_at_destination``, ``hops_within_bounds``,
   and ``shortest_paths``: §4 routes unicasts on shortest paths, which the scheme declares).
 * Waiting time per hop (``send slot - queueing slot``, §3.2's W, service excluded), over
@@ -68,6 +67,7 @@ class StarReporter(BroadcastReporter):
         self.last_slot = -1
         self.unicast_lost: Counter[str] = Counter()  # unicast messages a fault destroyed, by cause
         self.unicast_copies = 0  # extra copies made by dup faults
+        self.unicast_crashed = 0  # unicasts a crash destroyed in a node's queues
 
     def handlers(self) -> Mapping[str, Any]:
         inner = self.unicast.handlers()
@@ -170,6 +170,10 @@ class StarReporter(BroadcastReporter):
         out["unicasts_delivered"] = self.unicast.node_delivered
         return out
 
+    def crash_losses(self, losses: Sequence[tuple[int, int, Sequence[Any]]]) -> None:
+        """What each crash destroyed in a node's queues (``(slot, node, held packets)``): the unicasts among them."""
+        self.unicast_crashed = sum(1 for _, _, items in losses for key in items if key[0] < 0)
+
     def invariants(self, lost: Mapping[str, int], in_flight: Sequence[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         """Exactly-once broadcast reception (kit) and conservation of unicast packets."""
         out = super().invariants(lost, in_flight, held)
@@ -177,10 +181,8 @@ class StarReporter(BroadcastReporter):
         u_held = [sum(1 for key in items if key[0] < 0) for items in self._holdings]
         u_lost = dict(sorted(self.unicast_lost.items()))
         crashed_queues = max(0, lost.get("crash", 0))
-        if crashed_queues:  # the unicasts among them: those no other book names
-            named = self.unicast.delivered_total + len(u_flight) + sum(u_held) + sum(u_lost.values()) - self.unicast_copies
-            if 0 < self.unicast.born_total - named <= crashed_queues:
-                u_lost["crash"] = self.unicast.born_total - named
+        if self.unicast_crashed:
+            u_lost["crash"] = self.unicast_crashed
         if self.unicast_copies:
             u_lost["dup"] = -self.unicast_copies  # every extra copy is delivered, in flight, held or lost
         cons = self.unicast.invariants(u_lost, u_flight, u_held)["conservation"]
