@@ -29,7 +29,12 @@ class Undecoded(Protocol):
 
 
 class SendSide(Protocol):
-    """A node's outlet: ``send(port, message, size)`` and ``capacity_left(port)``."""
+    """A node's outlet: ``send(port, message, size)`` and ``capacity_left(port)``.
+
+    Under faults a node sees (a failure detector), the network also asks an outlet, at the
+    end of each slot, for ``idle_ports(slot)`` (the ports that carried nothing) and, where
+    it has it, ``started_ports(slot)`` (the ports a message was started on; without it,
+    every port not idle counts as started), to judge which losses a sender could avoid."""
 
     def send(self, port: int, message: Any, size: float = 1.0) -> None: ...
     def capacity_left(self, port: int) -> float: ...

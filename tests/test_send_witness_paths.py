@@ -90,3 +90,16 @@ def test_a_watched_outlet_reports_what_it_accepts_and_nothing_it_refuses():
     outlet.send(1, ("ctl", 0))
     assert seen == [(1, 4, 0, 7, 9)]
     assert len(transport._pending[0]) == 1  # the refused message was not parked either
+
+
+def test_an_outlet_without_started_ports_is_judged_by_its_idle_ports():
+    """A transport whose outlets have idle_ports but no started_ports: its runs under detected faults
+    book the same avoidable losses as the in-process outlets do (at quantum 1 the two rules agree)."""
+    from slotnet import FaultSchedule
+
+    spec = dict(scheme="bcast-dtree", topology="hypercube:4", load={"rho": 0.4}, slots=60, seed=3,
+                faults=FaultSchedule.parse(["link-down@10:3:1", "crash@20:5", "recover@30:5"], detect=0))
+    assert not hasattr(_PlainOutlet, "started_ports")
+    plain = run(RunSpec(**spec, transport=_plain))
+    own = run(RunSpec(**spec))
+    assert plain.fault_impact == own.fault_impact and sum(own.fault_impact["avoidable"].values()) > 0

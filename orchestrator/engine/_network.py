@@ -342,9 +342,11 @@ class Network:
                 continue
             outlet = self.outlets[v]
             seen_alive = set(live)
-            # a port still busy with a multi-tick message started earlier was chosen then, not now
-            used_dead = any(p not in seen_alive for p in outlet.started_ports(slot))
             idle = set(outlet.idle_ports(slot))
+            # a port still busy with a multi-tick message started earlier was chosen then, not now
+            started = getattr(outlet, "started_ports", None)  # an outlet of another transport may lack it
+            used = started(slot) if started is not None else [p.index for p in ctx.ports if p.index not in idle]
+            used_dead = any(p not in seen_alive for p in used)
             if used_dead and (not must_forward or not idle.isdisjoint(seen_alive)):
                 self.transport.mark_unforced(v, slot)
 
