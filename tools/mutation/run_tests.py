@@ -61,7 +61,7 @@ SELECTION: dict[str, list[str]] = {
     "fabric/_topology.py": ["tests/test_topology_units.py", "tests/test_topology.py", "tests/test_fabric_units.py",
                             "tests/test_fabric_runtime.py"],
     "fabric/_in_flight.py": ["tests/test_in_flight.py"],
-    "fabric/_fault": ["tests/test_fabric_units.py", "tests/test_faults_catalogue.py", "tests/test_faults_books.py",
+    "fabric/_fault": ["tests/test_fault_schedule_units.py", "tests/test_fault_kinds_units.py", "tests/test_fabric_units.py", "tests/test_faults_catalogue.py", "tests/test_faults_books.py",
                       "tests/test_faults_detection.py", "tests/test_faults_restarts.py"],
     "fabric/_transport.py": ["tests/test_fabric_runtime.py", "tests/test_fabric_units.py", "tests/test_in_flight.py",
                              "tests/test_faults_catalogue.py", "tests/test_send_witness_paths.py"],
