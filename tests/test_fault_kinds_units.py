@@ -411,3 +411,20 @@ def test_message_windows_active_bounds():
     lw = LossWindow(0.1, 3, 5)
     assert [lw.active(s) for s in (2, 3, 4, 5)] == [False, True, True, False]
     assert LossWindow(0.1).kind == "loss"
+
+
+def test_entries_are_frozen_slotted_values():
+    import dataclasses
+
+    sp = SpanFault("stall", 1, 2, (3,))
+    values = [FaultEvent("crash", 1, 2), LossWindow(0.1), MessageWindow("dup", 0.1), sp, SpanEdge(sp, 1, True)]
+    for v in values:
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(v, dataclasses.fields(v)[0].name, 0)
+        assert not hasattr(v, "__dict__"), type(v).__name__
+        assert hash(v) == hash(dataclasses.replace(v))
+    assert len({FaultEvent("crash", 1, 2), FaultEvent("crash", 1, 2, None)}) == 1
+    for stage in (LossStage([]), WindowStage(MessageWindow("dup", 0.1), 1)):
+        assert not hasattr(stage, "__dict__")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(FaultSchedule(), "detect", 3)  # noqa: B010
