@@ -20,7 +20,7 @@ README = ROOT / "README.md"
 QUICK_START = (
     "python3 -m venv .venv && . .venv/bin/activate && pip install . && slotnet run deflection --topology hypercube:6 "
     "--offered 1.0 --slots 1100 --warmup 100 --seed 1",
-    "python3 -m venv .venv && . .venv/bin/activate && pip install -e '.[test]' && python -m pytest -q -m 'slow or not slow'",
+    "python3 -m venv .venv && . .venv/bin/activate && pip install -e '.[test]' && python -m pytest -q -n auto -m 'slow or not slow'",
 )
 
 
