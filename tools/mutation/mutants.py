@@ -13,6 +13,7 @@ is really the one imported):
 
     python tools/mutation/mutants.py list FILE                 # every mutant of FILE as a diff
     python tools/mutation/mutants.py run FILE I [I ...]        # run mutants I of FILE (restores FILE)
+    python tools/mutation/mutants.py run FILE all --tests T.py # every mutant of FILE against T.py only
     python tools/mutation/mutants.py sample --n 300 --seed 1 [--part 1/2] --out S.jsonl PATH [PATH ...]
     python tools/mutation/mutants.py summary S.jsonl [...]     # kill rate, per package, survivors
 
@@ -77,8 +78,8 @@ def _mutated_source(path: str, index: int) -> str:
     return mutate(Context(source=source, mutation_id=mid, filename=path))[0]
 
 
-def run_one(path: str, index: int) -> tuple[str, float]:
-    """Apply mutant ``index`` of ``path``, run its selection, restore the file.
+def run_one(path: str, index: int, tests: list[str] | None = None) -> tuple[str, float]:
+    """Apply mutant ``index`` of ``path``, run its selection (or ``tests``), restore the file.
 
     Returns ("killed" | "survived", seconds)."""
     file = ROOT / path
@@ -87,8 +88,9 @@ def run_one(path: str, index: int) -> tuple[str, float]:
     began = time.monotonic()
     try:
         file.write_text(mutated)
-        rc = subprocess.run([sys.executable, str(RUNNER), path], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL).returncode
+        cmd = ([sys.executable, str(RUNNER), path] if not tests else
+               [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "slow or not slow", *tests])
+        rc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
     finally:
         file.write_text(original)
     return ("survived" if rc == 0 else "killed"), time.monotonic() - began
@@ -189,7 +191,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("file")
     p = sub.add_parser("run", help="run mutants of FILE by index")
     p.add_argument("file")
-    p.add_argument("index", type=int, nargs="+")
+    p.add_argument("index", nargs="+", help="mutant indices, or 'all'")
+    p.add_argument("--tests", nargs="+", help="run these test files instead of the module's selection")
     p = sub.add_parser("sample", help="run a seeded uniform draw of mutants")
     p.add_argument("--n", type=int, required=True)
     p.add_argument("--seed", type=int, default=1)
@@ -205,9 +208,16 @@ def main(argv: list[str]) -> int:
             print(f"## {m.index}  {m.key}\n{m.diff}")
         return 0
     if args.cmd == "run":
-        for i in args.index:
-            status, seconds = run_one(args.file, i)
-            print(f"{status:8s} {seconds:6.1f} s  {args.file} mutant {i}", flush=True)
+        every = mutants_of(args.file)
+        chosen = every if args.index == ["all"] else [every[int(i)] for i in args.index]
+        survived = 0
+        for m in chosen:
+            status, seconds = run_one(args.file, m.index, args.tests)
+            survived += status == "survived"
+            print(f"{status:8s} {seconds:6.1f} s  {m.key}", flush=True)
+            if status == "survived":
+                print(m.diff, flush=True)
+        print(f"{len(chosen) - survived} of {len(chosen)} killed")
         return 0
     if args.cmd == "sample":
         return cmd_sample(args)
