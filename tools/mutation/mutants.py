@@ -45,6 +45,8 @@ from mutmut import Context, list_mutations, mutate
 ROOT = Path(__file__).resolve().parents[2]
 RUNNER = ROOT / "tools" / "mutation" / "run_tests.py"
 EQUIVALENT = ROOT / "tools" / "mutation" / "equivalent.txt"
+#: the hang limit of one mutant's tests (run_tests.py ends its own selection at the same)
+TIMEOUT_S = 330
 
 
 class Mutant(NamedTuple):
@@ -63,13 +65,21 @@ class Mutant(NamedTuple):
 def mutants_of(path: str) -> list[Mutant]:
     """Every mutant mutmut makes of ``path`` (relative to the root), with its diff."""
     source = (ROOT / path).read_text()
-    out = []
-    for i, mid in enumerate(list_mutations(Context(source=source, filename=path))):
-        mutated, _ = mutate(Context(source=source, mutation_id=mid, filename=path))
-        diff = "".join(difflib.unified_diff(source.splitlines(True), mutated.splitlines(True), n=1))
-        diff = "\n".join(line for line in diff.splitlines() if not line.startswith(("---", "+++")))
-        out.append(Mutant(path, mid.line_number + 1, i, diff))
-    return out
+    return [_diffed(path, i, source, mid) for i, mid in enumerate(list_mutations(Context(source=source, filename=path)))]
+
+
+def mutant(path: str, index: int) -> Mutant:
+    """Mutant ``index`` of ``path`` alone (one parse for the list, one for the mutant)."""
+    source = (ROOT / path).read_text()
+    mid = list_mutations(Context(source=source, filename=path))[index]
+    return _diffed(path, index, source, mid)
+
+
+def _diffed(path: str, index: int, source: str, mid: Any) -> Mutant:
+    mutated, _ = mutate(Context(source=source, mutation_id=mid, filename=path))
+    diff = "".join(difflib.unified_diff(source.splitlines(True), mutated.splitlines(True), n=1))
+    diff = "\n".join(line for line in diff.splitlines() if not line.startswith(("---", "+++")))
+    return Mutant(path, mid.line_number + 1, index, diff)
 
 
 def _mutated_source(path: str, index: int) -> str:
@@ -90,7 +100,11 @@ def run_one(path: str, index: int, tests: list[str] | None = None) -> tuple[str,
         file.write_text(mutated)
         cmd = ([sys.executable, str(RUNNER), path] if not tests else
                [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "slow or not slow", *tests])
-        rc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+        try:  # run_tests.py has its own hang limit; the same one for --tests
+            rc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                timeout=TIMEOUT_S).returncode
+        except subprocess.TimeoutExpired:
+            rc = 1  # a hang is a behaviour the tests noticed
     finally:
         file.write_text(original)
     return ("survived" if rc == 0 else "killed"), time.monotonic() - began
@@ -145,7 +159,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
     for path, index in mine:
         if (path, index) in done:
             continue
-        m = mutants_of(path)[index]
+        m = mutant(path, index)
         status, seconds = run_one(path, index)
         record: dict[str, Any] = {"path": path, "index": index, "line": m.line, "status": status,
                                   "seconds": round(seconds, 1), "diff": m.diff}
@@ -208,8 +222,8 @@ def main(argv: list[str]) -> int:
             print(f"## {m.index}  {m.key}\n{m.diff}")
         return 0
     if args.cmd == "run":
-        every = mutants_of(args.file)
-        chosen = every if args.index == ["all"] else [every[int(i)] for i in args.index]
+        chosen = (mutants_of(args.file) if args.index == ["all"] else
+                  [mutant(args.file, int(i)) for i in args.index])
         survived = 0
         for m in chosen:
             status, seconds = run_one(args.file, m.index, args.tests)
