@@ -15,14 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 import trio
 
 from slotnet import RunSpec, TraceSpec, run
-from slotnet.orchestrator import run_async
 from slotnet.errors import SlotnetError
 from slotnet.fabric import InProcessTransport, SlotClock
-from slotnet.orchestrator import WALL_CLOCK_FIELDS
+from slotnet.orchestrator import WALL_CLOCK_FIELDS, run_async
 from slotnet.orchestrator.engine._driver import in_process
 from slotnet.orchestrator.engine._network import _FollowedSend, checked_handlers
 from slotnet.schemes import get_scheme
@@ -76,7 +74,7 @@ def test_followed_send_reports_followed_packets():
     hops: list[tuple[Any, ...]] = []
     clock = SlotClock()
     clock.slot = 6
-    follow = lambda m: None if m == "ctl" else (m[0], m[1])  # noqa: E731
+    follow = lambda m: None if m == "ctl" else (m[0], m[1])
     send = _FollowedSend(lambda *a: sent.append(a), 4, (follow, lambda *a: hops.append(a), clock))
     send(2, (9, 3))
     send(1, "ctl", 2.5)
@@ -183,9 +181,9 @@ def test_a_partial_trace(tmp_path: Path):
 ])
 def test_stalls_and_restarts_on_every_path(tmp_path: Path, faults, pinned):
     base = dict(load={"offered": 1.0}, slots=20, seed=5, faults=faults)
-    direct = run(RunSpec("deflection", "hypercube:3", **base))  # type: ignore[arg-type]
-    buffered = run(RunSpec("deflection", "hypercube:3", **base, observer="buffered"))  # type: ignore[arg-type]
-    bare = run(RunSpec("deflection", "hypercube:3", **base, transport=_bare))  # type: ignore[arg-type]
+    direct = run(RunSpec("deflection", "hypercube:3", **base))
+    buffered = run(RunSpec("deflection", "hypercube:3", **base, observer="buffered"))
+    bare = run(RunSpec("deflection", "hypercube:3", **base, transport=_bare))
     assert _digest(direct) == _digest(buffered) == pinned
     assert direct.metrics == bare.metrics and direct.fault_impact == bare.fault_impact
 
@@ -241,11 +239,11 @@ def test_an_unstable_run_stops_after_the_slot_its_monitor_says():
 
 # -- the network, built but not run ----------------------------------------------------------------------
 
+from slotnet.fabric import decode  # noqa: E402
 from slotnet.nodes.runtime import TracedContext  # noqa: E402
 from slotnet.orchestrator.engine._network import Network  # noqa: E402
 from slotnet.orchestrator.engine._observer import SlotBatch  # noqa: E402
 from slotnet.orchestrator.engine._trace import TraceBuffer  # noqa: E402
-from slotnet.fabric import decode  # noqa: E402
 
 
 def _net(*, faults: Any = (), tracer: TraceBuffer | None = None, batch: Any = None, local: range | None = None,
@@ -296,14 +294,14 @@ def test_a_network_under_faults():
     assert set(net._timeline) == {0, 3} and net._watched == [0, 3]
     net, _ = _net(faults=["crash@3:1", "detect=never"])
     assert net._timeline == {} and net._watched == [] and net._detect is None
-    assert net.contexts[0]._detect == 0  # type: ignore[union-attr]
+    assert net.contexts[0]._detect == 0
     net, _ = _net(faults=["detect=2"])
     assert net._timeline == {} and net._watched == [] and net._scoped is False
     net, _ = _net(faults=["detect=0", "crash@3:1"])
     assert net._detect == 0 and net._watched == [0, 3]
-    assert net.contexts[0]._detect == 0  # type: ignore[union-attr]
+    assert net.contexts[0]._detect == 0
     net, _ = _net(faults=["detect=3", "crash@3:1"])
-    assert net.contexts[0]._detect == 3  # type: ignore[union-attr]
+    assert net.contexts[0]._detect == 3
 
 
 def test_the_network_records_events():
@@ -324,7 +322,7 @@ def test_the_network_records_into_a_batch():
     handlers = checked_handlers(prep.scheme.reporter(prep.setup))
     batch = SlotBatch(handlers)
     net, _ = _net(handlers=handlers, batch=batch)
-    assert net.contexts[0]._handlers is None  # type: ignore[union-attr]
+    assert net.contexts[0]._handlers is None
     kind = next(iter(prep.scheme.reporter(prep.setup).events))
     net._record(1, 3, kind, (1, 2))
     assert net._followed is not None
@@ -345,12 +343,12 @@ def test_a_followed_scheme_needs_hop_events():
 def test_a_transport_without_watch_gets_a_wrapped_send():
     net, _ = _net(transport=_bare)
     assert net._watching is False
-    assert all(isinstance(c.send, _FollowedSend) for c in net.contexts)  # type: ignore[union-attr]
+    assert all(isinstance(c.send, _FollowedSend) for c in net.contexts)
     net, _ = _net()
-    assert not any(isinstance(c.send, _FollowedSend) for c in net.contexts)  # type: ignore[union-attr]
+    assert not any(isinstance(c.send, _FollowedSend) for c in net.contexts)
     net, _ = _net(scheme="bcast-simple", load={"rho": 0.2}, transport=_bare)
     assert net._followed is None and net._watching is False
-    assert not any(isinstance(c.send, _FollowedSend) for c in net.contexts)  # type: ignore[union-attr]
+    assert not any(isinstance(c.send, _FollowedSend) for c in net.contexts)
 
 
 def test_losses_reach_the_reporter_and_the_trace():

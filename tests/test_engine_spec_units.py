@@ -67,13 +67,13 @@ def test_trace_spec_defaults():
 def test_specs_are_frozen_dataclasses():
     s = RunSpec("deflection", "hypercube:3")
     with pytest.raises(dataclasses.FrozenInstanceError):
-        s.seed = 3  # type: ignore[misc]
+        s.seed = 3
     t = TraceSpec("x")
     with pytest.raises(dataclasses.FrozenInstanceError):
-        t.path = "y"  # type: ignore[misc]
+        t.path = "y"
     prep = RunSpec("deflection", "hypercube:2", load={"offered": 0.5}, slots=4).prepare(check_memory=False)
     with pytest.raises(dataclasses.FrozenInstanceError):
-        prep.quantum = 2  # type: ignore[misc]
+        prep.quantum = 2
 
 
 def test_callbacks_do_not_take_part_in_equality():
@@ -83,19 +83,19 @@ def test_callbacks_do_not_take_part_in_equality():
 
 
 def test_faults_given_as_cli_syntax_are_parsed():
-    assert RunSpec("deflection", "hypercube:3", faults=None).faults == FaultSchedule()  # type: ignore[arg-type]
+    assert RunSpec("deflection", "hypercube:3", faults=None).faults == FaultSchedule()
     for given in (["crash@3:1", "loss=0.01"], ("crash@3:1", "loss=0.01")):
-        s = RunSpec("deflection", "hypercube:3", faults=given)  # type: ignore[arg-type]
+        s = RunSpec("deflection", "hypercube:3", faults=given)
         assert isinstance(s.faults, FaultSchedule)
         assert list(s.faults.entries()) == [("crash", "crash@3:1"), ("loss", "loss=0.01")]
-    one = RunSpec("deflection", "hypercube:3", faults="loss=0.01")  # type: ignore[arg-type]
+    one = RunSpec("deflection", "hypercube:3", faults="loss=0.01")
     assert list(one.faults.entries()) == [("loss", "loss=0.01")]
     sched = FaultSchedule.parse(["loss=0.01"])
     assert RunSpec("deflection", "hypercube:3", faults=sched).faults is sched
 
 
 def test_faults_of_another_type_are_refused_at_prepare():
-    s = RunSpec("deflection", "hypercube:3", load={"offered": 0.5}, slots=5, faults=[1, 2])  # type: ignore[list-item]
+    s = RunSpec("deflection", "hypercube:3", load={"offered": 0.5}, slots=5, faults=[1, 2])
     assert s.faults == [1, 2]
     with pytest.raises(SpecError) as e:
         s.prepare(check_memory=False)
@@ -295,7 +295,7 @@ def test_the_memory_check(monkeypatch):
     assert calls[0][2]["shards"] == 2 and type(calls[0][2]["shards"]) is int
     calls.clear()
     with pytest.raises(SpecError):
-        RunSpec("deflection", "hypercube:2", load={"offered": 0.5}, slots=7, shards="2").prepare()  # type: ignore[arg-type]
+        RunSpec("deflection", "hypercube:2", load={"offered": 0.5}, slots=7, shards="2").prepare()
     assert calls[0][2]["shards"] == 1
     calls.clear()
     with pytest.raises(SpecError):
@@ -382,8 +382,8 @@ def test_trace_refusals():
         assert _trace_refusal(TraceSpec("x", nodes=frozenset({v}))) == f"trace node {v!r} not in 0..3"
     bad_window = "trace slots must be (first, last) integers with 0 <= first < last, got "
     for w in ((3, 3), (4, 3), (-1, 2), (0, 1, 2), (0,), [0, 2], (0, True), (0.0, 2), (1, 0)):
-        assert _trace_refusal(TraceSpec("x", slots=w)) == bad_window + repr(w)  # type: ignore[arg-type]
-    known = ", ".join([*get_scheme("deflection").reporter.events, *TRACE_DRIVER_EVENTS])  # type: ignore[attr-defined]
+        assert _trace_refusal(TraceSpec("x", slots=w)) == bad_window + repr(w)
+    known = ", ".join([*get_scheme("deflection").reporter.events, *TRACE_DRIVER_EVENTS])
     assert _trace_refusal(TraceSpec("x", kinds=frozenset({"zz", "aa", "sent"}))) == \
         f"trace event kind 'aa', 'zz' never occurs in a deflection run (known: {known})"
 
@@ -392,7 +392,7 @@ def test_trace_accepted():
     _trace_ok(TraceSpec("x"))
     _trace_ok(TraceSpec("x", nodes=frozenset({0, 3}), slots=(0, 1), kinds=frozenset(TRACE_DRIVER_EVENTS)))
     _trace_ok(TraceSpec("x", slots=(2, 3)))
-    events = get_scheme("deflection").reporter.events  # type: ignore[attr-defined]
+    events = get_scheme("deflection").reporter.events
     _trace_ok(TraceSpec("x", kinds=frozenset(events)))
 
 
@@ -413,14 +413,12 @@ def test_prepared_defaults():
 # -- the memory estimate -----------------------------------------------------------------------------
 
 def test_memory_constants():
-    assert _memory.BYTES_PER_NODE == 64 * KiB
-    assert _memory.SCHEME_BYTES_PER_NODE == {
+    m = _memory
+    assert (64 * KiB, 64, 1024, 64 * MiB, 4 * KiB) == \
+        (m.BYTES_PER_NODE, m.BYTES_PER_SLOT, m.BYTES_PER_SERIES_SLOT, m.BASE_BYTES, m.BYTES_PER_REPORTED_NODE)
+    assert {
         "deflection": 12 * KiB, "bcast-periodic": 9 * KiB, "bcast-simple": 24 * KiB,
-        "bcast-balanced": 28 * KiB, "bcast-dtree": 32 * KiB, "star": 48 * KiB}
-    assert _memory.BYTES_PER_SLOT == 64
-    assert _memory.BYTES_PER_SERIES_SLOT == 1024
-    assert _memory.BASE_BYTES == 64 * MiB
-    assert _memory.BYTES_PER_REPORTED_NODE == 4 * KiB
+        "bcast-balanced": 28 * KiB, "bcast-dtree": 32 * KiB, "star": 48 * KiB} == m.SCHEME_BYTES_PER_NODE
 
 
 def test_bytes_per_node():
@@ -702,7 +700,7 @@ def test_a_write_that_fails_mid_run_stops_the_trace_not_the_run(tmp_path: Path):
     real = tracer._out
     assert real is not None
     broken = _Broken()
-    tracer._out = broken  # type: ignore[assignment]
+    tracer._out = broken
     tracer.buffer.tap(0, 5, "sent", {})
     tracer.buffer.tap(1, 4, "sent", {})
     assert tracer.close_slot(5) is True
@@ -720,8 +718,8 @@ def test_a_write_that_fails_mid_run_stops_the_trace_not_the_run(tmp_path: Path):
 
 def test_a_failed_write_warns_without_a_callback(tmp_path: Path):
     tracer = Tracer(TraceSpec(str(tmp_path / "t.jsonl")), SCHEMA)
-    tracer._out.close()  # type: ignore[union-attr]
-    tracer._out = _Broken()  # type: ignore[assignment]
+    tracer._out.close()
+    tracer._out = _Broken()
     tracer.buffer.tap(0, 2, "sent", {})
     with pytest.warns(RuntimeWarning, match=r"No space left on device \(from slot 2\); the run went on"):
         tracer.end_slot()
@@ -731,8 +729,8 @@ def test_a_failed_close_is_reported(tmp_path: Path):
     errors: list[str] = []
     path = tmp_path / "t.jsonl"
     tracer = Tracer(TraceSpec(str(path), on_error=errors.append), SCHEMA)
-    tracer._out.close()  # type: ignore[union-attr]
-    tracer._out = _Broken(on_close=True)  # type: ignore[assignment]
+    tracer._out.close()
+    tracer._out = _Broken(on_close=True)
     tracer.close()
     assert errors == [f"cannot write trace {str(path)!r}: Input/output error (from slot 0); "
                       "the run went on without its trace"]
@@ -754,7 +752,11 @@ def test_fingerprint(tmp_path: Path):
 
 def _calls() -> tuple[list[tuple[Any, ...]], dict[str, Any]]:
     calls: list[tuple[Any, ...]] = []
-    handlers = {k: (lambda k: lambda *a: calls.append((k, *a)))(k) for k in ("a", "b", "hop")}
+
+    def handler(kind: str) -> Any:
+        return lambda *a: calls.append((kind, *a))
+
+    handlers = {k: handler(k) for k in ("a", "b", "hop")}
     return calls, handlers
 
 
@@ -789,9 +791,8 @@ def test_batch_frame_orders_by_node_keeping_each_nodes_order():
 
 
 def test_batch_replay_in_node_order_losses_first():
-    lost_calls: list[tuple[Any, ...]] = []
     calls, handlers = _calls()
-    batch = SlotBatch(handlers, on_lost=lambda *a: lost_calls.append(a) or calls.append(("lost", *a)))
+    batch = SlotBatch(handlers, on_lost=lambda *a: calls.append(("lost", *a)))
     one = SlotBatch(handlers)
     one.record(3, 4, "a", (1, 2))
     one.record(3, 4, "b", ())
@@ -894,8 +895,8 @@ class _TracerStub(_Obs):
 
 def test_a_runs_observers():
     log: list[str] = []
-    obs = SlotObservers.of_run(_Reporter(log), _Monitor(log), tracer=_TracerStub(log, "trace", True),  # type: ignore[arg-type]
-                               progress=_Progress(log), on_slot=lambda s: log.append(f"on{s}"))  # type: ignore[arg-type]
+    obs = SlotObservers.of_run(_Reporter(log), _Monitor(log), tracer=_TracerStub(log, "trace", True),
+                               progress=_Progress(log), on_slot=lambda s: log.append(f"on{s}"))
     assert len(obs.observers) == 5
     assert obs.close_slot(4) is True
     assert log == ["end4", "trace4", "progress4", "on4", "backlog", "sample4:7.0"]
@@ -903,7 +904,7 @@ def test_a_runs_observers():
     obs.close()
     assert log == ["close trace", "progress closed"]
     log.clear()
-    bare = SlotObservers.of_run(_Reporter(log), _Monitor(log, go=False))  # type: ignore[arg-type]
+    bare = SlotObservers.of_run(_Reporter(log), _Monitor(log, go=False))
     assert len(bare.observers) == 2
     assert bare.close_slot(2) is False
     assert log == ["end2", "backlog", "sample2:7.0"]
