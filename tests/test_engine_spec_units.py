@@ -541,19 +541,16 @@ def test_check_fits_where_the_memory_is_unknown(monkeypatch):
 
 
 def test_the_slot_quarter_rule_boundary():
-    # slots * 64 > need / 4, with need = base + n * per_node + slots * 64: a whole-number case of equality
-    cube = parse_topology("hypercube:4")
-    # 3 * slots * 64 == 64 MiB + 16 * 64 KiB  <=>  slots == (64 MiB + 1 MiB) / 192
-    rest = 64 * MiB + 16 * 64 * KiB
-    if rest % 192 == 0:  # pragma: no cover - arithmetic of the constants
-        slots = rest // 192
+    """Slots are named when their bytes are more than a quarter of the estimate: slots * 64 > need / 4,
+    need = 64 MiB + n * 64 KiB + slots * 64, i.e. 192 * slots > 64 MiB + n * 64 KiB; equal at 2 nodes."""
+    pair = parse_topology("hypercube:1")
+    edge = (64 * MiB + 2 * 64 * KiB) // 192
+    assert edge * 192 == 64 * MiB + 2 * 64 * KiB
+    for slots, named in ((edge - 1, False), (edge, False), (edge + 1, True)):
         with pytest.raises(SpecError) as e:
-            _memory.check_fits(cube, slots, available=1)
-        assert " slots," not in str(e.value).split("(")[1]
-    for slots, named in ((rest // 192 + 1, True), (rest // 192 - 1, False)):
-        with pytest.raises(SpecError) as e:
-            _memory.check_fits(cube, slots, available=1)
-        assert (f"and {slots:,} slots" in str(e.value)) is named
+            _memory.check_fits(pair, slots, available=1)
+        assert (f"(2 nodes and {slots:,} slots, ~64 KiB per node)" in str(e.value)) is named
+        assert ("(2 nodes, ~64 KiB per node)" in str(e.value)) is not named
 
 
 # -- the trace buffer and writer ---------------------------------------------------------------------
@@ -703,6 +700,7 @@ def test_a_write_that_fails_mid_run_stops_the_trace_not_the_run(tmp_path: Path):
     tracer._out = broken
     tracer.buffer.tap(0, 5, "sent", {})
     tracer.buffer.tap(1, 4, "sent", {})
+    tracer.buffer.tap(2, 3, "sent", {})
     assert tracer.close_slot(5) is True
     msg = (f"cannot write trace {str(path)!r}: No space left on device (from slot 5); "
            "the run went on without its trace")
