@@ -389,3 +389,13 @@ def test_two_crashes_out_of_node_order():
     spec = RunSpec("bcast-simple", "hypercube:3", load={"rho": 0.6}, slots=16, seed=2,
                    faults=["crash@4:6", "crash@6:1", "crash@6:0", "crash@9:5", "crash@9:2"])
     assert _digest(run(spec)) == "11d7f204e771bcb3"
+
+
+def test_sends_on_ports_seen_dead_are_judged_on_every_path():
+    """star holds packets back (no forced sends): every loss on a port its sender saw dead is avoidable."""
+    base = dict(load={"rho": 0.5}, slots=40, seed=4, faults=["crash@4:5", "link-down@3:1:0", "detect=0"])
+    direct = run(RunSpec("star", "torus:4x4", **base))
+    bare = run(RunSpec("star", "torus:4x4", **base, transport=_bare))
+    assert direct.fault_impact is not None and bare.fault_impact is not None
+    assert direct.fault_impact["avoidable"] == bare.fault_impact["avoidable"] == {"link_down": 36, "node_down": 74}
+    assert _digest(direct) == "df443de4ca611a8b"
