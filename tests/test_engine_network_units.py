@@ -399,3 +399,39 @@ def test_sends_on_ports_seen_dead_are_judged_on_every_path():
     assert direct.fault_impact is not None and bare.fault_impact is not None
     assert direct.fault_impact["avoidable"] == bare.fault_impact["avoidable"] == {"link_down": 36, "node_down": 74}
     assert _digest(direct) == "df443de4ca611a8b"
+
+
+class _BusyOutlet:
+    """Every port busy with a message begun in an earlier slot, except ``idle``."""
+
+    def __init__(self, idle: list[int], started: list[int]) -> None:
+        self.idle, self.started = idle, started
+
+    def idle_ports(self, slot: int) -> list[int]:
+        return self.idle
+
+    def started_ports(self, slot: int) -> list[int]:
+        return self.started
+
+
+def test_a_port_busy_since_an_earlier_slot_is_no_choice_made_now():
+    net, _ = _net(faults=["crash@0:1", "detect=0"])
+    marks: list[tuple[int, int]] = []
+    net.transport.mark_unforced = lambda v, slot: marks.append((v, slot))  # type: ignore[method-assign]
+    net.clock.slot = 2
+    ctx = net.contexts[0]
+    assert ctx is not None and net._watched == [0, 3]
+    dead = [p.index for p in ctx.ports if p.index not in ctx.live_ports]
+    alive = list(ctx.live_ports)
+    assert len(dead) == 1 and alive
+    net.outlets[0] = _BusyOutlet(idle=alive[:1], started=[])
+    net.outlets[3] = _BusyOutlet(idle=[], started=[])
+    net._judge_dead_sends(2)
+    assert marks == []  # the dead port's message began earlier: nothing was sent on it now
+    net.outlets[0] = _BusyOutlet(idle=alive[:1], started=dead)
+    net._judge_dead_sends(2)
+    assert marks == [(0, 2)]  # sent on a port seen dead with a port seen alive idle: avoidable
+    marks.clear()
+    net.outlets[0] = _BusyOutlet(idle=[], started=dead)
+    net._judge_dead_sends(2)
+    assert marks == []  # deflection must forward: every port seen alive busy, the send was forced
