@@ -417,7 +417,7 @@ class _BusyOutlet:
 def test_a_port_busy_since_an_earlier_slot_is_no_choice_made_now():
     net, _ = _net(faults=["crash@0:1", "detect=0"])
     marks: list[tuple[int, int]] = []
-    net.transport.mark_unforced = lambda v, slot: marks.append((v, slot))  # type: ignore[method-assign]
+    net.transport.mark_unforced = lambda v, slot: marks.append((v, slot))
     net.clock.slot = 2
     ctx = net.contexts[0]
     assert ctx is not None and net._watched == [0, 3]
