@@ -171,6 +171,10 @@ def test_describe_difference_count():
     assert dif(1, 2) == "the result: 1 vs 2"
     assert dif({"a": "x" * 100}, {"a": "y"}) == 'a: "' + "x" * 79 + ' vs "y"'
     assert dif({"a": 1, "c": [0, {"d": 1}]}, {"a": 1, "c": [0, {"d": 2}]}) == "c.1.d: 1 vs 2"
+    assert dif({"a": "y"}, {"a": "x" * 100}) == 'a: "y" vs "' + "x" * 79
+    assert dif({"a": 1}, 5) == 'the result: {"a": 1} vs 5' and dif(5, {"a": 1}) == 'the result: 5 vs {"a": 1}'
+    assert dif([1], 2) == "the result: [1] vs 2" and dif(2, [1]) == "the result: 2 vs [1]"
+    assert dif({"aX": 1}, {"aX": 2}) == "aX: 1 vs 2"
     assert _explore._count(1, "node") == "1 node" and _explore._count(2, "node") == "2 nodes"
     assert _explore._count(0, "loss", "losses") == "0 losses" and _explore._count(1, "loss", "losses") == "1 loss"
     assert [_explore._scalar(v) for v in (None, True, 1, 1.5, "s", [1], {})] == [True] * 5 + [False] * 2
