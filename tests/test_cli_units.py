@@ -410,6 +410,8 @@ def test_format_rows_tables_per_experiment_with_numbered_notes():
     known1b = Row("A", "v=3", "delay", 4.0, 9.0, 0.5, 4.0, note="slip one")
     not_run = Row("A", "v=4", "delay", 4.0, None, None, None, note="too big")
     other = Row("B", "d=2", "q", None, None, None, 2.0)
+    outside = Row("B", "d=3", "q", 2.0, 9.0, 0.5, 2.0)
+    assert outside.verdict().startswith("OUTSIDE: ")  # numbered only when it is known or not run
     header = ["case", "metric", "paper", "simulation", "theory", "sim vs paper", "sim vs theory", "theory vs paper",
               "verdict"]
     body_a = [["v=1", "delay", format_value(4.0), format_value(4.0) + " ± 0.1250", format_value(4.0), "+0.00%", "+0.00%",
@@ -419,9 +421,11 @@ def test_format_rows_tables_per_experiment_with_numbered_notes():
               ["v=3", "delay", format_value(4.0), format_value(9.0) + " ± 0.5000", format_value(4.0), "+125.00%",
                "+125.00%", "+0.00%", "known [1]"],
               ["v=4", "delay", format_value(4.0), "-", format_value(None), "", "", "", "not run [2]"]]
-    body_b = [["d=2", "q", format_value(None), "-", format_value(2.0), "", "", "", "-"]]
+    body_b = [["d=2", "q", format_value(None), "-", format_value(2.0), "", "", "", "-"],
+              ["d=3", "q", format_value(2.0), format_value(9.0) + " ± 0.5000", format_value(2.0), "+350.00%", "+350.00%",
+               "+0.00%", outside.verdict()]]
     expected = ["A", *table(body_a, header), "  [1] slip one", "  [2] too big", "", "B", *table(body_b, header), ""]
-    rows = [within, known1, other, known1b, not_run]
+    rows = [within, known1, other, known1b, not_run, outside]
     assert _repro.format_rows(rows, legend=False) == "\n".join(expected)
     assert _repro.format_rows(rows) == "\n".join(expected + _repro.LEGEND)
     assert _repro.format_rows([]) == ""
