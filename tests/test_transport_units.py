@@ -46,10 +46,10 @@ def step(t: InProcessTransport) -> list:
 
 def test_module_constants():
     assert _EPS == 1e-9
-    assert _DEAD_CAUSES == frozenset({"link_down", "partition", "node_down", "stalled"})
+    assert frozenset({"link_down", "partition", "node_down", "stalled"}) == _DEAD_CAUSES
     assert _ROWS_KEPT == 64
-    assert _FIXARRAY == [bytes([0x90 + n]) for n in range(16)]
-    assert _PORT_PAIR == [bytes([0x92, p]) for p in range(64)]
+    assert [bytes([0x90 + n]) for n in range(16)] == _FIXARRAY
+    assert [bytes([0x92, p]) for p in range(64)] == _PORT_PAIR
     assert _unwatched(1, 2, 3) is None
 
 
