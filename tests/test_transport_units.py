@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from slotnet.errors import CapacityError
-from slotnet.fabric import FabricError, FaultSchedule, InProcessTransport, SlotClock, parse_topology
+from slotnet.fabric import FabricError, FaultSchedule, InProcessTransport, SlotClock, _transport, parse_topology
 from slotnet.fabric._codec import CHECKSUM_BYTES, encode, seal
 from slotnet.fabric._transport import (
     _DEAD_CAUSES,
@@ -61,6 +61,27 @@ def test_an_inbox_decodes_in_one_call_as_frame_by_frame(n):
     assert all(type(m) is tuple and type(m[2]) is tuple for _, m in got)
     assert _decode_inbox(7, [(63, encode({1: "a"}))], 0) == [(63, {1: "a"})]
     assert _decode_inbox(7, [(5, encode({2: [1]})), (6, encode(None))], 0) == [(5, {2: (1,)}), (6, None)]
+
+
+@pytest.mark.parametrize("n", [1, 2, 15, 16, 17])
+def test_a_well_formed_inbox_takes_one_msgpack_call(n, monkeypatch):
+    """The frame-by-frame fallback is for malformed frames only: a good inbox, integer map
+    keys included, is one ``unpackb`` call."""
+    calls: list = []
+    real = _transport.unpackb
+
+    def counted(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+
+    def never(b):
+        raise AssertionError("fell back to frame-by-frame decoding")
+
+    monkeypatch.setattr(_transport, "unpackb", counted)
+    monkeypatch.setattr(_transport, "decode", never)
+    pend = [(p, encode({1: [p], 2: "x"})) for p in range(n)]
+    assert _decode_inbox(0, pend, 0) == [(p, {1: (p,), 2: "x"}) for p in range(n)]
+    assert calls == [1]
 
 
 @pytest.mark.parametrize("pend", [[(0, b"\xc1")], [(0, encode(1)), (1, b"\xc1")], [(2, encode(1) + encode(2))],
