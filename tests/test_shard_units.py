@@ -830,3 +830,44 @@ def test_a_lost_connection_is_an_error_on_receive():
         assert await c.receive() == ("t", b"y")
 
     trio.run(main)
+
+
+@needs_mosquitto
+def test_both_ends_of_the_mqtt_link_through_a_real_broker():
+    """coordinator_link and shard_link on one private broker: the spec, hello and go, a slot's
+    frames and reports, the finals; a shard's error is published for the coordinator."""
+
+    async def main(url):
+        spec = RunSpec("deflection", "hypercube:2", load={"offered": 1.0}, slots=2, shards=1, broker=url)
+
+        async def shard():
+            async with _mqtt_link.shard_link(url, "e2e", 0, 1) as link:
+                assert await link.spec() == {"x": 1}
+                await link.ready()
+                link.done(Done(0, 0, b"e", [], True, 0))
+                assert await link.go(0) is False
+                link.final({"n": 0})
+                raise SlotnetError("late trouble")
+
+        async with trio.open_nursery() as n:
+            n.start_soon(lambda: _expect_error(shard()))
+            async with _mqtt_link.coordinator_link(spec, "e2e", spawn=False) as coord:
+                assert coord.describe() == {"kind": "mqtt", "broker": parse_broker(url).url} and coord.spawn is False
+                coord.client.subscribe("slotnet/e2e/error")
+                await coord.start({"x": 1})
+                assert await coord.done(0) == [Done(0, 0, b"e", (), True, 0)]
+                coord.go(0, False)
+                assert await coord.finals() == [{"n": 0}]
+                with trio.fail_after(15):  # the shard's last words, published as it fails
+                    while True:
+                        topic, payload = await coord.client.receive()
+                        if topic == "slotnet/e2e/error":
+                            break
+                assert decode(payload) == (0, 0, "late trouble")
+
+    async def _expect_error(coro):
+        with pytest.raises(SlotnetError, match="^late trouble$"):
+            await coro
+
+    with private_broker("e2e") as addr:
+        trio.run(main, f"mqtt://{addr.user}:{addr.password}@127.0.0.1:{addr.port}")
