@@ -174,7 +174,7 @@ def test_collect_reports_theory_without_judging(why):
 
 
 def test_collect_passes_warmup_and_window_to_the_agreement():
-    claims = lambda setup, theory: [Claim("w", "delay", "exact", horizon=1.0)]  # noqa: E731
+    claims = lambda setup, theory: [Claim("w", "delay", "exact", horizon=1.0)]
     # warm-up 10 >= 2 horizons, window 60 - 10 = 50 >= 50 horizons: judged
     r = collect(_prep(theory=lambda s: {"w": 1.0}, claims=claims), _Reporter(), _stable_monitor(), 60, 1.0, _end(),
                 complete=True)
@@ -409,7 +409,7 @@ def test_complete_judges_the_completion_time_again():
 
 
 def test_complete_judges_with_warmup_and_window():
-    claims = lambda setup, theory: [Claim("t", "completion_time", "upper-bound", horizon=1.0)]  # noqa: E731
+    claims = lambda setup, theory: [Claim("t", "completion_time", "upper-bound", horizon=1.0)]
     r = _result(theory={"t": 20.0}, invariants={"theory_agreement": {"ok": True, "rows": []}, "ok": True},
                 slots_run=52)
     complete(r, _prep(until="quiescent", claims=claims, warmup=2), True, 30)

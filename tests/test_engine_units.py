@@ -40,7 +40,7 @@ class _Colour(enum.IntEnum):
     RED = 3
 
 
-class _Name(str, enum.Enum):
+class _Name(str, enum.Enum):  # noqa: UP042 -- a str mixin, whose str() is its name (StrEnum differs)
     A = "alpha"
 
 
