@@ -55,7 +55,7 @@ def _plain(x: Any, path: str, found: dict[str, str]) -> Any:
     if isinstance(x, (list, tuple)):
         return [_plain(v, f"{path}/{i}", found) for i, v in enumerate(x)]
     if isinstance(x, (int, str)):  # subclasses (an IntEnum, a str enum): their plain value
-        return int(x) if isinstance(x, int) else str(x)
+        return int(x) if isinstance(x, int) else str.__str__(x)  # str() of a str enum is its name
     if hasattr(x, "tolist"):  # numpy scalars and arrays
         return _plain(x.tolist(), path, found)
     return x
