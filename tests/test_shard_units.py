@@ -661,7 +661,7 @@ def test_the_coordinator_end_over_a_stand_in_client():
             assert client.published[:2] == [("slotnet/r/spec", encode({"k": 1}), True, 0.0),
                                              ("slotnet/r/go", encode((-1, 0, True)), False, 0.0)]
             assert set(link.inbox.heard) == {0, 1}
-            await trio.sleep(0)
+            await trio.testing.wait_all_tasks_blocked()  # the heartbeat task has beaten once
             assert ("slotnet/r/alive", encode((-1, 0)), False, 0.0) in client.published
             client.items = [("slotnet/r/done", encode((0, 1, b"b", [], False, 3))),
                             ("slotnet/r/done", encode((0, 0, b"a", [[0, 1, "e"]], True, 2)))]

@@ -27,6 +27,9 @@ from slotnet.fabric._transport import (
     _unwatched,
 )
 
+#: the pure-Python build, whose private fields a test may read (the compiled Outlet hides them)
+PURE = not str(_transport.__file__).endswith((".so", ".pyd"))
+
 
 def make(topo: str = "hypercube:2", faults: list[str] | None = None, quantum: int = 1, seed: int = 0,
          lost: list | None = None) -> InProcessTransport:
@@ -297,7 +300,8 @@ def test_the_outlet_of_a_subclassed_park_calls_it():
     o.send(1, "m")
     assert calls == [(0, 1, encode("m"))]
     assert not t.busy()
-    assert Outlet(make(), 0)._pending is not None and o._pending is None
+    if PURE:  # the compiled build's Outlet keeps its fields private
+        assert Outlet(make(), 0)._pending is not None and o._pending is None
 
 
 # ------------------------------------------------------------------ link and node state
@@ -636,7 +640,7 @@ def test_timed_outlet_short_and_long_messages():
     lost: list = []
     t = make(quantum=2, lost=lost)
     o = t.outlet(0)
-    assert o._q == 2 and o._busy == [0, 0]
+    assert not PURE or (o._q == 2 and o._busy == [0, 0])
     o.send(0, "half", 0.5)  # one tick, a whole one
     with pytest.raises(CapacityError) as e:
         o.send(0, "more", 0.25)
@@ -647,7 +651,7 @@ def test_timed_outlet_short_and_long_messages():
     assert o.capacity_left(1) == 0.0
     assert step(t) == [(1, [(0, "half")]), (2, [(1, "q"), (1, "q2")])]
     o.send(0, "long", 1.0)  # two ticks: sent at 1, arrives at 3
-    assert o._busy[0] == 3 and o.capacity_left(0) == 0.0 and o.capacity_left(1) == 1.0
+    assert (not PURE or o._busy[0] == 3) and o.capacity_left(0) == 0.0 and o.capacity_left(1) == 1.0
     assert o.idle_ports(1) == [1] and o.started_ports(1) == [0]
     with pytest.raises(CapacityError) as e:
         o.send(0, "x", 0.5)
@@ -685,7 +689,7 @@ def test_timed_outlet_refusals():
     assert e.value.load == 2.5
     assert o.capacity_left(0) == pytest.approx(0.125)
     o.send(1, "m", 0.5000001)  # within 1e-6 of two ticks
-    assert o._busy[1] == 4
+    assert not PURE or o._busy[1] == 4
     assert t.busy()
 
 
