@@ -18,7 +18,8 @@ is really the one imported):
     python tools/mutation/mutants.py summary S.jsonl [...]     # kill rate, per package, survivors
 
 ``sample`` draws ``n`` mutants uniformly from every mutant of the ``.py`` files under the
-PATHs (seeded: the same draw on every machine for the same source), runs them and appends
+PATHs (seeded: the same draw on every machine for the same source), runs them in the
+draw's random order (so a run stopped early has still run a uniform sample) and appends
 one JSON line per mutant to ``--out``; ``--part K/J`` runs the K-th of J interleaved
 shares, so J checkouts can run one draw side by side. A rerun skips mutants already in
 ``--out``. ``summary`` prints the kill rate with its 95% Wilson interval, counting the
@@ -147,7 +148,8 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
 
 def cmd_sample(args: argparse.Namespace) -> int:
     pop = population(args.paths)
-    draw = sorted(random.Random(args.seed).sample(pop, min(args.n, len(pop))))
+    # in the draw's own (random) order: a run stopped early has run a uniform sample too
+    draw = random.Random(args.seed).sample(pop, min(args.n, len(pop)))
     k, j = (int(x) for x in args.part.split("/"))
     mine = draw[k - 1::j]
     out = Path(args.out)
