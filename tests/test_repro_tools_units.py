@@ -1007,3 +1007,109 @@ def test_row_figures_sizes_and_titles() -> None:
     figs = report_html.row_figures(rows[:8])
     assert [t for t, _ in figs] == ["A"]
     assert _png_size(figs[0][1]) == (round(4.6 * 3 * 80), round((3.3 * 2 + 1.2) * 80))
+
+
+# ------------------------------------------------------------------ repro_many, and survivors of a sampled mutation run
+
+
+def _many_args(**kw: Any) -> argparse.Namespace:
+    base: dict[str, Any] = dict(paper="all", sweep_d=None, sweep_only=False, dims=None, plot=None, html=None, json=False,
+                                seed=1, quick=True, jobs=1, no_cache=True, cache=None)
+    base.update(kw)
+    return argparse.Namespace(**base)
+
+
+def _fake_papers(monkeypatch: pytest.MonkeyPatch, calls: list[dict[str, Any]], error: str = "") -> None:
+    def run_papers(names: list[str], **kw: Any) -> list[PaperRun]:
+        calls.append({"names": list(names), **kw})
+        runs = []
+        for name in names:
+            if kw["on_paper"] is not None:
+                kw["on_paper"](name)
+            rows = [_row(exp="T1", case="d=3", metric="m", sim=1.0, theory=1.0, paper=1.0, ci=0.1)]
+            if kw["on_rows"] is not None:
+                kw["on_rows"](rows[:1])
+            runs.append(PaperRun(name, 1, True, rows=rows, wall_s=2.0, error=error))
+        return runs
+
+    monkeypatch.setattr(repro_all, "run_papers", run_papers)
+    monkeypatch.setattr(_repro, "papers", lambda: ["pa", "pb"])
+
+
+def test_repro_all_refuses_per_paper_options_by_their_flags() -> None:
+    with pytest.raises(SpecError) as e:
+        repro_all.repro_many(_many_args(plot="x.png"), None)
+    assert str(e.value) == "repro all takes no --plot (give one paper for those)"
+    with pytest.raises(SpecError) as e:
+        repro_all.repro_many(_many_args(sweep_d=8, sweep_only=True, dims="2-4"), [0.1])
+    assert str(e.value) == ("repro all takes no --sweep-d, --sweep-rho, --sweep-only, --dims "
+                            "(give one paper for those)")
+    with pytest.raises(SpecError) as e:
+        repro_all.repro_many(_many_args(paper="yeh", html="r.html", plot="x.png"), None)
+    assert str(e.value) == "--html draws the figures into the report: leave out --plot"
+
+
+def test_repro_all_prints_each_paper_under_its_heading(monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    calls: list[dict[str, Any]] = []
+    _fake_papers(monkeypatch, calls)
+    assert repro_all.repro_many(_many_args(), None) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("=== pa ===\n")
+    assert out.index("=== pa ===") < out.index("=== pb ===")
+    assert "pa: 1 rows (1 within) in 2.0 s, 0 runs (0 from the cache)" in out
+    assert calls[0]["names"] == ["pa", "pb"] and calls[0]["keep_going"] is True and calls[0]["jobs"] == 1
+
+
+def test_repro_all_json_has_no_headings(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    calls: list[dict[str, Any]] = []
+    _fake_papers(monkeypatch, calls)
+    assert repro_all.repro_many(_many_args(json=True), None) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [p["paper"] for p in doc["papers"]] == ["pa", "pb"] and doc["seed"] == 1 and doc["quick"] is True
+    assert calls[0]["on_rows"] is None  # the headings are called, and print nothing under --json
+
+
+def test_repro_all_fails_when_a_paper_failed(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    _fake_papers(monkeypatch, [], error="boom")
+    with pytest.raises(repro_all.ReportError) as e:
+        repro_all.repro_many(_many_args(), None)
+    assert str(e.value) == "pa: boom; pb: boom"
+
+
+def test_slips_without_slips_says_none() -> None:
+    out = report_html._slips([])
+    assert out[-1] == "<p>None in these rows.</p></section>"
+    assert out[0] == '<section id="slips"><h2>Where the papers slip</h2>'
+
+
+def _panel_axes(rows: list[Row], var: str | None) -> Any:
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    try:
+        report_html._panel(ax, rows, rows[0].metric, var, sorted({r.case for r in rows}), [])
+    finally:
+        plt.close(fig)
+    return ax
+
+
+def test_panel_circles_rows_outside_the_agreement() -> None:
+    # paper 1.0 with a tiny interval: a simulation of 5.0 is OUTSIDE; the circle sits on the simulated value
+    rows = [_row(case="d=3", sim=5.0, theory=1.0, paper=1.0, ci=0.001), _row(case="d=4", sim=1.0, theory=1.0, paper=1.0)]
+    ax = _panel_axes(rows, "d")
+    red = [c for c in ax.collections if len(c.get_edgecolor()) and tuple(c.get_edgecolor()[0][:3]) == (0xd0 / 255, 0.0, 0.0)]
+    assert len(red) == 1 and [tuple(p) for p in red[0].get_offsets()] == [(3.0, 5.0)]
+
+
+def test_panel_uses_a_log_scale_past_fifty_fold() -> None:
+    wide = [_row(case=f"d={d}", sim=v, theory=v, paper=None, ci=None) for d, v in ((3, 1.0), (4, 60.0))]
+    assert _panel_axes(wide, "d").get_yscale() == "log"
+    narrow = [_row(case=f"d={d}", sim=v, theory=v, paper=None, ci=None) for d, v in ((3, 1.0), (4, 40.0))]
+    assert _panel_axes(narrow, "d").get_yscale() == "linear"
+    mixed = [_row(case=f"d={d}", sim=v, theory=v, paper=None, ci=None) for d, v in ((3, -1.0), (4, 60.0))]
+    assert _panel_axes(mixed, "d").get_yscale() == "linear"
