@@ -46,3 +46,17 @@ def test_births_are_numbered_consecutively_after_the_first_seq():
 def test_the_node_knows_its_port_count():
     assert BroadcastNode(_ctx(ports=5)).n_ports == 5
     assert BroadcastNode(_ctx(ports=1)).n_ports == 1
+
+
+def test_the_largest_queue_counts_from_the_first_measured_slot():
+    from slotnet.fabric import parse_topology
+    from slotnet.schemes import Setup
+    from slotnet.schemes.kit import BroadcastReporter
+
+    rep = BroadcastReporter(Setup(parse_topology("hypercube:2"), {}, {}, 20, 5, 1))
+    rep.step(1, 4, (), (), 9, 9)  # the warm-up's last slot: not measured
+    assert (rep.max_q, rep.max_q_node) == (0, -1)
+    rep.step(2, 5, (), (), 3, 3)  # the first measured slot
+    assert (rep.max_q, rep.max_q_node) == (3, 2)
+    rep.step(3, 6, (), (), 3, 2)  # a tie keeps the first node
+    assert (rep.max_q, rep.max_q_node) == (3, 2) and rep.node_max_q == [0, 9, 3, 3]

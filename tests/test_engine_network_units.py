@@ -435,3 +435,11 @@ def test_a_port_busy_since_an_earlier_slot_is_no_choice_made_now():
     net.outlets[0] = _BusyOutlet(idle=[], started=dead)
     net._judge_dead_sends(2)
     assert marks == []  # deflection must forward: every port seen alive busy, the send was forced
+
+
+def test_a_steady_run_that_ran_its_slots_is_judged_against_its_bounds():
+    # a run for its slots is complete: its theory rows are judged (a one-shot task cut short is not)
+    result = run(RunSpec("star", "torus:4x4", load={"rho": 0.3}, seed=1, slots=300))
+    rows = result.invariants["theory_agreement"]["rows"]
+    bounds = [r for r in rows if r["kind"] in ("exact", "upper-bound", "lower-bound")]
+    assert bounds and all(r.get("ok") is True and "judged" not in r for r in bounds)

@@ -1113,3 +1113,25 @@ def test_panel_uses_a_log_scale_past_fifty_fold() -> None:
     assert _panel_axes(narrow, "d").get_yscale() == "linear"
     mixed = [_row(case=f"d={d}", sim=v, theory=v, paper=None, ci=None) for d, v in ((3, -1.0), (4, 60.0))]
     assert _panel_axes(mixed, "d").get_yscale() == "linear"
+
+
+def test_run_papers_scale_from_an_estimate_under_a_second(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setitem(EXPERIMENTS, "zz-h", _exp("zz-h", estimate=lambda q, o: 0.5))
+    monkeypatch.setitem(EXPERIMENTS, "zz-b", _exp("zz-b", estimate=lambda q, o: 6.0))
+    (tmp_path / "walls.json").write_text(json.dumps({"full": {"zz-h": 2.0}}))
+    calls = _fake_repro(monkeypatch, {"zz-h": "cached"})
+    repro_all.run_papers(["zz-h", "zz-b"], seed=1, quick=False, jobs=1, cache=ResultsCache(tmp_path, version="v"),
+                         figures=False)
+    assert calls[1]["own"] == 24.0  # this machine took 4 times zz-h's estimate
+
+
+def test_repro_html_says_where_the_report_went(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                              tmp_path: Path) -> None:
+    _fake_papers(monkeypatch, [])
+    monkeypatch.setattr(repro_all, "check_html", lambda path: None)
+    monkeypatch.setattr(repro_all, "metadata", lambda runs, **kw: [])
+    written: list[str] = []
+    monkeypatch.setattr(report_html, "write", lambda path, runs, meta: written.append(path))
+    target = str(tmp_path / "r.html")
+    assert repro_all.repro_many(_many_args(paper="pa", html=target), None) == 0
+    assert written == [target] and capsys.readouterr().out.splitlines()[-1] == f"report written to {target}"

@@ -47,7 +47,7 @@ SELECTION: dict[str, list[str]] = {
     "schemes/kit/_checks.py": ["tests/test_checks_units.py", "tests/test_validator_checks.py",
                                "tests/test_planted_bugs.py", "tests/test_validator_witness.py",
                                "tests/test_kit_units.py"],
-    "schemes/kit/_broadcast_reporter.py": ["tests/test_kit_units.py", "tests/test_littles_law.py",
+    "schemes/kit/_broadcast_reporter.py": ["tests/test_broadcast_node_units.py", "tests/test_kit_units.py", "tests/test_littles_law.py",
                                            "tests/test_pinned_behaviour.py", "tests/test_planted_bugs.py"],
     "schemes/kit/_unicast_reporter.py": ["tests/test_unicast_reporter_units.py", "tests/test_kit_units.py",
                                          "tests/test_oneshot_completion.py",
