@@ -1572,3 +1572,9 @@ def test_drop_stdout_points_stdout_at_devnull(tmp_path, monkeypatch):
     assert target.read_text() == ""
     monkeypatch.setattr(sys, "stdout", io.StringIO())  # no file descriptor: nothing to do, no error
     cli._drop_stdout()
+
+
+def test_listing_wraps_each_meaning_inside_the_help_width():
+    out = cli._listing("t", [("name", " ".join("a" * 200))]).splitlines()  # one-letter words: lines fill exactly
+    assert [len(line) for line in out[1:-1]] == [cli._HELP_WIDTH] * (len(out) - 2)
+    assert all(line.startswith(" " * 8) for line in out[2:])

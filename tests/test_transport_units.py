@@ -737,3 +737,11 @@ def test_in_flight_lists_pending_later_and_held():
     t.clock.slot = 1
     assert t.deliver(1) == []
     assert list(t.in_flight()) == [(3, 0, "b"), (3, 1, "c"), (1, 0, "a")]  # pending, later, held
+
+
+def test_a_port_to_node_zero_is_idle_until_used():
+    t = make()  # hypercube:2: node 1's port 0 leads to node 0
+    o = t.outlet(1)
+    assert o.idle_ports(0) == [0, 1]
+    o.send(0, "m")
+    assert o.idle_ports(0) == [1]
