@@ -1135,3 +1135,19 @@ def test_repro_html_says_where_the_report_went(monkeypatch: pytest.MonkeyPatch, 
     target = str(tmp_path / "r.html")
     assert repro_all.repro_many(_many_args(paper="pa", html=target), None) == 0
     assert written == [target] and capsys.readouterr().out.splitlines()[-1] == f"report written to {target}"
+
+
+def test_figure_legend_names_each_mark(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    seen: list[list[str]] = []
+    real = Figure.legend
+
+    def legend(self: Any, *a: Any, **kw: Any) -> Any:
+        seen.append([h.get_label() for h in kw["handles"]])
+        return real(self, *a, **kw)
+
+    monkeypatch.setattr(Figure, "legend", legend)
+    report_html.row_figures([_row(exp="A", case=f"d={d}", metric="m", sim=float(d), theory=float(d)) for d in (3, 4)])
+    assert seen == [["simulation (bar: 95% half-width)", "model", "paper", "OUTSIDE", "known slip"]]

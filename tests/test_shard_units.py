@@ -871,3 +871,16 @@ def test_both_ends_of_the_mqtt_link_through_a_real_broker():
 
     with private_broker("e2e") as addr:
         trio.run(main, f"mqtt://{addr.user}:{addr.password}@127.0.0.1:{addr.port}")
+
+
+def test_a_disconnect_after_close_is_no_error():
+    async def main():
+        c = MqttClient(BrokerAddress("h", 1, "u", "p"), "t")
+        c._token = trio.lowlevel.current_trio_token()
+        c.close()  # never connected: paho's disconnect and loop_stop have nothing to do
+        c._on_disconnect(None, None, None, "bye", None)
+        await trio.sleep(0.01)
+        c._deliver(("t", b"y"))
+        assert await c.receive() == ("t", b"y")
+
+    trio.run(main)
