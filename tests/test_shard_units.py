@@ -884,3 +884,21 @@ def test_a_disconnect_after_close_is_no_error():
         assert await c.receive() == ("t", b"y")
 
     trio.run(main)
+
+
+def test_the_password_file_is_its_owners_alone(monkeypatch):
+    modes: list[int] = []
+
+    def run(cmd, **kw):
+        modes.append(os.stat(cmd[2]).st_mode & 0o777)
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(_broker.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(_broker.subprocess, "run", run)
+    old = os.umask(0)  # the mode asked for, not the umask's cut of it
+    try:
+        with pytest.raises(RuntimeError, match="stop here"), private_broker("m"):
+            pass
+    finally:
+        os.umask(old)
+    assert modes == [0o600]
