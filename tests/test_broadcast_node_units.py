@@ -60,3 +60,39 @@ def test_the_largest_queue_counts_from_the_first_measured_slot():
     assert (rep.max_q, rep.max_q_node) == (3, 2)
     rep.step(3, 6, (), (), 3, 2)  # a tie keeps the first node
     assert (rep.max_q, rep.max_q_node) == (3, 2) and rep.node_max_q == [0, 9, 3, 3]
+
+
+def _bcast_reporter():
+    from slotnet.fabric import parse_topology
+    from slotnet.schemes import Setup
+    from slotnet.schemes.kit import BroadcastReporter
+
+    return BroadcastReporter(Setup(parse_topology("hypercube:2"), {}, {}, 20, 0, 1))
+
+
+def test_exactly_once_fails_on_an_unknown_packet_alone():
+    rep = _bcast_reporter()
+    rep.step(1, 3, (), ((0, 7),), 0, 0)  # node 1 reads a packet nobody sent
+    out = rep.invariants({}, [], [0] * 4)["exactly_once"]
+    assert out["ok"] is False and out["unknown_packets"] == 1 and out["duplicate_receptions"] == 0
+
+
+def test_exactly_once_fails_on_a_miss_and_names_the_lost_copies():
+    rep = _bcast_reporter()
+    rep.step(0, 1, ((1, 0.5),), (), 1, 0)  # born at node 0, never delivered, no copy left
+    out = rep.invariants({"link_down": 0}, [], [0] * 4)["exactly_once"]
+    assert out["ok"] is False and out["missed"] == 1 and out["copies_lost_to_faults"] == {}
+    out = rep.invariants({"link_down": 2}, [], [0] * 4)["exactly_once"]
+    assert out["ok"] is True and out["copies_lost_to_faults"] == {"link_down": 2} and out["lost_to_faults"] == 1
+
+
+def test_a_duplicated_copy_is_named_by_origin_and_sequence():
+    rep = _bcast_reporter()
+    rep.on_lost(2, 0, 0, 1, (0, 5), "dup")  # a two-field message: (origin, seq)
+    rep.on_lost(2, 0, 1, 2, (3, 6, "payload"), "dup")
+    assert rep.copied == {(0, 5), (3, 6)} and rep.lost_copies == 0
+
+
+def test_per_node_names_its_columns():
+    rep = _bcast_reporter()
+    assert list(rep.per_node()) == ["born", "received", "max_queue", "queue_at_end"]

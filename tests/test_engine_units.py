@@ -598,3 +598,11 @@ def test_quiet_gc_sets_and_restores(monkeypatch):
     finally:
         gc.set_threshold(*before)
 
+
+
+def test_agreement_a_bound_met_exactly_at_its_slack_holds():
+    # th = 10, half-width 0.125: the slack is 4 x 0.125 + 1e-9 x 10; a value exactly at th + slack is no violation
+    slack = AGREEMENT_WIDTHS * 0.125 + 0.0 + 1e-9 * 10.0
+    for kind, sim in (("upper-bound", 10.0 + slack), ("lower-bound", 10.0 - slack)):
+        c = Claim("w", "delay", kind)
+        assert theory_agreement([c], {"w": 10.0}, {"delay": sim, "delay_ci95": 0.125}, True)["ok"] is True, kind

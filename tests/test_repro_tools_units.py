@@ -1067,6 +1067,7 @@ def test_repro_all_json_has_no_headings(monkeypatch: pytest.MonkeyPatch, capsys:
     assert repro_all.repro_many(_many_args(json=True), None) == 0
     doc = json.loads(capsys.readouterr().out)
     assert [p["paper"] for p in doc["papers"]] == ["pa", "pb"] and doc["seed"] == 1 and doc["quick"] is True
+    assert [len(p["rows"]) for p in doc["papers"]] == [1, 1] and doc["papers"][0]["rows"][0]["case"] == "d=3"
     assert calls[0]["on_rows"] is None  # the headings are called, and print nothing under --json
 
 
