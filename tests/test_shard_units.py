@@ -902,3 +902,15 @@ def test_the_password_file_is_its_owners_alone(monkeypatch):
     finally:
         os.umask(old)
     assert modes == [0o600]
+
+
+def test_successive_heartbeats_are_distinct_frames():
+    # a receiver drops a frame it has seen (topic, sender, count): a beat that repeated its count would be
+    # dropped as a duplicate, and its sender soon judged silent
+    async def main():
+        client = FakeClient()
+        with trio.move_on_after(2.5 * HEARTBEAT):
+            await _heartbeat(client, "r/beat", 3)
+        assert [decode(p) for _, p, _, _ in client.published] == [(3, 0), (3, 1), (3, 2)]
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
