@@ -41,13 +41,14 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import run_tests  # this folder is the script's first import path
 from mutmut import Context, list_mutations, mutate
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNNER = ROOT / "tools" / "mutation" / "run_tests.py"
 EQUIVALENT = ROOT / "tools" / "mutation" / "equivalent.txt"
-#: the hang limit of one mutant's tests (run_tests.py ends its own selection at the same)
-TIMEOUT_S = 330
+#: the hang limit of one mutant's tests: run_tests.py's own, and a margin for its start
+TIMEOUT_S = run_tests.TIMEOUT_S + 30
 
 
 class Mutant(NamedTuple):
@@ -57,6 +58,7 @@ class Mutant(NamedTuple):
     line: int
     index: int
     diff: str
+    mutated: str  # the whole mutated source, what run_one writes
 
     @property
     def key(self) -> str:
@@ -80,26 +82,19 @@ def _diffed(path: str, index: int, source: str, mid: Any) -> Mutant:
     mutated, _ = mutate(Context(source=source, mutation_id=mid, filename=path))
     diff = "".join(difflib.unified_diff(source.splitlines(True), mutated.splitlines(True), n=1))
     diff = "\n".join(line for line in diff.splitlines() if not line.startswith(("---", "+++")))
-    return Mutant(path, mid.line_number + 1, index, diff)
+    return Mutant(path, mid.line_number + 1, index, diff, mutated)
 
 
-def _mutated_source(path: str, index: int) -> str:
-    source = (ROOT / path).read_text()
-    mid = list_mutations(Context(source=source, filename=path))[index]
-    return mutate(Context(source=source, mutation_id=mid, filename=path))[0]
-
-
-def run_one(path: str, index: int, tests: list[str] | None = None) -> tuple[str, float]:
-    """Apply mutant ``index`` of ``path``, run its selection (or ``tests``), restore the file.
+def run_one(m: Mutant, tests: list[str] | None = None) -> tuple[str, float]:
+    """Apply mutant ``m``, run its module's selection (or ``tests``), restore the file.
 
     Returns ("killed" | "survived", seconds)."""
-    file = ROOT / path
+    file = ROOT / m.path
     original = file.read_text()
-    mutated = _mutated_source(path, index)
     began = time.monotonic()
     try:
-        file.write_text(mutated)
-        cmd = ([sys.executable, str(RUNNER), path] if not tests else
+        file.write_text(m.mutated)
+        cmd = ([sys.executable, str(RUNNER), m.path] if not tests else
                [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "slow or not slow", *tests])
         try:  # run_tests.py has its own hang limit; the same one for --tests
             rc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -162,7 +157,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
         if (path, index) in done:
             continue
         m = mutant(path, index)
-        status, seconds = run_one(path, index)
+        status, seconds = run_one(m)
         record: dict[str, Any] = {"path": path, "index": index, "line": m.line, "status": status,
                                   "seconds": round(seconds, 1), "diff": m.diff}
         with out.open("a") as f:
@@ -228,7 +223,7 @@ def main(argv: list[str]) -> int:
                   [mutant(args.file, int(i)) for i in args.index])
         survived = 0
         for m in chosen:
-            status, seconds = run_one(args.file, m.index, args.tests)
+            status, seconds = run_one(m, args.tests)
             survived += status == "survived"
             print(f"{status:8s} {seconds:6.1f} s  {m.key}", flush=True)
             if status == "survived":
