@@ -8,7 +8,7 @@
 * ``tools/``: what reads runs back or runs many of them: trace queries, the Perfetto
   export, diagrams, fault exploration and shrinking, run reports, paper reproductions.
 
-``cli.py`` is the ``slotnet`` command; ``_run.py`` picks the one-process driver or the
+``cli/`` is the ``slotnet`` command; ``_run.py`` picks the one-process driver or the
 shard coordinator. The engine imports neither of the other rooms (``tests/test_orchestrator_layers.py``).
 """
 
