@@ -495,7 +495,8 @@ def _without_loads(ns: dict[str, Any]) -> dict[str, Any]:
 def test_run_options_and_their_defaults():
     ns = _without_loads(_ns(["run", "deflection", "-t", "hypercube:2"]))
     assert ns == {"command": "run", "scheme": "deflection", "topology": "hypercube:2", "param": [], "json": False,
-                  "slots": None, "warmup": 0, "seed": 0, "fault": [], "faults": None, "detect": None, "trace": None,
+                  "slots": None, "warmup": 0, "seed": 0, "seeds": None, "jobs": None, "fault": [], "faults": None, "detect": None,
+                  "trace": None,
                   "trace_nodes": None, "trace_slots": None, "trace_events": None, "per_node": False, "series": False,
                   "max_backlog": None, "no_progress": False, "shards": 1, "broker": None, "no_spawn": False,
                   "run_id": None}
@@ -506,7 +507,7 @@ def test_run_options_and_their_defaults():
                              "--max-backlog", "5", "--no-progress", "--shards", "2", "--broker", "mqtt://h:1",
                              "--no-spawn", "--run-id", "R"]))
     assert ns == {"command": "run", "scheme": "s", "topology": "t", "param": ["a=1", "b=2"], "json": True,
-                  "slots": 7, "warmup": 2, "seed": 3, "fault": ["crash@1:0", "loss=0.1"], "faults": "F",
+                  "slots": 7, "warmup": 2, "seed": 3, "seeds": None, "jobs": None, "fault": ["crash@1:0", "loss=0.1"], "faults": "F",
                   "detect": "never", "trace": "T", "trace_nodes": "1,2", "trace_slots": "0:4", "trace_events": "sent",
                   "per_node": True, "series": True, "max_backlog": 5.0, "no_progress": True, "shards": 2,
                   "broker": "mqtt://h:1", "no_spawn": True, "run_id": "R"}
@@ -568,7 +569,7 @@ def test_each_command_has_its_help_and_group_titles():
         "run": "run a scheme on the emulated network", "theory": "the scheme's analytic model",
         "trace": "query a trace file", "explore": "run a scheme under every fault of a family and judge each run",
         "repro": "rerun a paper's comparisons", "shard": "run one shard of a sharded run",
-        "schemes": "list the schemes, or show one"}
+        "schemes": "list the schemes, or show one", "sweep": "run a scheme over a range of one load or parameter"}
     assert parser.prog == "slotnet" and parser.epilog == _parser.TOP_EXAMPLES
     assert parser.description == "Slotted, message-passing emulator of interconnection networks."
     run = sub.choices["run"]
@@ -578,9 +579,9 @@ def test_each_command_has_its_help_and_group_titles():
     for name, p in sub.choices.items():
         assert isinstance(p, _common.Parser) and p.prog == f"slotnet {name}"
         assert p.formatter_class is argparse.RawDescriptionHelpFormatter
-    assert [sub.choices[n].epilog for n in ("run", "theory", "trace", "explore", "repro", "shard", "schemes")] == [
+    assert [sub.choices[n].epilog for n in ("run", "theory", "trace", "explore", "repro", "shard", "schemes", "sweep")] == [
         _parser.RUN_EXAMPLES, _parser.THEORY_EXAMPLES, _parser.TRACE_EXAMPLES, _parser.EXPLORE_EXAMPLES, _parser.REPRO_EXAMPLES,
-        _parser.SHARD_EXAMPLES, _parser.SCHEMES_EXAMPLES]
+        _parser.SHARD_EXAMPLES, _parser.SCHEMES_EXAMPLES, _parser.SWEEP_EXAMPLES]
     paper = next(a for a in sub.choices["repro"]._actions if a.dest == "paper")
     assert paper.help == "the paper to reproduce: " + ", ".join(_repro.papers()) + "; or all"
     version = next(a for a in parser._actions if a.dest == "version")
@@ -898,7 +899,7 @@ def test_theory_prints_the_model_or_refuses(capsys, monkeypatch):
     assert json.loads(json.dumps(json_ready(theory))) == got["theory"]
 
 
-def test_theory_spec_takes_at_least_one_slot_and_no_memory_check(capsys, monkeypatch):
+def test_theory_spec_takes_its_slots_and_no_memory_check(capsys, monkeypatch):
     specs: list[tuple[dict[str, Any], dict[str, Any]]] = []
 
     class Spec(RunSpec):
@@ -908,7 +909,7 @@ def test_theory_spec_takes_at_least_one_slot_and_no_memory_check(capsys, monkeyp
 
     monkeypatch.setattr(_cmd_theory, "RunSpec", Spec)
     monkeypatch.setattr(_cmd_theory, "format_theory", lambda *a: "T")
-    for slots, used in (("0", 1), ("1", 1), ("2", 2), ("-3", 1)):
+    for slots, used in (("1", 1), ("2", 2)):  # below 1: refused (tests/contract/test_cli_edges.py)
         _call(capsys, "theory", "deflection", "-t", "hypercube:3", "--offered", "0.5", "--slots", slots, "-p",
               "order=random")
         assert specs[-1] == (dict(slots=used, warmup=0, params={"order": "random"}, load={"offered": 0.5}),
