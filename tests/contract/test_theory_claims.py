@@ -17,7 +17,7 @@ import pytest
 
 from slotnet import RunSpec, run
 from slotnet.orchestrator.cli import scheme_example
-from slotnet.schemes._registry import SCHEMES
+from slotnet.schemes import SCHEMES
 
 
 def _example_spec(name: str) -> RunSpec:

@@ -1,7 +1,7 @@
 """The pieces of a sharded run, one by one: the shard map and transport, what crosses the
 wire, the in-memory link, the MQTT link's inbox and ends (against a stand-in client), the
-coordinator's merge, and the broker and its client (a real mosquitto, for the few tests
-that need one).
+coordinator's merge, and the broker and its client (against a real mosquitto:
+tests/broker/test_mqtt_link.py).
 
 Each test pins one behaviour exactly (refusal messages, counted reasons, frame shapes,
 merged totals), so that mutation testing's mutants of ``fabric/_sharded.py`` and
@@ -769,38 +769,6 @@ def test_no_mosquitto_is_the_install_hint(monkeypatch):
         pass
 
 
-needs_mosquitto = pytest.mark.skipif(shutil.which("mosquitto_passwd") is None or
-                                     (shutil.which("mosquitto") is None and not os.path.exists("/usr/sbin/mosquitto")),
-                                     reason="mosquitto is not installed")
-
-
-@needs_mosquitto
-def test_a_private_broker_admits_its_run_only():
-    async def main(addr):
-        c = MqttClient(addr, "t1")
-        await c.connect()
-        try:
-            c.subscribe("slotnet/abc/x")
-            await trio.sleep(0.2)
-            c.publish("slotnet/abc/x", b"hi", wait=2.0)
-            with trio.fail_after(5):
-                assert await c.receive() == ("slotnet/abc/x", b"hi")
-        finally:
-            c.close()
-        anon = MqttClient(BrokerAddress(addr.host, addr.port), "t2")
-        with pytest.raises(SlotnetError, match=rf"^the MQTT broker mqtt://127.0.0.1:{addr.port} refused the connection: "):
-            await anon.connect()
-        wrong = MqttClient(BrokerAddress(addr.host, addr.port, addr.user, "nope"), "t3")
-        with pytest.raises(SlotnetError, match="refused the connection"):
-            await wrong.connect()
-
-    with private_broker("abc") as addr:
-        assert addr.host == "127.0.0.1" and addr.user == "run-abc" and len(addr.password) == 24
-        trio.run(main, addr)
-    with pytest.raises(OSError):
-        socket.create_connection(("127.0.0.1", addr.port), timeout=1).close()
-
-
 def test_an_unreachable_broker_is_named():
     async def main():
         port = _free_port()
@@ -830,47 +798,6 @@ def test_a_lost_connection_is_an_error_on_receive():
         assert await c.receive() == ("t", b"y")
 
     trio.run(main)
-
-
-@needs_mosquitto
-def test_both_ends_of_the_mqtt_link_through_a_real_broker():
-    """coordinator_link and shard_link on one private broker: the spec, hello and go, a slot's
-    frames and reports, the finals; a shard's error is published for the coordinator."""
-
-    async def main(url):
-        spec = RunSpec("deflection", "hypercube:2", load={"offered": 1.0}, slots=2, shards=1, broker=url)
-
-        async def shard():
-            async with _mqtt_link.shard_link(url, "e2e", 0, 1) as link:
-                assert await link.spec() == {"x": 1}
-                await link.ready()
-                link.done(Done(0, 0, b"e", [], True, 0))
-                assert await link.go(0) is False
-                link.final({"n": 0})
-                raise SlotnetError("late trouble")
-
-        async with trio.open_nursery() as n:
-            n.start_soon(lambda: _expect_error(shard()))
-            async with _mqtt_link.coordinator_link(spec, "e2e", spawn=False) as coord:
-                assert coord.describe() == {"kind": "mqtt", "broker": parse_broker(url).url} and coord.spawn is False
-                coord.client.subscribe("slotnet/e2e/error")
-                await coord.start({"x": 1})
-                assert await coord.done(0) == [Done(0, 0, b"e", (), True, 0)]
-                coord.go(0, False)
-                assert await coord.finals() == [{"n": 0}]
-                with trio.fail_after(15):  # the shard's last words, published as it fails
-                    while True:
-                        topic, payload = await coord.client.receive()
-                        if topic == "slotnet/e2e/error":
-                            break
-                assert decode(payload) == (0, 0, "late trouble")
-
-    async def _expect_error(coro):
-        with pytest.raises(SlotnetError, match="^late trouble$"):
-            await coro
-
-    with private_broker("e2e") as addr:
-        trio.run(main, f"mqtt://{addr.user}:{addr.password}@127.0.0.1:{addr.port}")
 
 
 def test_a_disconnect_after_close_is_no_error():
