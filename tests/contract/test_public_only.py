@@ -35,9 +35,9 @@ def private_uses(source: str) -> list[str]:
         elif isinstance(node, ast.Import):
             found += [f"line {node.lineno}: import {a.name}" for a in node.names
                       if a.name.split(".")[0] == "slotnet" and any(_private(p) for p in a.name.split("."))]
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _DOTTED.match(node.value):
-            if any(_private(p) for p in node.value.split(".")):
-                found.append(f"line {node.lineno}: {node.value!r}")
+        elif (isinstance(node, ast.Constant) and isinstance(node.value, str) and _DOTTED.match(node.value)
+              and any(_private(p) for p in node.value.split("."))):
+            found.append(f"line {node.lineno}: {node.value!r}")
     return found
 
 
