@@ -1,6 +1,6 @@
 """The fabric's small parts, unit by unit: what mutation testing found unpinned.
 
-``tools/mutation.sh`` runs these (with ``test_codec.py`` and ``test_fabric_runtime.py``)
+``devtools/mutation.sh`` runs these (with ``test_codec.py`` and ``test_fabric_runtime.py``)
 against every mutant of ``fabric``; each test here kills mutants that change behaviour and
 that no other fast test noticed (``docs/development.md``, "Mutation testing").
 """

@@ -4,7 +4,7 @@ What a scheme reads from its context -- ports, the failure detector's view of th
 random stream, the clock, the refusal of a wake-up slot that has begun -- is exercised
 end to end by every scheme's tests; these pin each piece on its own, so that a change to
 one of them fails here, next to its cause (they are the mutation run's selection for
-these modules, ``tools/mutation/run_tests.py``).
+these modules, ``devtools/mutation/run_tests.py``).
 """
 
 from __future__ import annotations

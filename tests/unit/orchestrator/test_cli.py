@@ -11,7 +11,7 @@
 * ``orchestrator/tools/_paper_run.py``: the commands a report prints, the verdict counts.
 
 Every test is fast (no network larger than a 4-node cube runs); they were written to
-kill the mutants of these modules (``tools/mutation/mutants.py``).
+kill the mutants of these modules (``devtools/mutation/mutants.py``).
 """
 
 from __future__ import annotations

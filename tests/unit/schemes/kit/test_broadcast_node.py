@@ -2,7 +2,7 @@
 
 What the run-level tests do not pin: how a node numbers its packets (consecutively, from
 a base that a restart moves past every number an earlier incarnation could have used),
-and the port count a scheme's subclass reads. ``tools/mutation.sh`` runs these against
+and the port count a scheme's subclass reads. ``devtools/mutation.sh`` runs these against
 every mutant of the module.
 """
 

@@ -2,7 +2,7 @@
 
 Each check fed by hand: its verdicts at their boundaries, its counts, the order that picks
 the ``first`` violation, and every ``problem`` sentence word for word (a user reads them).
-``tools/mutation.sh`` runs these against every mutant of ``_checks.py`` with
+``devtools/mutation.sh`` runs these against every mutant of ``_checks.py`` with
 ``test_checks_runs.py``, ``test_checks_witness.py`` and ``test_planted_bugs.py``,
 which check the same classes on whole runs and planted bugs.
 """

@@ -1,6 +1,6 @@
 """The scheme kit's building blocks, unit by unit: what mutation testing found unpinned.
 
-``tools/mutation.sh`` runs these (with ``test_pinned_behaviour.py``) against every mutant of
+``devtools/mutation.sh`` runs these (with ``test_pinned_behaviour.py``) against every mutant of
 ``schemes/kit``; each test here kills mutants that change behaviour and that no other fast
 test noticed (``docs/development.md``, "Mutation testing").
 """

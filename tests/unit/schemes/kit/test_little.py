@@ -3,7 +3,7 @@
 The node's :class:`Residence` ledger against a model of its packets, the observer's
 :class:`LittlesLaw` result at its boundaries (no slot run, one slot run, faults, no
 ledger), its messages word for word, and the ``residence`` event's field names as a
-trace writes them. ``tools/mutation.sh`` runs these against every mutant of the module.
+trace writes them. ``devtools/mutation.sh`` runs these against every mutant of the module.
 """
 
 from __future__ import annotations

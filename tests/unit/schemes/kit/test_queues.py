@@ -4,7 +4,7 @@ What the run-level Little's law tests cannot see: a queue that miscounts its bac
 feeds the same wrong count to both of that check's witnesses, so the two still agree.
 Here each discipline is held against a plain model of its records (what it serves next,
 its backlog, its ledger's stamps), and the declared service order, the defaults and the
-error messages are pinned. ``tools/mutation.sh`` runs these against every mutant of the
+error messages are pinned. ``devtools/mutation.sh`` runs these against every mutant of the
 module.
 """
 

@@ -1,6 +1,6 @@
 """The kit's reporter base and argument checks, unit by unit: what mutation testing found unpinned.
 
-``tools/mutation/run_tests.py`` runs these against the mutants of ``schemes/kit/_reporter.py``
+``devtools/mutation/run_tests.py`` runs these against the mutants of ``schemes/kit/_reporter.py``
 and ``schemes/kit/_validate.py`` (``docs/development.md``, "Mutation testing").
 """
 

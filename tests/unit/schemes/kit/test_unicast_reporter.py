@@ -1,6 +1,6 @@
 """The kit's generic unicast reporter, unit by unit: what mutation testing found unpinned.
 
-``tools/mutation/run_tests.py`` runs these against the mutants of
+``devtools/mutation/run_tests.py`` runs these against the mutants of
 ``schemes/kit/_unicast_reporter.py`` (``docs/development.md``, "Mutation testing").
 """
 

@@ -4,18 +4,18 @@ run whole (mutation sampling).
 
 mutmut 2 is used as a library here: it makes the mutants (the same ones, in the same
 order, as ``mutmut run``); this script only picks, applies and judges them. Each mutant
-runs its module's selection (``run_tests.py``), exactly as under ``tools/mutation.sh``:
+runs its module's selection (``run_tests.py``), exactly as under ``devtools/mutation.sh``:
 killed when a test fails or hangs, survived when all pass.
 
 Usage (from the repository root, in a checkout nothing else edits; pure-Python build,
 ``SLOTNET_PURE_PYTHON=1 pip install -e '.[test,mutation]'``, so a mutated compiled module
 is really the one imported):
 
-    python tools/mutation/mutants.py list FILE                 # every mutant of FILE as a diff
-    python tools/mutation/mutants.py run FILE I [I ...]        # run mutants I of FILE (restores FILE)
-    python tools/mutation/mutants.py run FILE all --tests T.py # every mutant of FILE against T.py only
-    python tools/mutation/mutants.py sample --n 300 --seed 1 [--part 1/2] --out S.jsonl PATH [PATH ...]
-    python tools/mutation/mutants.py summary S.jsonl [...]     # kill rate, per package, survivors
+    python devtools/mutation/mutants.py list FILE                 # every mutant of FILE as a diff
+    python devtools/mutation/mutants.py run FILE I [I ...]        # run mutants I of FILE (restores FILE)
+    python devtools/mutation/mutants.py run FILE all --tests T.py # every mutant of FILE against T.py only
+    python devtools/mutation/mutants.py sample --n 300 --seed 1 [--part 1/2] --out S.jsonl PATH [PATH ...]
+    python devtools/mutation/mutants.py summary S.jsonl [...]     # kill rate, per package, survivors
 
 ``sample`` draws ``n`` mutants uniformly from every mutant of the ``.py`` files under the
 PATHs (seeded: the same draw on every machine for the same source), runs them in the
@@ -23,7 +23,7 @@ draw's random order (so a run stopped early has still run a uniform sample) and 
 one JSON line per mutant to ``--out``; ``--part K/J`` runs the K-th of J interleaved
 shares, so J checkouts can run one draw side by side. A rerun skips mutants already in
 ``--out``. ``summary`` prints the kill rate with its 95% Wilson interval, counting the
-mutants marked equivalent in ``tools/mutation/equivalent.txt`` (``FILE:LINE:INDEX  why``)
+mutants marked equivalent in ``devtools/mutation/equivalent.txt`` (``FILE:LINE:INDEX  why``)
 out of the denominator.
 """
 
@@ -45,8 +45,8 @@ import run_tests  # this folder is the script's first import path
 from mutmut import Context, list_mutations, mutate
 
 ROOT = Path(__file__).resolve().parents[2]
-RUNNER = ROOT / "tools" / "mutation" / "run_tests.py"
-EQUIVALENT = ROOT / "tools" / "mutation" / "equivalent.txt"
+RUNNER = ROOT / "devtools" / "mutation" / "run_tests.py"
+EQUIVALENT = ROOT / "devtools" / "mutation" / "equivalent.txt"
 #: the hang limit of one mutant's tests: run_tests.py's own, and a margin for its start
 TIMEOUT_S = run_tests.TIMEOUT_S + 30
 

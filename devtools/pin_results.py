@@ -6,8 +6,8 @@ JSON object: case name -> the run's result without its machine-dependent ``timin
 trace fingerprint. Compare two such files with ``--compare``.
 
 Usage:
-    python tools/pin_results.py OUT.json            # write the pins of this tree
-    python tools/pin_results.py --compare A.json B.json   # exit 1 and list what differs
+    python devtools/pin_results.py OUT.json            # write the pins of this tree
+    python devtools/pin_results.py --compare A.json B.json   # exit 1 and list what differs
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""mutmut's hook (found on ``PYTHONPATH=tools/mutation``): each mutant runs the tests of its own module.
+"""mutmut's hook (found on ``PYTHONPATH=devtools/mutation``): each mutant runs the tests of its own module.
 
 mutmut calls :func:`pre_mutation` before it runs the tests of a mutant; the test command it
-was given (``tools/mutation/run_tests.py``) gets the mutated file's path, so the runner
+was given (``devtools/mutation/run_tests.py``) gets the mutated file's path, so the runner
 picks that module's selection (``run_tests.SELECTION``).
 """
 

@@ -23,7 +23,7 @@ sample that fell in it, with the ``slotnet run`` command that replays it and the
 were nondeterministic, unaccounted or whose books did not close.
 
 Usage:
-    python tools/fault_campaign.py -n 2000 [--seed S] [--jobs 2] [--scheme NAME ...] [--json OUT]
+    python devtools/fault_campaign.py -n 2000 [--seed S] [--jobs 2] [--scheme NAME ...] [--json OUT]
 """
 
 from __future__ import annotations

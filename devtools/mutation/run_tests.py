@@ -8,9 +8,9 @@ a test fails or cannot even be collected (the mutant is killed), 0 when all pass
 survived): mutmut reads any other status as "survived", which would hide a mutant that
 breaks an import.
 
-Usage (from the repository root; ``tools/mutation.sh`` does this):
-    python tools/mutation/run_tests.py [FILE]        # run FILE's selection
-    python tools/mutation/run_tests.py --show FILE   # print it
+Usage (from the repository root; ``devtools/mutation.sh`` does this):
+    python devtools/mutation/run_tests.py [FILE]        # run FILE's selection
+    python devtools/mutation/run_tests.py --show FILE   # print it
 """
 
 from __future__ import annotations
