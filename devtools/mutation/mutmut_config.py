@@ -2,7 +2,7 @@
 
 mutmut calls :func:`pre_mutation` before it runs the tests of a mutant; the test command it
 was given (``devtools/mutation/run_tests.py``) gets the mutated file's path, so the runner
-picks that module's selection (``run_tests.SELECTION``).
+picks that module's selection (``run_tests.selection``).
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 ``mutmut`` runs this once per mutant, with the mutated file as its argument (the hook in
 ``mutmut_config.py`` appends it); without an argument (mutmut's baseline run) it runs the
 default selection. A whole suite per mutant is far too slow, so each module has its own
-selection below: the test files that exercise it and finish in seconds. Exit status 1 when
+selection, derived from its path (its unit tests mirror it under ``tests/unit/``) with a
+short list of extra pairs: the test files that exercise it and finish in seconds. Exit status 1 when
 a test fails or cannot even be collected (the mutant is killed), 0 when all pass (it
 survived): mutmut reads any other status as "survived", which would hide a mutant that
 breaks an import.
@@ -19,6 +20,7 @@ import ctypes
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 #: a mutant that makes the tests hang (a slot barrier that never opens) is killed after this
 TIMEOUT_S = 300
@@ -29,101 +31,79 @@ def _die_with_parent() -> None:
     the runner; without this the tests of a hung mutant would run on as an orphan)."""
     ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
-#: Run whatever is mutated: quick end-to-end runs of every scheme family and the core contracts.
-DEFAULT = ["tests/test_core_contracts.py", "tests/test_pinned_behaviour.py"]
+#: the tests of a file that has none of its own, and of mutmut's baseline run: quick end-to-end
+#: runs of every scheme family and the core contracts
+DEFAULT = ["tests/unit/schemes/test_core_contracts.py", "tests/unit/orchestrator/test_pinned_behaviour.py"]
 
-#: Path prefix -> the test files (or node ids) that guard it; the longest matching prefix wins.
-SELECTION: dict[str, list[str]] = {
-    "schemes/kit/_stats.py": ["tests/test_kit_units.py"],
-    "schemes/kit/_births.py": ["tests/test_kit_units.py"],
-    "schemes/kit/_labels.py": ["tests/test_kit_units.py"],
-    "schemes/kit/_reporter.py": ["tests/test_reporter_units.py", "tests/test_kit_units.py", "tests/test_core_contracts.py",
-                                 "tests/test_pinned_behaviour.py", "tests/test_oneshot_completion.py"],
-    "schemes/kit/_broadcast_node.py": ["tests/test_broadcast_node_units.py", "tests/test_kit_units.py", "tests/test_littles_law.py",
-                                       "tests/test_core_contracts.py", "tests/test_pinned_behaviour.py"],
-    "schemes/kit/_queues.py": ["tests/test_kit_queue_units.py", "tests/test_kit_units.py", "tests/test_littles_law.py",
-                               "tests/test_core_contracts.py", "tests/test_pinned_behaviour.py"],
-    "schemes/kit/_little.py": ["tests/test_little_units.py", "tests/test_littles_law.py", "tests/test_planted_bugs.py"],
-    "schemes/kit/_checks.py": ["tests/test_checks_units.py", "tests/test_validator_checks.py",
-                               "tests/test_planted_bugs.py", "tests/test_validator_witness.py",
-                               "tests/test_kit_units.py"],
-    "schemes/kit/_broadcast_reporter.py": ["tests/test_broadcast_node_units.py", "tests/test_kit_units.py", "tests/test_littles_law.py",
-                                           "tests/test_pinned_behaviour.py", "tests/test_planted_bugs.py"],
-    "schemes/kit/_unicast_reporter.py": ["tests/test_unicast_reporter_units.py", "tests/test_kit_units.py",
-                                         "tests/test_oneshot_completion.py",
-                                         "tests/test_pinned_behaviour.py", "tests/test_planted_bugs.py"],
-    "schemes/kit/_validate.py": ["tests/test_reporter_units.py", "tests/test_kit_units.py", "tests/test_user_checkers.py"],
-    "schemes/kit/": ["tests/test_kit_units.py", "tests/test_core_contracts.py", "tests/test_pinned_behaviour.py"],
-    "fabric/_codec.py": ["tests/test_codec.py", "tests/test_fabric_units.py"],
-    "fabric/_ledger.py": ["tests/test_fabric_units.py", "tests/test_sharded_memory.py::test_the_ledger_travels_as_its_books"],
-    "fabric/_clock.py": ["tests/test_fabric_runtime.py", "tests/test_fabric_units.py"],
-    "fabric/_protocol.py": ["tests/test_fabric_runtime.py", "tests/test_fabric_units.py"],
-    "fabric/_topology.py": ["tests/test_topology_units.py", "tests/test_topology.py", "tests/test_fabric_units.py",
-                            "tests/test_fabric_runtime.py"],
-    "fabric/_in_flight.py": ["tests/test_in_flight.py"],
-    "fabric/_fault": ["tests/test_fault_schedule_units.py", "tests/test_fault_kinds_units.py",
-                      "tests/test_fabric_units.py", "tests/test_faults_catalogue.py", "tests/test_faults_books.py",
-                      "tests/test_faults_detection.py", "tests/test_faults_restarts.py"],
-    "fabric/_transport.py": ["tests/test_transport_units.py", "tests/test_fabric_runtime.py", "tests/test_fabric_units.py",
-                             "tests/test_in_flight.py", "tests/test_faults_catalogue.py", "tests/test_send_witness_paths.py"],
-    "fabric/_sharded.py": ["tests/test_shard_units.py", "tests/test_sharded_memory.py", "tests/test_fabric_runtime.py"],
-    "fabric/": ["tests/test_fabric_runtime.py", "tests/test_fabric_units.py", "tests/test_codec.py",
-                "tests/test_core_contracts.py"],
-    "nodes/_context.py": ["tests/test_context_units.py", "tests/test_fabric_runtime.py"],
-    "nodes/_rng.py": ["tests/test_context_units.py"],
-    "nodes/_runtime.py": ["tests/test_parking.py", "tests/test_context_units.py", "tests/test_fabric_runtime.py",
-                          "tests/test_core_contracts.py"],
-    "nodes/": ["tests/test_fabric_runtime.py", "tests/test_core_contracts.py"],
-    "orchestrator/shard/": ["tests/test_shard_units.py", "tests/test_pinned_shards.py", "tests/test_sharded_memory.py"],
-    "orchestrator/engine/_collect.py": ["tests/test_engine_collect_units.py", "tests/test_engine_units.py",
-                                        "tests/test_core_contracts.py", "tests/test_pinned_behaviour.py"],
-    "orchestrator/engine/_result.py": ["tests/test_engine_units.py", "tests/test_json_numbers.py", "tests/test_core_contracts.py"],
-    "orchestrator/engine/_progress.py": ["tests/test_engine_units.py"],
-    "orchestrator/engine/_invariants.py": ["tests/test_engine_units.py", "tests/test_engine_collect_units.py",
-                                           "tests/test_theory_claims.py"],
-    "orchestrator/engine/_stability.py": ["tests/test_engine_units.py", "tests/test_pinned_behaviour.py",
-                                          "tests/test_user_early_stop.py"],
-    "orchestrator/engine/_gc.py": ["tests/test_engine_units.py", "tests/test_core_contracts.py"],
-    "orchestrator/engine/_spec.py": ["tests/test_engine_spec_units.py", "tests/test_core_contracts.py",
-                                     "tests/test_pinned_behaviour.py"],
-    "orchestrator/engine/_memory.py": ["tests/test_engine_spec_units.py", "tests/test_memory_precheck.py"],
-    "orchestrator/engine/_trace.py": ["tests/test_engine_spec_units.py", "tests/test_pinned_trace_order.py",
-                                      "tests/test_trace_query.py"],
-    "orchestrator/engine/_observer.py": ["tests/test_engine_spec_units.py", "tests/test_observer.py",
-                                         "tests/test_core_contracts.py"],
-    "orchestrator/engine/_network.py": ["tests/test_engine_network_units.py", "tests/test_core_contracts.py",
-                                        "tests/test_pinned_behaviour.py"],
-    "orchestrator/engine/_driver.py": ["tests/test_engine_network_units.py", "tests/test_core_contracts.py",
-                                       "tests/test_pinned_behaviour.py"],
-    "orchestrator/tools/_explore.py": ["tests/test_explore_units.py", "tests/test_explore.py", "tests/test_explore_random.py"],
-    "orchestrator/tools/_fuzz.py": ["tests/test_fuzz_units.py", "tests/test_explore_random.py"],
-    "orchestrator/tools/_shrink.py": ["tests/test_shrink_units.py",
-                                      "tests/test_explore.py::test_ddmin_keeps_exactly_the_culprits",
-                                      "tests/test_explore.py::test_shrink_finds_fewest_faults_then_the_shortest_window"],
-    "orchestrator/tools/_report.py": ["tests/test_report_units.py", "tests/test_user_output.py"],
-    "orchestrator/tools/_trace_query.py": ["tests/test_trace_tools_units.py", "tests/test_trace_query.py"],
-    "orchestrator/tools/_perfetto.py": ["tests/test_trace_tools_units.py", "tests/test_trace_query.py"],
-    "orchestrator/tools/_diagram.py": ["tests/test_trace_tools_units.py", "tests/test_trace_views.py"],
-    "orchestrator/cli.py": ["tests/test_cli_units.py", "tests/test_docs_reference.py::test_generated_reference_pages_are_current",
-                            "tests/test_cli.py"],
-    "orchestrator/tools/_repro.py": ["tests/test_cli_units.py", "tests/test_results_cache.py", "tests/test_report_progress.py"],
-    "orchestrator/tools/_paper_run.py": ["tests/test_cli_units.py", "tests/test_report_progress.py"],
-    "orchestrator/tools/results_cache.py": ["tests/test_repro_tools_units.py", "tests/test_results_cache.py"],
-    "orchestrator/tools/repro_all.py": ["tests/test_repro_tools_units.py", "tests/test_report_progress.py",
-                                        "tests/test_report_html.py"],
-    "orchestrator/tools/report_html.py": ["tests/test_repro_tools_units.py", "tests/test_report_html.py",
-                                          "tests/test_report_slips.py"],
-    "orchestrator/": ["tests/test_core_contracts.py", "tests/test_pinned_behaviour.py"],
+ROOT = Path(__file__).resolve().parents[2]
+
+#: Tests that guard a module beyond the ones its path names (see :func:`own_tests`): path
+#: prefix -> test files, folders or node ids under tests/; every prefix that matches adds its tests.
+EXTRA: dict[str, list[str]] = {
+    "fabric/": ["contract/test_fabric_runtime.py"],
+    "fabric/_fault": ["unit/fabric/test_faults.py", "unit/fabric/test_fault_kinds.py",
+                      "contract/test_faults_catalogue.py", "contract/test_faults_restarts.py",
+                      "unit/orchestrator/engine/test_collect_books.py", "unit/nodes/test_context_detect.py"],
+    "fabric/_ledger.py": ["unit/orchestrator/shard/test_wire.py::test_the_ledger_travels_as_its_books"],
+    "fabric/_sharded.py": ["unit/orchestrator/shard/"],
+    "fabric/_transport.py": ["unit/fabric/test_in_flight.py", "contract/test_faults_catalogue.py",
+                             "contract/test_send_witness_paths.py"],
+    "nodes/": ["unit/nodes/test_context.py", "contract/test_fabric_runtime.py"],
+    "orchestrator/shard/": ["unit/orchestrator/shard/", "broker/test_pinned_shards.py"],
+    "orchestrator/engine/": ["unit/schemes/test_core_contracts.py", "unit/orchestrator/test_pinned_behaviour.py"],
+    "orchestrator/engine/_driver.py": ["unit/orchestrator/engine/test_network.py"],
+    "orchestrator/engine/_invariants.py": ["unit/orchestrator/engine/test_collect.py", "contract/test_theory_claims.py"],
+    "orchestrator/engine/_memory.py": ["unit/orchestrator/engine/test_spec.py"],
+    "orchestrator/engine/_observer.py": ["unit/orchestrator/engine/test_spec.py", "contract/test_observer.py"],
+    "orchestrator/engine/_trace.py": ["unit/orchestrator/engine/test_spec.py", "unit/orchestrator/tools/test_trace_query.py"],
+    "orchestrator/cli.py": ["docs/test_docs_reference.py::test_generated_reference_pages_are_current"],
+    "orchestrator/tools/_diagram.py": ["unit/orchestrator/tools/test_trace_tools.py", "unit/orchestrator/tools/test_trace_views.py"],
+    "orchestrator/tools/_perfetto.py": ["unit/orchestrator/tools/test_trace_tools.py", "unit/orchestrator/tools/test_trace_query.py"],
+    "orchestrator/tools/_trace_query.py": ["unit/orchestrator/tools/test_trace_tools.py"],
+    "orchestrator/tools/_fuzz.py": ["unit/orchestrator/tools/test_explore_random.py"],
+    "orchestrator/tools/_shrink.py": ["unit/orchestrator/tools/test_explore_runs.py::test_ddmin_keeps_exactly_the_culprits",
+                                      "unit/orchestrator/tools/test_explore_runs.py::test_shrink_finds_fewest_faults_then_the_shortest_window"],
+    "orchestrator/tools/_report.py": ["unit/orchestrator/test_cli_output.py"],
+    "orchestrator/tools/_repro.py": ["unit/orchestrator/test_cli.py", "unit/orchestrator/tools/test_results_cache.py",
+                                     "unit/orchestrator/tools/test_paper_run.py"],
+    "orchestrator/tools/_paper_run.py": ["unit/orchestrator/test_cli.py"],
+    "orchestrator/tools/re": ["unit/orchestrator/tools/test_repro_all.py", "unit/orchestrator/tools/test_paper_run.py",
+                              "unit/orchestrator/tools/test_report_html.py"],  # repro_all, report_html, results_cache
+    "schemes/kit/": ["unit/schemes/test_core_contracts.py", "unit/orchestrator/test_pinned_behaviour.py"],
+    "schemes/kit/_broadcast": ["unit/schemes/kit/test_broadcast_node.py", "unit/schemes/kit/test_little_queues.py"],
+    "schemes/kit/_queues.py": ["unit/schemes/kit/test_little_queues.py"],
+    "schemes/kit/_little.py": ["unit/schemes/test_planted_bugs.py"],
+    "schemes/kit/_checks.py": ["unit/schemes/test_planted_bugs.py"],
+    "schemes/kit/_reporter.py": ["contract/test_oneshot_completion.py"],
+    "schemes/kit/_unicast_reporter.py": ["contract/test_oneshot_completion.py", "unit/schemes/test_planted_bugs.py"],
+    "schemes/kit/_validate.py": ["unit/schemes/kit/test_reporter.py", "unit/orchestrator/engine/test_invariants_checkers.py"],
 }
 
 
+def own_tests(path: str) -> list[str]:
+    """The unit tests a source file's path names: for ``DIR/NAME.py`` (``NAME`` without its
+    leading underscores), ``tests/unit/DIR/test_NAME*.py`` -- ``test_PAPER_NAME*.py`` in a
+    paper's package ``schemes/PAPER/`` -- and the folder's ``test_FOLDER_parts.py`` (its
+    small pieces, several modules to a file)."""
+    folder, _, name = path.rpartition("/")
+    if name == "__init__.py":  # a package's face: the tests of what it re-exports, under EXTRA's prefixes
+        return []
+    stem = name.removesuffix(".py").lstrip("_")
+    parts = folder.split("/")
+    paper = f"{parts[1]}_" if parts[0] == "schemes" and len(parts) > 1 and parts[1] != "kit" else ""
+    unit = ROOT / "tests" / "unit" / folder
+    found = sorted(unit.glob(f"test_{paper}{stem}*.py")) + sorted(unit.glob(f"test_{parts[-1]}_parts.py"))
+    return [str(p.relative_to(ROOT)) for p in dict.fromkeys(found)]
+
+
 def selection(path: str | None) -> list[str]:
-    """The tests that guard ``path`` (the default selection for none or an unlisted path)."""
+    """The tests that guard ``path``: its own (:func:`own_tests`) and every matching
+    :data:`EXTRA`'s, or :data:`DEFAULT` when none does (and for no path)."""
     if path is None:
         return DEFAULT
     path = path.removeprefix("./")
-    best = max((p for p in SELECTION if path.startswith(p)), key=len, default=None)
-    return DEFAULT if best is None else SELECTION[best]
+    chosen = own_tests(path) + [f"tests/{t}" for prefix, tests in EXTRA.items() if path.startswith(prefix) for t in tests]
+    return list(dict.fromkeys(chosen)) or DEFAULT
 
 
 def main(argv: list[str]) -> int:
