@@ -37,7 +37,7 @@ def add_load(p: argparse.ArgumentParser) -> None:
         meanings: dict[str, list[str]] = {}
         for scheme, load in users:
             meanings.setdefault(plain(load.help), []).append(scheme)
-        text = "; ".join(f"{h} ({', '.join(s)})" for h, s in meanings.items())
+        text = " ".join(f"{', '.join(s)}: {h}." for h, s in meanings.items())  # each scheme's own meaning
         g.add_argument(f"--{flag}", type=float, metavar=users[0][1].metavar, help=text)
 
 

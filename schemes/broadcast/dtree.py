@@ -142,4 +142,5 @@ SCHEME = make_scheme(
                              "fifo order of one slot's arrivals: hops (more hops travelled first) or inport"),
     theory=dtree_theory,
     claims=dtree_claims,
+    stability="stable for every ρ < 1, the widest range any scheme can have (§4.3.2)",
 )
