@@ -31,6 +31,7 @@ order with the same inboxes).
 from __future__ import annotations
 
 import heapq
+import importlib
 from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Any, Protocol
 
@@ -38,12 +39,19 @@ import outcome
 import trio
 from trio.lowlevel import Abort, Task, current_task, reschedule, wait_task_rescheduled
 
-try:  # Trio's privates, for the fast path (see the module docstring)
-    from trio._core._run import GLOBAL_RUN_CONTEXT  # where trio.lowlevel.reschedule finds the running run
-    from trio._core._traps import WaitTaskRescheduled  # the message every Trio park yields to the run loop
-except ImportError:  # pragma: no cover - a Trio that moved them: the public API below
-    GLOBAL_RUN_CONTEXT = None
-    WaitTaskRescheduled = None
+
+def _private(module: str, name: str) -> Any:
+    """A private name of Trio's, or None where this Trio lacks it (the fast path is then off)."""
+    try:
+        return getattr(importlib.import_module(module), name, None)
+    except ImportError:  # pragma: no cover - a Trio that moved the module
+        return None
+
+
+#: where trio.lowlevel.reschedule finds the running run
+GLOBAL_RUN_CONTEXT: Any = _private("trio._core._run", "GLOBAL_RUN_CONTEXT")
+#: the message every Trio park yields to the run loop
+WaitTaskRescheduled: Any = _private("trio._core._traps", "WaitTaskRescheduled")
 
 __all__ = ["FAST_PARK", "Parking", "SlotRuntime", "Undecoded"]
 
@@ -60,7 +68,7 @@ _ERROR = outcome.Error
 #: at once, before any other task runs (``task._abort_func = msg.abort_func`` in the same
 #: step), so one message serves every park: each writes its own record in first. (Where
 #: Trio's message has no instance dict to write, each park makes its own.)
-_TRAP = WaitTaskRescheduled(None) if WaitTaskRescheduled is not None else None  # type: ignore[arg-type]
+_TRAP = WaitTaskRescheduled(None) if WaitTaskRescheduled is not None else None  # each park writes its own
 _TRAP_FIELDS: dict[str, Any] | None = getattr(_TRAP, "__dict__", None)
 
 
@@ -68,7 +76,7 @@ def _trap(rec: Parking) -> Any:
     """Trio's park message with ``rec`` as its abort callback."""
     fields = _TRAP_FIELDS
     if fields is None:
-        return WaitTaskRescheduled(rec)  # type: ignore[misc]
+        return WaitTaskRescheduled(rec)
     fields["abort_func"] = rec
     return _TRAP
 
