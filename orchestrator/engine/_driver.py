@@ -7,9 +7,10 @@ has parked again (the slot barrier); the slot's observers close it
 (:class:`~._observer.SlotObservers`: the reporter, the trace, progress, the stability
 monitor). Warm-up slots run the same way; reporters exclude them from the metrics. A
 scheme that declares ``until="quiescent"`` (a one-shot collective) ends the run at the
-first slot after which no node is awake or has a timer and nothing is in flight; a run
-whose slots (given, or the task's safety cap) end before that is incomplete, and its
-reporter judges only what was due by then (``_collect``).
+first slot after which no node is awake or has a timer and nothing is in flight (quiet):
+complete if every live node has returned (or the scheme's completion predicate holds), a
+deadlock otherwise (``_completion``); a run whose slots (given, or the task's safety cap)
+end before that is incomplete, and its reporter judges only what was due by then.
 
 The driver knows no scheme and no transport: it reads the :class:`Scheme` record and
 receives a :class:`~slotnet.fabric.Transport` from the spec's factory (the in-process
@@ -26,7 +27,8 @@ import trio
 
 from slotnet.fabric import InProcessTransport, SlotClock, Transport
 
-from ._collect import EndState, collect, complete, single_error
+from ._collect import EndState, collect, single_error
+from ._completion import LastEvents, Waiting, may_deadlock
 from ._gc import quiet_gc
 from ._network import Network, checked_handlers
 from ._observer import SlotBatch, SlotObservers
@@ -56,6 +58,9 @@ async def run_local(prep: Prepared, *, progress: Progress | None = None,
     spec = prep.spec
     reporter = prep.scheme.reporter(prep.setup)
     handlers = checked_handlers(reporter)
+    last_events = LastEvents() if may_deadlock(prep) else None
+    if last_events is not None:
+        handlers = last_events.wrap(handlers)
     tracer = Tracer(spec.trace, reporter.events) if spec.trace else None
     factory = spec.transport or in_process
     net = Network(prep, lambda clock, lost: factory(prep, clock, lost), handlers=handlers,
@@ -66,7 +71,8 @@ async def run_local(prep: Prepared, *, progress: Progress | None = None,
     one_shot = prep.scheme.until == "quiescent"
     t0 = time.perf_counter()
     slots_run = 0
-    done = False
+    done = False  # quiet: nothing could happen any more
+    waiting: list[Waiting] = []
     try:
         async with trio.open_nursery() as nursery:
             await net.start(nursery)
@@ -82,6 +88,7 @@ async def run_local(prep: Prepared, *, progress: Progress | None = None,
                     if one_shot and net.quiescent():
                         done = True
                         break
+                waiting = net.waiting() if one_shot else []
                 await net.stop()
             nursery.cancel_scope.cancel()
     except BaseExceptionGroup as group:  # unwrap a lone failure into its precise error
@@ -91,7 +98,6 @@ async def run_local(prep: Prepared, *, progress: Progress | None = None,
     wall = time.perf_counter() - t0
     t = net.transport
     end = EndState(t.ledger, t.in_flight(), net.held(), net.held_packets(), t.delivered, net.runtime.wakeups,
-                   t.describe(), sorted(net.crashed, key=lambda c: (c[0], c[1])))
-    result = collect(prep, reporter, monitor, slots_run, wall, end, tracer, complete=done or not one_shot)
-    complete(result, prep, done, net.last_active)
-    return result
+                   t.describe(), sorted(net.crashed, key=lambda c: (c[0], c[1])), quiet=done,
+                   last_active=net.last_active, waiting=waiting, down=net.down(), last_events=last_events)
+    return collect(prep, reporter, monitor, slots_run, wall, end, tracer)

@@ -30,6 +30,7 @@ from slotnet.fabric import FAULT_KINDS, NOTE_CAUSES, SlotClock, Transport
 from slotnet.nodes import Node
 from slotnet.nodes.runtime import NodeContext, SlotRuntime, TracedContext
 
+from ._completion import Waiting
 from ._observer import SlotBatch
 from ._spec import Prepared
 from ._trace import TraceBuffer
@@ -365,6 +366,16 @@ class Network:
             for rec in parked[i:i + batch]:
                 runtime.resume(rec, outcome.Error(_Stop()))
             await runtime.wait_quiescent()
+
+    def waiting(self) -> list[Waiting]:
+        """The live local nodes parked now, each with the slot of its last ``idle()`` and its timer."""
+        alive = self.transport.is_alive
+        return [Waiting(rec.node, rec.since, rec.timer) for rec in self.runtime.parked() if alive(rec.node)]
+
+    def down(self) -> list[int]:
+        """The local nodes down (crashed, not recovered) now."""
+        alive = self.transport.is_alive
+        return [v for v in self.local if not alive(v)]
 
     def quiescent(self) -> bool:
         """Nothing left to do here: no node awake or due, nothing in flight."""

@@ -73,6 +73,7 @@ async def serve_shard(link: ShardLink) -> None:
                         break
                     slot += 1
                     await net.step(slot, nursery)
+                waiting = net.waiting()
                 await net.stop()
             nursery.cancel_scope.cancel()
     except BaseExceptionGroup as group:  # unwrap a lone failure into its precise error
@@ -81,7 +82,8 @@ async def serve_shard(link: ShardLink) -> None:
     link.final({"ledger": ledger_to_wire(transport.ledger), "in_flight": list(transport.in_flight()),
                 "held": [held[v] for v in net.local], "held_packets": [list(held_packets[v]) for v in net.local],
                 "delivered": transport.delivered, "wakeups": net.runtime.wakeups, "sent_local": transport.sent_local,
-                "sent_cross": transport.sent_cross, "rejected": link.rejected, "crashed": net.crashed})
+                "sent_cross": transport.sent_cross, "rejected": link.rejected, "crashed": net.crashed,
+                "waiting": [[w.node, w.since, w.until] for w in waiting], "down": net.down()})
 
 
 async def run_shard(broker_url: str, run_id: str, shard: int, shards: int) -> None:
