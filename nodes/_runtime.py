@@ -299,6 +299,13 @@ class SlotRuntime:
         self.running += 1
         reschedule(rec.task, value)  # type: ignore[arg-type]
 
+    def fail(self, exc: BaseException) -> None:
+        """End the driver's wait at the barrier with ``exc`` (the watchdog's error); nothing
+        if the driver is not waiting there."""
+        if self._driver_parked and self._driver is not None:
+            self._driver_parked = False
+            reschedule(self._driver, outcome.Error(exc))
+
     async def wait_quiescent(self) -> None:
         """Park the driver until every running node has parked or returned."""
         if self.running == 0:

@@ -37,6 +37,7 @@ from ._result import Result
 from ._spec import Prepared
 from ._stability import StabilityMonitor
 from ._trace import Tracer
+from ._watchdog import watching
 
 __all__ = ["in_process", "run_local"]
 
@@ -74,23 +75,24 @@ async def run_local(prep: Prepared, *, progress: Progress | None = None,
     done = False  # quiet: nothing could happen any more
     waiting: list[Waiting] = []
     try:
-        async with trio.open_nursery() as nursery:
-            await net.start(nursery)
-            with quiet_gc():
-                for slot in range(prep.slots):
-                    if slot:
-                        await net.step(slot, nursery)
-                    slots_run = slot + 1
-                    if net.batch is not None:
-                        net.batch.flush()
-                    if not observers.close_slot(slot):
-                        break
-                    if one_shot and net.quiescent():
-                        done = True
-                        break
-                waiting = net.waiting() if one_shot else []
-                await net.stop()
-            nursery.cancel_scope.cancel()
+        with watching(spec.node_timeout, net):  # a node holding the run past it is named
+            async with trio.open_nursery() as nursery:
+                await net.start(nursery)
+                with quiet_gc():
+                    for slot in range(prep.slots):
+                        if slot:
+                            await net.step(slot, nursery)
+                        slots_run = slot + 1
+                        if net.batch is not None:
+                            net.batch.flush()
+                        if not observers.close_slot(slot):
+                            break
+                        if one_shot and net.quiescent():
+                            done = True
+                            break
+                    waiting = net.waiting() if one_shot else []
+                    await net.stop()
+                nursery.cancel_scope.cancel()
     except BaseExceptionGroup as group:  # unwrap a lone failure into its precise error
         raise single_error(group) from None
     finally:
