@@ -23,6 +23,7 @@ from ._result import Result
 from ._spec import Prepared
 from ._stability import StabilityMonitor
 from ._trace import Tracer, fingerprint
+from ._verdict import verdict
 
 __all__ = ["EndState", "collect", "fault_impact", "single_error"]
 
@@ -114,7 +115,7 @@ def collect(prep: Prepared, reporter: Any, monitor: StabilityMonitor, slots_run:
             warmup=spec.warmup, window=slots_run - spec.warmup)
     invariants = check_invariants(scheme_invariants)
     hops = end.delivered + len(in_flight) + sum(ledger.values())
-    return Result(
+    result = Result(
         scheme=prep.scheme.name,
         topology=prep.topology.describe(),
         seed=spec.seed,
@@ -139,6 +140,9 @@ def collect(prep: Prepared, reporter: Any, monitor: StabilityMonitor, slots_run:
                      "messages_per_second": hops / wall if wall else None,
                      "build": build()},  # this process's hot path: compiled or pure Python
     )
+    judged = verdict(result)
+    result.verdict = {"ok": judged.ok, "reasons": list(judged.reasons)}
+    return result
 
 
 def _complete(tracer: Tracer | None) -> bool:

@@ -103,6 +103,9 @@ class Result:
     trace_fingerprint: str | None = None
     wall_seconds: float = 0.0
     performance: dict[str, Any] = field(default_factory=dict)
+    #: the run's one verdict ``{"ok", "reasons"}`` (``engine.verdict``; ``slotnet run`` with
+    #: faults and ``explore`` add explore's rules); None: not judged
+    verdict: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -185,6 +188,8 @@ class Result:
             out["completion"] = self.completion
         if self.fault_impact is not None:
             out["fault_impact"] = self.fault_impact
+        if self.verdict is not None:
+            out["verdict"] = self.verdict
         if per_node:
             out["per_node"] = self.per_node
         if series:

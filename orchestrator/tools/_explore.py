@@ -86,7 +86,7 @@ from ..engine._verdict import verdict
 from . import _fuzz
 from ._report import format_value, table
 
-__all__ = ["CLASSES", "FAMILIES", "explore", "faults_of", "format_explore", "judge", "scenarios"]
+__all__ = ["CLASSES", "FAMILIES", "explore", "faults_of", "format_explore", "judge", "judged_run", "scenarios"]
 
 FAMILIES = ("single-link", "single-node", "double-link", "crash-points", "random")
 #: The classes of a random sample, the first that applies (see the module doc).
@@ -280,19 +280,26 @@ def judge(request: Mapping[str, Any]) -> dict[str, Any]:
     return _judged(fields, label, objects)[0]
 
 
-def _judged(fields: dict[str, Any], label: str, objects: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], Any]:
-    """The verdict of one scenario, and the run's :class:`Result`."""
-    spec = RunSpec(**fields, faults=faults_of(objects))
+def judged_run(spec: RunSpec, *, progress: Any = None) -> tuple[Any, dict[str, Any], dict[str, Any] | None]:
+    """Run ``spec`` (in this process) and judge it by explore's verdict: the run's own
+    (``engine.verdict``: invariants, properties, completion), then avoidable losses and
+    missed broadcasts. The verdict replaces ``result.verdict``, so ``slotnet run`` (with
+    faults), ``explore``, random campaigns and ``--shrink`` give the same one.
+
+    Returns:
+        ``(result, lost, missed)``: the :class:`Result`, every loss by book, and the missed
+        broadcasts (None for a scheme without broadcasts).
+    """
     prep = spec.prepare()
     box: list[_Witness] = []
     with _witnessed(spec.scheme, box):
-        result = run(spec)
+        result = run(spec, progress=progress)
     w = box[-1]
     timeline = spec.faults.port_timeline(prep.topology)
     lost = _judge_losses(w, timeline, spec.faults.detect, (result.fault_impact or {}).get("avoidable", {}))
     missed = _judge_misses(w, prep.topology, spec.faults, timeline, result.slots_run) if w.broadcasts else None
     reasons = list(verdict(result).reasons)
-    first = lost.pop("first_avoidable", None)
+    first = lost.get("first_avoidable")
     if first is not None:
         reasons.append(f"{_count(sum(lost['avoidable'].values()), 'avoidable loss', 'avoidable losses')} "
                        f"(first sent in slot {first[0]}, {first[1]}->{first[3]})")
@@ -300,6 +307,15 @@ def _judged(fields: dict[str, Any], label: str, objects: Sequence[Mapping[str, A
         f = missed["first"]
         reasons.append(f"{_count(missed['broadcasts'], 'broadcast')} missed {_count(missed['nodes'], 'reachable node')} "
                        f"(first: {f['origin']},{f['seq']} at {','.join(map(str, f['missing_nodes']))})")
+    result.verdict = {"ok": not reasons, "reasons": reasons}
+    return result, lost, missed
+
+
+def _judged(fields: dict[str, Any], label: str, objects: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], Any]:
+    """The verdict of one scenario, and the run's :class:`Result`."""
+    result, lost, missed = judged_run(RunSpec(**fields, faults=faults_of(objects)))
+    lost.pop("first_avoidable", None)
+    reasons = result.verdict["reasons"]
     out = {"fault": label, "faults": list(objects), "ok": not reasons, "reasons": reasons,
            "metrics": {k: v for k, v in result.metrics.items() if _scalar(v)}, "lost": lost,
            "invariants_ok": bool(result.invariants.get("ok")), "slots_run": result.slots_run}
