@@ -321,6 +321,9 @@ def _judged(fields: dict[str, Any], label: str, objects: Sequence[Mapping[str, A
            "invariants_ok": bool(result.invariants.get("ok")), "slots_run": result.slots_run}
     if result.complete is not None:
         out["complete"] = result.complete
+    # nothing unaccounted: every invariant but a one-shot task's termination (a deadlock is "incomplete")
+    out["accounted"] = all(v.get("ok", False) for k, v in result.invariants.items()
+                           if isinstance(v, dict) and k != "termination")
     if missed is not None:
         out["missed"] = missed
     return out, result
@@ -352,9 +355,9 @@ def _checked(fields: dict[str, Any], label: str, objects: Sequence[Mapping[str, 
             classes.append("nondeterministic")
             reasons.append(f"a second run differs: {where}")
         out["repeated"] = True
-    if any(isinstance(v, dict) and not v.get("ok", False) for k, v in result.invariants.items() if k != "termination"):
+    if not judged["invariants_ok"] and not judged.get("accounted", False):
         classes.append("unaccounted")
-    if result.complete is False:
+    if judged.get("complete") is False:
         classes.append("incomplete")
     books = _fuzz.book_failures((result.fault_impact or {}).get("packets"))
     if books:
