@@ -28,15 +28,14 @@ import trio
 from slotnet.fabric import InProcessTransport, SlotClock, Transport
 
 from ._collect import EndState, collect, single_error
-from ._completion import LastEvents, Waiting, may_deadlock
+from ._completion import Waiting
 from ._gc import quiet_gc
-from ._network import Network, checked_handlers
-from ._observer import SlotBatch, SlotObservers
+from ._network import Network
+from ._observer import SlotBatch
+from ._open import open_run
 from ._progress import Progress
 from ._result import Result
 from ._spec import Prepared
-from ._stability import StabilityMonitor
-from ._trace import Tracer
 from ._watchdog import watching
 
 __all__ = ["in_process", "run_local"]
@@ -57,19 +56,13 @@ async def run_local(prep: Prepared, *, progress: Progress | None = None,
         CapacityError: a node oversent a port.
     """
     spec = prep.spec
-    reporter = prep.scheme.reporter(prep.setup)
-    handlers = checked_handlers(reporter)
-    last_events = LastEvents() if may_deadlock(prep) else None
-    if last_events is not None:
-        handlers = last_events.wrap(handlers)
-    tracer = Tracer(spec.trace, reporter.events) if spec.trace else None
+    opened = open_run(prep, progress=progress, on_slot=on_slot)
+    reporter, handlers, tracer, observers, one_shot = (opened.reporter, opened.handlers, opened.tracer,
+                                                       opened.observers, opened.one_shot)
     factory = spec.transport or in_process
     net = Network(prep, lambda clock, lost: factory(prep, clock, lost), handlers=handlers,
                   batch=SlotBatch(handlers) if spec.observer == "buffered" else None,
                   on_lost=reporter.on_lost, tracer=tracer.buffer if tracer is not None else None)
-    monitor = StabilityMonitor(prep.topology.n_nodes, spec.warmup, prep.slots, prep.max_backlog_per_node)
-    observers = SlotObservers.of_run(reporter, monitor, tracer=tracer, progress=progress, on_slot=on_slot)
-    one_shot = prep.scheme.until == "quiescent"
     t0 = time.perf_counter()
     slots_run = 0
     done = False  # quiet: nothing could happen any more
@@ -101,5 +94,5 @@ async def run_local(prep: Prepared, *, progress: Progress | None = None,
     t = net.transport
     end = EndState(t.ledger, t.in_flight(), net.held(), net.held_packets(), t.delivered, net.runtime.wakeups,
                    t.describe(), sorted(net.crashed, key=lambda c: (c[0], c[1])), quiet=done,
-                   last_active=net.last_active, waiting=waiting, down=net.down(), last_events=last_events)
-    return collect(prep, reporter, monitor, slots_run, wall, end, tracer)
+                   last_active=net.last_active, waiting=waiting, down=net.down(), last_events=opened.last_events)
+    return collect(prep, reporter, opened.monitor, slots_run, wall, end, tracer)

@@ -26,14 +26,12 @@ from typing import Any
 from slotnet.fabric import FaultLedger, ShardMap
 
 from ..engine._collect import EndState, collect
-from ..engine._completion import LastEvents, Waiting, may_deadlock
-from ..engine._network import checked_handlers
-from ..engine._observer import SlotBatch, SlotObservers
+from ..engine._completion import Waiting
+from ..engine._observer import SlotBatch
+from ..engine._open import open_run
 from ..engine._progress import Progress
 from ..engine._result import Result
 from ..engine._spec import Prepared
-from ..engine._stability import StabilityMonitor
-from ..engine._trace import Tracer
 from ._link import CoordinatorLink
 from ._mqtt_link import coordinator_link
 from ._wire import ledger_from_wire, spec_to_wire
@@ -54,14 +52,10 @@ async def coordinate(prep: Prepared, link: CoordinatorLink, *, progress: Progres
                      on_slot: Callable[[int], None] | None = None) -> Result:
     """Run ``prep`` over the shards at the other end of ``link``; the result merges theirs."""
     spec = prep.spec
-    reporter = prep.scheme.reporter(prep.setup)
-    last_events = LastEvents() if may_deadlock(prep) else None
-    handlers = checked_handlers(reporter)
-    batch = SlotBatch(last_events.wrap(handlers) if last_events is not None else handlers, on_lost=reporter.on_lost)
-    tracer = Tracer(spec.trace, reporter.events) if spec.trace else None
-    monitor = StabilityMonitor(prep.topology.n_nodes, spec.warmup, prep.slots, prep.max_backlog_per_node)
-    observers = SlotObservers.of_run(reporter, monitor, tracer=tracer, progress=progress, on_slot=on_slot)
-    one_shot = prep.scheme.until == "quiescent"
+    opened = open_run(prep, progress=progress, on_slot=on_slot)
+    reporter, tracer, monitor, observers, one_shot = (opened.reporter, opened.tracer, opened.monitor,
+                                                      opened.observers, opened.one_shot)
+    batch = SlotBatch(opened.handlers, on_lost=reporter.on_lost)
     try:
         await link.start(spec_to_wire(spec))
         t0 = time.perf_counter()
@@ -85,7 +79,7 @@ async def coordinate(prep: Prepared, link: CoordinatorLink, *, progress: Progres
     finally:
         observers.close()
     end = _merge(prep, finals, link)
-    end.quiet, end.last_active, end.last_events = done, last_active, last_events
+    end.quiet, end.last_active, end.last_events = done, last_active, opened.last_events
     return collect(prep, reporter, monitor, slots_run, wall, end, tracer)
 
 
