@@ -14,7 +14,8 @@ is mid-step and nothing has moved for ``limit`` seconds it ends the run with a
 * if it does not (a node holds it, looping without awaiting), the watchdog interrupts the
   main thread (as Ctrl-C would: the node's loop is broken where it runs), and the driver
   turns that interrupt into the error. Where the run is not in the main thread, it cannot
-  be interrupted: the error is raised when the node lets go, if ever.
+  be interrupted: the error is raised when the node lets go, if ever. A node stopped in
+  a debugger (``breakpoint()``) is never taken for one that holds the loop.
 
 It costs nothing per slot: the thread reads three counters.
 """
@@ -78,6 +79,9 @@ class Watchdog:
                 if self.fired is not None:
                     return
                 last, since = self._progress(), time.monotonic()  # it moved on meanwhile
+                continue
+            if _debugging(sys._current_frames().get(self._loop_thread)):
+                last, since = self._progress(), time.monotonic()  # a debugger holds it: no hog
                 continue
             self._hog()
             return
@@ -176,6 +180,11 @@ def _where(frames: list[FrameType]) -> str | None:
         return None
     file, line, func = got
     return f"{file}:{line} in {func}"
+
+
+def _debugging(frame: FrameType | None) -> bool:
+    """Whether ``frame``'s thread stands in a debugger (``breakpoint()``, pdb): never a hog."""
+    return any(f.f_code.co_filename.endswith(("bdb.py", "pdb.py")) for f in _stack(frame))
 
 
 def _node_of(frame: FrameType | None) -> int | None:
