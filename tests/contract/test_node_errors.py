@@ -10,8 +10,7 @@ import trio
 
 from slotnet import NodeFailure, RunSpec, run
 from slotnet.errors import NodeTimeout
-
-from .user_ring import TokenRing, user_scheme
+from tests.support.user_ring import TokenRing, user_scheme
 
 HERE = __file__.rsplit("/", 1)[-1]
 

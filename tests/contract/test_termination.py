@@ -15,8 +15,7 @@ from hypothesis import strategies as st
 from slotnet import RunSpec, run
 from slotnet.orchestrator.engine import verdict
 from slotnet.orchestrator.shard._memory_link import run_sharded_in_memory
-
-from .user_ring import NeverReturns, NobodyStarts, TokenRing, user_scheme
+from tests.support.user_ring import NeverReturns, NobodyStarts, TokenRing, user_scheme
 
 N = 6
 
