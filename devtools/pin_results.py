@@ -76,11 +76,26 @@ def pin() -> dict:
 
 
 def compare(a: dict, b: dict) -> list[str]:
-    diffs = []
-    for key in sorted(set(a) | set(b)):
-        if a.get(key) != b.get(key):
-            diffs.append(key)
-    return diffs
+    """The cases whose pinned values differ (a key only in ``b``, a field added since, is no difference)."""
+    return [key for key in sorted(set(a) | set(b)) if key not in a or key not in b or changed(a[key], b[key])]
+
+
+def changed(a: object, b: object) -> bool:
+    """Whether a value of ``a`` differs in ``b``: keys ``b`` adds to a dict are left out (see :func:`added`)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return set(a) - set(b) != set() or any(changed(a[k], b[k]) for k in a)
+    return a != b
+
+
+def added(a: object, b: object, path: str = "") -> list[str]:
+    """The JSON paths of the keys ``b`` has and ``a`` lacks (new fields)."""
+    if not (isinstance(a, dict) and isinstance(b, dict)):
+        return []
+    out = [f"{path}/{k}" for k in b if k not in a]
+    for k in a:
+        if k in b:
+            out += added(a[k], b[k], f"{path}/{k}")
+    return out
 
 
 def _load(path: str) -> dict:
@@ -98,7 +113,13 @@ def main() -> int:
         diffs = compare(a, b)
         for key in diffs:
             print("differs:", key)
-        print(f"{len(a)} cases, {len(diffs)} differ")
+        new: dict[str, int] = {}
+        for key in sorted(set(a) & set(b)):
+            for path in added(a[key], b[key]):
+                new[path] = new.get(path, 0) + 1
+        for path, n in sorted(new.items()):
+            print(f"new field: {path} (in {n} cases)")
+        print(f"{len(a)} cases, {len(diffs)} differ, {len(new)} new fields")
         return 1 if diffs else 0
     with open(args.out, "w") as f:
         json.dump(pin(), f, indent=1, sort_keys=True)

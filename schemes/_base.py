@@ -404,6 +404,14 @@ class Scheme:
     #: exact values and the bounds against the measured metrics; theory values no claim
     #: names are listed as ``undeclared``. None: nothing declared.
     claims: Callable[[Setup, Mapping[str, Any]], Sequence[Claim]] | None = None
+    #: a one-shot task's completion predicate, asked with the run's reporter when the run
+    #: goes quiet (no node awake or due, nothing in flight) with live nodes still waiting:
+    #: True, the task is complete although those nodes wait (a rule whose nodes park idle
+    #: once their part is done, e.g. :func:`slotnet.schemes.kit.parked_when_done`; the
+    #: reporter's invariants then judge whether the work was done); False, a deadlock.
+    #: None: a one-shot task is complete only when every live node has returned from
+    #: ``run()``, and a run that goes quiet with nodes still waiting is a deadlock.
+    done: Callable[[Any], bool] | None = None
 
     def param(self, name: str) -> Param:
         """The parameter called ``name``.

@@ -25,14 +25,13 @@ from typing import Any
 
 from slotnet.fabric import FaultLedger, ShardMap
 
-from ..engine._collect import EndState, collect, complete
-from ..engine._network import checked_handlers
-from ..engine._observer import SlotBatch, SlotObservers
+from ..engine._collect import EndState, collect
+from ..engine._completion import Waiting
+from ..engine._observer import SlotBatch
+from ..engine._open import open_run
 from ..engine._progress import Progress
 from ..engine._result import Result
 from ..engine._spec import Prepared
-from ..engine._stability import StabilityMonitor
-from ..engine._trace import Tracer
 from ._link import CoordinatorLink
 from ._mqtt_link import coordinator_link
 from ._wire import ledger_from_wire, spec_to_wire
@@ -53,12 +52,10 @@ async def coordinate(prep: Prepared, link: CoordinatorLink, *, progress: Progres
                      on_slot: Callable[[int], None] | None = None) -> Result:
     """Run ``prep`` over the shards at the other end of ``link``; the result merges theirs."""
     spec = prep.spec
-    reporter = prep.scheme.reporter(prep.setup)
-    batch = SlotBatch(checked_handlers(reporter), on_lost=reporter.on_lost)
-    tracer = Tracer(spec.trace, reporter.events) if spec.trace else None
-    monitor = StabilityMonitor(prep.topology.n_nodes, spec.warmup, prep.slots, prep.max_backlog_per_node)
-    observers = SlotObservers.of_run(reporter, monitor, tracer=tracer, progress=progress, on_slot=on_slot)
-    one_shot = prep.scheme.until == "quiescent"
+    opened = open_run(prep, progress=progress, on_slot=on_slot)
+    reporter, tracer, monitor, observers, one_shot = (opened.reporter, opened.tracer, opened.monitor,
+                                                      opened.observers, opened.one_shot)
+    batch = SlotBatch(opened.handlers, on_lost=reporter.on_lost)
     try:
         await link.start(spec_to_wire(spec))
         t0 = time.perf_counter()
@@ -81,10 +78,9 @@ async def coordinate(prep: Prepared, link: CoordinatorLink, *, progress: Progres
         wall = time.perf_counter() - t0
     finally:
         observers.close()
-    result = collect(prep, reporter, monitor, slots_run, wall, _merge(prep, finals, link), tracer,
-                     complete=done or not one_shot)
-    complete(result, prep, done, last_active)
-    return result
+    end = _merge(prep, finals, link)
+    end.quiet, end.last_active, end.last_events = done, last_active, opened.last_events
+    return collect(prep, reporter, monitor, slots_run, wall, end, tracer)
 
 
 def _merge(prep: Prepared, finals: list[dict[str, Any]], link: CoordinatorLink) -> EndState:
@@ -96,6 +92,8 @@ def _merge(prep: Prepared, finals: list[dict[str, Any]], link: CoordinatorLink) 
     held = [0] * n
     held_packets: list[Any] = [()] * n
     crashed: list[tuple[int, int, list[Any]]] = []
+    waiting: list[Waiting] = []
+    down: list[int] = []
     delivered = wakeups = sent_local = sent_cross = 0
     rejected = dict(link.rejected)
     for shard, state in enumerate(finals):
@@ -105,6 +103,8 @@ def _merge(prep: Prepared, finals: list[dict[str, Any]], link: CoordinatorLink) 
             held[v] = h
             held_packets[v] = items
         crashed += [(slot, node, list(items)) for slot, node, items in state["crashed"]]
+        waiting += [Waiting(node, since, until) for node, since, until in state.get("waiting", ())]
+        down += state.get("down", ())
         delivered += state["delivered"]
         wakeups += state["wakeups"]
         sent_local += state["sent_local"]
@@ -118,4 +118,5 @@ def _merge(prep: Prepared, finals: list[dict[str, Any]], link: CoordinatorLink) 
                  "cross_shard_fraction": sent_cross / sent if sent else 0.0,
                  "cross_shard_links": cross_links / links if links else 0.0, "frames_rejected": dict(sorted(rejected.items()))}
     return EndState(ledger, sorted(in_flight, key=repr), held, held_packets, delivered, wakeups, transport,
-                    sorted(crashed, key=lambda c: (c[0], c[1])))
+                    sorted(crashed, key=lambda c: (c[0], c[1])), waiting=sorted(waiting, key=lambda w: w.node),
+                    down=sorted(down))

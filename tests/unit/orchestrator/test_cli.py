@@ -499,18 +499,18 @@ def test_run_options_and_their_defaults():
                   "trace": None,
                   "trace_nodes": None, "trace_slots": None, "trace_events": None, "per_node": False, "series": False,
                   "max_backlog": None, "no_progress": False, "shards": 1, "broker": None, "no_spawn": False,
-                  "run_id": None}
+                  "run_id": None, "node_timeout": 10.0, "debug": False}
     ns = _without_loads(_ns(["run", "s", "--topology", "t", "-p", "a=1", "--param", "b=2", "--json", "--slots", "7",
                              "--warmup", "2", "--seed", "3", "--fault", "crash@1:0", "--fault", "loss=0.1",
                              "--faults", "F", "--detect", "never", "--trace", "T", "--trace-nodes", "1,2",
                              "--trace-slots", "0:4", "--trace-events", "sent", "--per-node", "--series",
                              "--max-backlog", "5", "--no-progress", "--shards", "2", "--broker", "mqtt://h:1",
-                             "--no-spawn", "--run-id", "R"]))
+                             "--no-spawn", "--run-id", "R", "--node-timeout", "2.5", "--debug"]))
     assert ns == {"command": "run", "scheme": "s", "topology": "t", "param": ["a=1", "b=2"], "json": True,
                   "slots": 7, "warmup": 2, "seed": 3, "seeds": None, "jobs": None, "fault": ["crash@1:0", "loss=0.1"], "faults": "F",
                   "detect": "never", "trace": "T", "trace_nodes": "1,2", "trace_slots": "0:4", "trace_events": "sent",
                   "per_node": True, "series": True, "max_backlog": 5.0, "no_progress": True, "shards": 2,
-                  "broker": "mqtt://h:1", "no_spawn": True, "run_id": "R"}
+                  "broker": "mqtt://h:1", "no_spawn": True, "run_id": "R", "node_timeout": 2.5, "debug": True}
     assert isinstance(ns["max_backlog"], float)
 
 
@@ -777,6 +777,7 @@ def fake_run(monkeypatch):
     """``_cmd_run.run`` replaced: records (spec, progress), returns a _Result; the tables are tags."""
     rec = _Recorder(_Result)
     monkeypatch.setattr(_cmd_run, "run", lambda spec, progress: rec(spec, progress))
+    monkeypatch.setattr(_cmd_run, "judged_run", lambda spec, progress: (rec(spec, progress), {}, None))  # with faults
     monkeypatch.setattr(_cmd_run, "format_result", lambda result, columns, label: f"RESULT {len(columns)} {label}")
     monkeypatch.setattr(_cmd_run, "format_series", lambda result: "SERIES")
     monkeypatch.setattr(_cmd_run, "format_per_node", lambda result: "PER-NODE")
@@ -796,6 +797,7 @@ def test_run_builds_the_spec_from_every_option(capsys, fake_run):
                            load={"offered": 0.5}, slots=6, warmup=1, seed=3,
                            faults=FaultSchedule.parse(["crash@2:1"], None, detect=2), trace=None,
                            max_backlog_per_node=9.0, shards=1, broker=None, series=True)
+    assert spec.node_timeout == 10.0
     assert out == "RESULT 4 theory\n\nSERIES\n"
     code, out, _ = _call(capsys, *_RUN)
     (spec, progress), _ = fake_run.calls[1]

@@ -31,7 +31,8 @@ CUBE = parse_topology("hypercube:3")
 
 def test_explore_tables():
     assert _explore.FAMILIES == ("single-link", "single-node", "double-link", "crash-points", "random")
-    assert _explore.CLASSES == ("crash", "refused", "nondeterministic", "unaccounted", "books", "verdict", "ok")
+    assert _explore.CLASSES == ("crash", "refused", "nondeterministic", "unaccounted", "incomplete", "books", "verdict",
+                               "ok")
     assert _explore.REPEAT_EVERY == 20
     assert _explore._KEY_METRICS == ("mean_delay", "mean_broadcast_delay", "completion_time", "throughput_per_node",
                                      "link_utilization", "mean_queue_per_node")
@@ -385,7 +386,8 @@ def test_a_judged_crash_of_a_broadcast_relay():
                            "first": {"origin": 0, "seq": 1, "born": v["missed"]["first"]["born"], "missing_nodes": [3]}}
     assert v["invariants_ok"] is True and v["slots_run"] == 8
     assert all(_explore._scalar(x) for x in v["metrics"].values()) and "mean_broadcast_delay" in v["metrics"]
-    assert set(v) == {"fault", "faults", "ok", "reasons", "metrics", "lost", "invariants_ok", "slots_run", "missed"}
+    assert set(v) == {"fault", "faults", "ok", "reasons", "metrics", "lost", "invariants_ok", "slots_run", "missed",
+                      "accounted"}
     # checked as a random sample: the replay command, the fingerprint, the class
     c = judge({**req, "checks": True, "repeat": True})
     assert c["command"] == ("slotnet run bcast-simple -t hypercube:2 --rho 0.3 --slots 8 --warmup 0 --seed 1 "
@@ -515,13 +517,13 @@ def test_explore_random_summary_and_repeats(monkeypatch):
         __import__("slotnet.schemes", fromlist=["SCHEMES"]).SCHEMES["deflection"].refuses_fault), _fuzz.sample_rng(1, 0))
     assert rep["summary"] == {"scenarios": 22, "ok": 19, "failed": 2, "baseline_ok": True, "first_failure": "#2",
                               "refused": 1, "classes": {"crash": 0, "refused": 1, "nondeterministic": 0,
-                                                        "unaccounted": 0, "books": 1, "verdict": 2}}
+                                                        "unaccounted": 0, "incomplete": 0, "books": 1, "verdict": 2}}
     assert rep["scenarios"][0]["delta"] == {"m": 2.5}
     text = format_explore(rep)
     lines = text.splitlines()
     assert lines[0] == "explore deflection on hypercube:2, seed 1, 8 slots: 22 scenarios (random), 19 ok, 2 failed, 1 refused"
-    assert "checks: crash 0, refused 1, nondeterministic 0, unaccounted 0, books 1, verdict 2" in lines
-    i = lines.index("checks: crash 0, refused 1, nondeterministic 0, unaccounted 0, books 1, verdict 2")
+    assert "checks: crash 0, refused 1, nondeterministic 0, unaccounted 0, incomplete 0, books 1, verdict 2" in lines
+    i = lines.index("checks: crash 0, refused 1, nondeterministic 0, unaccounted 0, incomplete 0, books 1, verdict 2")
     assert lines[i + 1:] == ["#1 refused: refused reason", "  replay: cmd #1", "#2 books: books reason",
                              "  replay: cmd #2", "#3 verdict: verdict reason", "  replay: cmd #3"]
     assert any(line.startswith("#2 ") and "BOOKS" in line for line in lines)
