@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 import trio
 
@@ -31,6 +32,7 @@ from ._gc import quiet_gc
 from ._network import Network, checked_handlers
 from ._observer import SlotBatch, SlotObservers
 from ._progress import Progress
+from ._properties import PropertyMonitor
 from ._result import Result
 from ._spec import Prepared
 from ._stability import StabilityMonitor
@@ -56,13 +58,23 @@ async def run_local(prep: Prepared, *, progress: Progress | None = None,
     spec = prep.spec
     reporter = prep.scheme.reporter(prep.setup)
     handlers = checked_handlers(reporter)
-    tracer = Tracer(spec.trace, reporter.events) if spec.trace else None
+    judge = PropertyMonitor.of(prep, reporter.events)  # the scheme's stated properties and choices, if any
+    on_lost = reporter.on_lost
+    events = reporter.events
+    if judge is not None:
+        handlers = judge.wrap(handlers)
+        on_lost = _both_lost(reporter.on_lost, judge.on_lost)
+        events = {**reporter.events, **judge.own_events}
+    tracer = Tracer(spec.trace, events) if spec.trace else None
     factory = spec.transport or in_process
     net = Network(prep, lambda clock, lost: factory(prep, clock, lost), handlers=handlers,
                   batch=SlotBatch(handlers) if spec.observer == "buffered" else None,
-                  on_lost=reporter.on_lost, tracer=tracer.buffer if tracer is not None else None)
+                  on_lost=on_lost, tracer=tracer.buffer if tracer is not None else None, monitor=judge)
     monitor = StabilityMonitor(prep.topology.n_nodes, spec.warmup, prep.slots, prep.max_backlog_per_node)
     observers = SlotObservers.of_run(reporter, monitor, tracer=tracer, progress=progress, on_slot=on_slot)
+    if judge is not None:
+        judge.attach(net)
+        observers.observers.insert(1, judge)  # right after the reporter closes the slot
     one_shot = prep.scheme.until == "quiescent"
     t0 = time.perf_counter()
     slots_run = 0
@@ -94,4 +106,14 @@ async def run_local(prep: Prepared, *, progress: Progress | None = None,
                    t.describe(), sorted(net.crashed, key=lambda c: (c[0], c[1])))
     result = collect(prep, reporter, monitor, slots_run, wall, end, tracer, complete=done or not one_shot)
     complete(result, prep, done, net.last_active)
+    if judge is not None:
+        judge.finish(result, complete=done or not one_shot)
     return result
+
+
+def _both_lost(first: Callable[..., None], second: Callable[..., None]) -> Callable[..., None]:
+    """An ``on_lost`` that tells the reporter, then the property monitor."""
+    def on_lost(*args: Any) -> None:
+        first(*args)
+        second(*args)
+    return on_lost
