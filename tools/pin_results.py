@@ -8,6 +8,7 @@ trace fingerprint. Compare two such files with ``--compare``.
 Usage:
     python tools/pin_results.py OUT.json            # write the pins of this tree
     python tools/pin_results.py --compare A.json B.json   # exit 1 and list what differs
+                                                          # (cases that only add keys are listed apart)
 """
 
 from __future__ import annotations
@@ -76,11 +77,25 @@ def pin() -> dict:
 
 
 def compare(a: dict, b: dict) -> list[str]:
-    diffs = []
-    for key in sorted(set(a) | set(b)):
-        if a.get(key) != b.get(key):
-            diffs.append(key)
-    return diffs
+    """The cases whose results differ (a case of B that only adds keys to A's is not among them)."""
+    return [key for key in sorted(set(a) | set(b)) if a.get(key) != b.get(key) and not added(a.get(key), b.get(key))]
+
+
+def added(a: object, b: object, path: str = "") -> list[str]:
+    """The paths of the keys ``b`` adds to ``a`` where ``b`` is ``a`` plus those keys (nested
+    anywhere in its dicts), else [] (also when they are equal)."""
+    if not isinstance(a, dict) or not isinstance(b, dict) or a == b:
+        return []
+    out: list[str] = []
+    for k in b:
+        if k not in a:
+            out.append(f"{path}{k}")
+        elif a[k] != b[k]:
+            inner = added(a[k], b[k], f"{path}{k}.")
+            if not inner:
+                return []
+            out += inner
+    return out if all(k in b for k in a) else []
 
 
 def _load(path: str) -> dict:
@@ -98,7 +113,11 @@ def main() -> int:
         diffs = compare(a, b)
         for key in diffs:
             print("differs:", key)
-        print(f"{len(a)} cases, {len(diffs)} differ")
+        adds = {key: added(a.get(key), b.get(key)) for key in sorted(set(a) & set(b))}
+        adds = {key: paths for key, paths in adds.items() if paths}
+        for key, paths in adds.items():
+            print("adds keys:", key, ", ".join(paths))
+        print(f"{len(a)} cases, {len(diffs)} differ" + (f", {len(adds)} only add keys" if adds else ""))
         return 1 if diffs else 0
     with open(args.out, "w") as f:
         json.dump(pin(), f, indent=1, sort_keys=True)

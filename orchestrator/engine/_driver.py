@@ -74,7 +74,8 @@ async def run_local(prep: Prepared, *, progress: Progress | None = None,
     observers = SlotObservers.of_run(reporter, monitor, tracer=tracer, progress=progress, on_slot=on_slot)
     if judge is not None:
         judge.attach(net)
-        observers.observers.insert(1, judge)  # right after the reporter closes the slot
+        if judge.judges_slots:
+            observers.observers.insert(1, judge)  # right after the reporter closes the slot
     one_shot = prep.scheme.until == "quiescent"
     t0 = time.perf_counter()
     slots_run = 0

@@ -24,7 +24,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from slotnet.errors import SlotnetError
+from slotnet.errors import SlotnetError, SpecError
 from slotnet.fabric import encode
 from slotnet.schemes.kit.choices import goodness_of_fit
 from slotnet.schemes.kit.properties import (
@@ -136,15 +136,46 @@ class PropertyMonitor:
         self._reverse = topo.reverse_port
 
     @classmethod
-    def of(cls, prep: Prepared, reporter_events: Mapping[str, tuple[str, ...]]) -> PropertyMonitor | None:
-        """The run's monitor, or None for a scheme that states no property and declares no choice."""
+    def of(cls, prep: Prepared, reporter_events: Mapping[str, tuple[str, ...]], *,
+           sharded: bool = False) -> PropertyMonitor | None:
+        """The run's monitor, or None for a scheme that states no property and declares no choice.
+
+        ``sharded``: the monitor of a shard or of a sharded run's coordinator, which sees the
+        events (replayed) and the choices (counted in each shard, merged at the end) but not
+        the nodes' views or messages.
+
+        Raises:
+            SpecError: in a sharded run, a property that reads views or messages.
+        """
         if prep.scheme.properties is None and prep.scheme.choices is None:
             return None
-        return cls(prep, reporter_events)
+        mon = cls(prep, reporter_events)
+        if sharded and (mon.views or mon.messages):
+            what = [p.name for p in mon.props if p.needs & {"views", "messages"}]
+            raise SpecError(f"scheme {prep.scheme.name!r}: property {what[0]!r} reads the nodes' views or messages, "
+                            f"which only a one-process run observes: run it without --shards")
+        return mon
+
+    @property
+    def judges_slots(self) -> bool:
+        """Whether the monitor has anything to do at a slot close (a property to judge)."""
+        return bool(self.props)
+
+    def choice_counts(self) -> dict[str, list[list[Any]]]:
+        """The counts of every declared choice, as wire data (a shard's, for its coordinator)."""
+        return {name: [[v, n] for v, n in c.items()] for name, c in self.counts.items()}
+
+    def add_counts(self, counts: Mapping[str, Any]) -> None:
+        """Add a shard's :meth:`choice_counts` (values that crossed the wire as lists become tuples)."""
+        for name, pairs in counts.items():
+            for v, n in pairs:
+                self.counts[name][tuple(v) if isinstance(v, list) else v] += n
 
     # -- what the run feeds it ----------------------------------------------------------
     def wrap(self, handlers: Mapping[str, Callable[..., None]]) -> dict[str, Callable[..., None]]:
         """The reporter's handlers, each also keeping its event here; plus the properties' own kinds."""
+        if not self.props:  # choices alone: the events need no keeping
+            return dict(handlers)
         out: dict[str, Callable[..., None]] = {}
         for kind, h in handlers.items():
             out[kind] = self._keeper(kind, h)
@@ -225,6 +256,18 @@ class PropertyMonitor:
             return frozenset()
         return frozenset(v for v in net.local if net.is_alive(v))
 
+    def _up_at_end(self, last: int) -> frozenset[int]:
+        """The nodes up after slot ``last``, from the fault schedule (the same in every runner)."""
+        up = set(range(self.prep.topology.n_nodes))
+        for ev in sorted(self.prep.spec.faults.events, key=lambda e: e.slot):
+            if ev.slot > last:
+                break
+            if ev.kind == "crash":
+                up.discard(ev.node)
+            elif ev.kind == "recover":
+                up.add(ev.node)
+        return frozenset(up)
+
     def _views(self, alive: frozenset[int]) -> dict[int, Mapping[str, Any]]:
         if not self.views or self._net is None:
             return {}
@@ -267,7 +310,7 @@ class PropertyMonitor:
         spec = self.prep.spec
         replay = replay_command(spec)
         if self.props:
-            alive = self._alive()
+            alive = self._up_at_end(result.slots_run - 1)
             crashed = frozenset(e.node for e in spec.faults.events if e.kind == "crash")
             end = EndView(result.slots_run - 1, tuple(self.events), alive, crashed, complete, not spec.faults.empty,
                           self._views(alive), tuple(self.sent), tuple(self.received), tuple(self.lost),

@@ -28,6 +28,7 @@ from slotnet.fabric import FaultLedger, ShardMap
 from ..engine._collect import EndState, collect, complete
 from ..engine._network import checked_handlers
 from ..engine._observer import SlotBatch, SlotObservers
+from ..engine._properties import PropertyMonitor
 from ..engine._progress import Progress
 from ..engine._result import Result
 from ..engine._spec import Prepared
@@ -54,10 +55,15 @@ async def coordinate(prep: Prepared, link: CoordinatorLink, *, progress: Progres
     """Run ``prep`` over the shards at the other end of ``link``; the result merges theirs."""
     spec = prep.spec
     reporter = prep.scheme.reporter(prep.setup)
-    batch = SlotBatch(checked_handlers(reporter), on_lost=reporter.on_lost)
-    tracer = Tracer(spec.trace, reporter.events) if spec.trace else None
+    judge = PropertyMonitor.of(prep, reporter.events, sharded=True)  # the scheme's properties over events, choices
+    handlers = checked_handlers(reporter) if judge is None else judge.wrap(checked_handlers(reporter))
+    batch = SlotBatch(handlers, on_lost=reporter.on_lost)
+    tracer = Tracer(spec.trace, reporter.events if judge is None else {**reporter.events, **judge.own_events}) \
+        if spec.trace else None
     monitor = StabilityMonitor(prep.topology.n_nodes, spec.warmup, prep.slots, prep.max_backlog_per_node)
     observers = SlotObservers.of_run(reporter, monitor, tracer=tracer, progress=progress, on_slot=on_slot)
+    if judge is not None and judge.judges_slots:
+        observers.observers.insert(1, judge)
     one_shot = prep.scheme.until == "quiescent"
     try:
         await link.start(spec_to_wire(spec))
@@ -84,6 +90,10 @@ async def coordinate(prep: Prepared, link: CoordinatorLink, *, progress: Progres
     result = collect(prep, reporter, monitor, slots_run, wall, _merge(prep, finals, link), tracer,
                      complete=done or not one_shot)
     complete(result, prep, done, last_active)
+    if judge is not None:
+        for final in finals:
+            judge.add_counts(final.get("choices", {}))
+        judge.finish(result, complete=done or not one_shot)
     return result
 
 

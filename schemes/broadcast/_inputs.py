@@ -67,6 +67,7 @@ def make_scheme(
     reporter: Callable[[Setup], Reporter] = BroadcastReporter,
     max_backlog: Callable[[Any, Mapping[str, Any]], float] | None = None,
     claims: Callable[[Setup, Mapping[str, Any]], Sequence[Claim]] | None = None,
+    choices: Callable[[Setup], Mapping[str, Any]] | None = None,
 ) -> Scheme:
     """A broadcast :class:`Scheme` record: the paper, the loads, :func:`prepare` and the
     hypercube shared by the five schemes, with the scheme's own node, theory adapter
@@ -85,6 +86,7 @@ def make_scheme(
         topologies=("hypercube",),
         max_backlog=max_backlog,
         claims=claims,
+        choices=choices,
     )
 
 
