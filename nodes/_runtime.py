@@ -19,21 +19,45 @@ decodes (:class:`Undecoded`) -- where Trio passes an ``Outcome`` through to the 
 coroutine. Anything else that reschedules a parked node (a cancellation, the end of the
 run) sends an ``Outcome``, which the record unwraps as Trio's trap would. Cancellation
 (shutdown, a crash fault) aborts a park cleanly, so a crash really is a cancel scope.
+
+That fast path uses two private names of Trio (``GLOBAL_RUN_CONTEXT`` and
+``WaitTaskRescheduled``), at the versions pyproject allows. Where either is missing (a
+Trio that moved them), or where :data:`FAST_PARK` is set False, a park is Trio's public
+``wait_task_rescheduled`` and a wake-up its public ``reschedule`` with the inbox wrapped
+in an ``outcome.Value``: slower, with the same results (the same tasks woken in the same
+order with the same inboxes).
 """
 
 from __future__ import annotations
 
 import heapq
+import importlib
 from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Any, Protocol
 
 import outcome
 import trio
-from trio._core._run import GLOBAL_RUN_CONTEXT  # where trio.lowlevel.reschedule finds the running run
-from trio._core._traps import WaitTaskRescheduled  # the message every Trio park yields to the run loop
 from trio.lowlevel import Abort, Task, current_task, reschedule, wait_task_rescheduled
 
-__all__ = ["Parking", "SlotRuntime", "Undecoded"]
+
+def _private(module: str, name: str) -> Any:
+    """A private name of Trio's, or None where this Trio lacks it (the fast path is then off)."""
+    try:
+        return getattr(importlib.import_module(module), name, None)
+    except ImportError:  # pragma: no cover - a Trio that moved the module
+        return None
+
+
+#: where trio.lowlevel.reschedule finds the running run
+GLOBAL_RUN_CONTEXT: Any = _private("trio._core._run", "GLOBAL_RUN_CONTEXT")
+#: the message every Trio park yields to the run loop
+WaitTaskRescheduled: Any = _private("trio._core._traps", "WaitTaskRescheduled")
+
+__all__ = ["FAST_PARK", "Parking", "SlotRuntime", "Undecoded"]
+
+#: Whether parks and wake-ups take the fast path through Trio's privates (True where this
+#: Trio has them). Set it False before a run to take the public API instead.
+FAST_PARK: bool = GLOBAL_RUN_CONTEXT is not None and WaitTaskRescheduled is not None
 
 _EMPTY: tuple[()] = ()
 _SUCCEEDED = Abort.SUCCEEDED
@@ -44,11 +68,11 @@ _ERROR = outcome.Error
 #: at once, before any other task runs (``task._abort_func = msg.abort_func`` in the same
 #: step), so one message serves every park: each writes its own record in first. (Where
 #: Trio's message has no instance dict to write, each park makes its own.)
-_TRAP = WaitTaskRescheduled(None)  # type: ignore[arg-type]  # each park writes its own
+_TRAP = WaitTaskRescheduled(None) if WaitTaskRescheduled is not None else None  # each park writes its own
 _TRAP_FIELDS: dict[str, Any] | None = getattr(_TRAP, "__dict__", None)
 
 
-def _trap(rec: Parking) -> WaitTaskRescheduled:
+def _trap(rec: Parking) -> Any:
     """Trio's park message with ``rec`` as its abort callback."""
     fields = _TRAP_FIELDS
     if fields is None:
@@ -60,9 +84,17 @@ def _trap(rec: Parking) -> WaitTaskRescheduled:
 def _rescheduler() -> Callable[[Task, Any], None]:
     """The running Trio run's own ``reschedule``: what ``trio.lowlevel.reschedule`` calls,
     looked up once per wake-up of the driver instead of once per woken task (the public
-    function finds the run in a thread-local each time)."""
+    function finds the run in a thread-local each time). Without the fast path: the public
+    ``reschedule`` with the inbox wrapped in an ``outcome.Value``."""
+    if not FAST_PARK:
+        return _public_wake
     runner = getattr(GLOBAL_RUN_CONTEXT, "runner", None)
     return reschedule if runner is None else runner.reschedule
+
+
+def _public_wake(task: Task, inbox: Any) -> None:
+    """Wake ``task`` with ``inbox`` through Trio's public API (the fallback path)."""
+    reschedule(task, outcome.Value(inbox))
 
 
 class Undecoded(Protocol):
@@ -119,6 +151,11 @@ class Parking:
     def __await__(self) -> Generator[Any, Any, Any]:
         """Park once: yield Trio's park message, then end the ``await`` with the inbox the
         task was resumed with (an ``Outcome`` is unwrapped: a cancellation, the run's end)."""
+        if not FAST_PARK:
+            value = yield from wait_task_rescheduled(self).__await__()  # unwraps the Outcome
+            if type(value) is list or type(value) is tuple:
+                return value
+            return value.decode()
         value = yield _trap(self)
         kind = type(value)
         if kind is list or kind is tuple:

@@ -8,7 +8,6 @@ trace fingerprint. Compare two such files with ``--compare``.
 Usage:
     python tools/pin_results.py OUT.json            # write the pins of this tree
     python tools/pin_results.py --compare A.json B.json   # exit 1 and list what differs
-                                                          # (cases that only add keys are listed apart)
 """
 
 from __future__ import annotations
@@ -77,25 +76,26 @@ def pin() -> dict:
 
 
 def compare(a: dict, b: dict) -> list[str]:
-    """The cases whose results differ (a case of B that only adds keys to A's is not among them)."""
-    return [key for key in sorted(set(a) | set(b)) if a.get(key) != b.get(key) and not added(a.get(key), b.get(key))]
+    """The cases whose pinned values differ (a key only in ``b``, a field added since, is no difference)."""
+    return [key for key in sorted(set(a) | set(b)) if key not in a or key not in b or changed(a[key], b[key])]
+
+
+def changed(a: object, b: object) -> bool:
+    """Whether a value of ``a`` differs in ``b``: keys ``b`` adds to a dict are left out (see :func:`added`)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return set(a) - set(b) != set() or any(changed(a[k], b[k]) for k in a)
+    return a != b
 
 
 def added(a: object, b: object, path: str = "") -> list[str]:
-    """The paths of the keys ``b`` adds to ``a`` where ``b`` is ``a`` plus those keys (nested
-    anywhere in its dicts), else [] (also when they are equal)."""
-    if not isinstance(a, dict) or not isinstance(b, dict) or a == b:
+    """The JSON paths of the keys ``b`` has and ``a`` lacks (new fields)."""
+    if not (isinstance(a, dict) and isinstance(b, dict)):
         return []
-    out: list[str] = []
-    for k in b:
-        if k not in a:
-            out.append(f"{path}{k}")
-        elif a[k] != b[k]:
-            inner = added(a[k], b[k], f"{path}{k}.")
-            if not inner:
-                return []
-            out += inner
-    return out if all(k in b for k in a) else []
+    out = [f"{path}/{k}" for k in b if k not in a]
+    for k in a:
+        if k in b:
+            out += added(a[k], b[k], f"{path}/{k}")
+    return out
 
 
 def _load(path: str) -> dict:
@@ -113,11 +113,13 @@ def main() -> int:
         diffs = compare(a, b)
         for key in diffs:
             print("differs:", key)
-        adds = {key: added(a.get(key), b.get(key)) for key in sorted(set(a) & set(b))}
-        adds = {key: paths for key, paths in adds.items() if paths}
-        for key, paths in adds.items():
-            print("adds keys:", key, ", ".join(paths))
-        print(f"{len(a)} cases, {len(diffs)} differ" + (f", {len(adds)} only add keys" if adds else ""))
+        new: dict[str, int] = {}
+        for key in sorted(set(a) & set(b)):
+            for path in added(a[key], b[key]):
+                new[path] = new.get(path, 0) + 1
+        for path, n in sorted(new.items()):
+            print(f"new field: {path} (in {n} cases)")
+        print(f"{len(a)} cases, {len(diffs)} differ, {len(new)} new fields")
         return 1 if diffs else 0
     with open(args.out, "w") as f:
         json.dump(pin(), f, indent=1, sort_keys=True)
