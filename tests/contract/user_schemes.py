@@ -20,6 +20,7 @@ from slotnet.schemes.kit.properties import (
     Conserved,
     CountIs,
     Delivered,
+    EveryLiveNodeGot,
     ExactlyOnce,
     FifoPerLink,
     ShortestPaths,
@@ -202,6 +203,37 @@ PICKER = Scheme("user-picker", "uniform picks", "slotnet tests", node=Picker, re
                 params=(Param("picks", int, 40, "values each node draws"),), topologies=("torus", "hypercube"),
                 until="quiescent", choices=lambda setup: {"pick": Uniform(range(4))}, symmetric=True)
 
+class FloodAll(Node):
+    """Every node floods its id: it sends it on every port, and forwards the first copy of
+    each other id on every port but the one it came in on; it returns once it has them all."""
+
+    async def run(self) -> None:
+        ctx = self.ctx
+        ctx.record("made", ctx.node)
+        for p in ctx.ports:
+            ctx.send(p.index, ctx.node)
+        seen = {ctx.node}
+        while len(seen) < ctx.n_nodes:
+            inbox = await ctx.idle()
+            for in_port, origin in inbox:
+                if origin in seen:
+                    continue
+                seen.add(origin)
+                ctx.record("got", origin)
+                for p in ctx.ports:
+                    if p.index != in_port:
+                        ctx.send(p.index, origin)
+
+
+class FloodReporter(Quiet):
+    events = {"made": ("origin",), "got": ("origin",)}
+
+
+FLOOD_ALL = Scheme("user-flood-all", "every node floods its id", "slotnet tests", node=FloodAll,
+                   reporter=FloodReporter, prepare=lambda t, p, load: {}, topologies=("torus", "hypercube", "mesh"),
+                   until="quiescent", symmetric=True,
+                   properties=lambda setup: [EveryLiveNodeGot("all_got_all", made="made", got="got")])
+
 #: name -> the scheme record, correct and planted
 SCHEMES = {
     "user-token": TOKEN,
@@ -211,6 +243,7 @@ SCHEMES = {
     "user-unicast": UNICAST,
     "user-unicast-wrong-dest": dataclasses.replace(UNICAST, name="user-unicast-wrong-dest", node=WrongDest),
     "user-unicast-livelock": dataclasses.replace(UNICAST, name="user-unicast-livelock", node=Livelock),
+    "user-flood-all": FLOOD_ALL,
     "user-picker": PICKER,
     "user-picker-skewed": dataclasses.replace(PICKER, name="user-picker-skewed", node=SkewedPicker),
 }
