@@ -18,6 +18,7 @@ from ._run import run, run_async
 from .engine._driver import in_process
 from .engine._result import WALL_CLOCK_FIELDS, Result
 from .engine._spec import Prepared, RunSpec, TraceSpec, TransportFactory
+from .tools._check import check
 from .tools._perfetto import to_perfetto
 from .tools._trace_query import read_trace, timeline
 
@@ -30,6 +31,7 @@ __all__ = [
     "TraceSpec",
     "TransportFactory",
     "WALL_CLOCK_FIELDS",
+    "check",
     "in_process",
     "read_trace",
     "run",

@@ -15,7 +15,7 @@ Example:
 from slotnet import _build  # noqa: F401  (installs the pure-Python finder when asked)
 from slotnet.errors import NodeFailure, SchemeError, SlotnetError, SpecError
 from slotnet.fabric import FaultSchedule, parse_topology
-from slotnet.orchestrator import Result, RunSpec, TraceSpec, run, run_async
+from slotnet.orchestrator import Result, RunSpec, TraceSpec, check, run, run_async
 from slotnet.schemes import SCHEMES, get_scheme, register
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "SlotnetError",
     "SpecError",
     "TraceSpec",
+    "check",
     "get_scheme",
     "parse_topology",
     "register",

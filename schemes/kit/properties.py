@@ -252,7 +252,8 @@ class Safety(Property):
     """A safety property of your own: ``predicate(view: SlotView)`` at every slot close.
 
     It returns None (holds) or the problem: a sentence, ``(nodes, sentence)``,
-    ``(nodes, sentence, events)`` or a list of those.
+    ``(nodes, sentence, events)`` or a list of those. The view holds the nodes' views; pass
+    ``needs=frozenset({"messages"})`` for its record of messages too.
 
     Example:
         >>> p = Safety("no_self_send", lambda v: None)
@@ -261,6 +262,9 @@ class Safety(Property):
     """
 
     predicate: Callable[[SlotView], Any] = field(default=lambda v: None)
+
+    def __post_init__(self) -> None:
+        self.needs = self.needs | {"views"}  # a safety property reads the nodes' views (say "messages" too if it reads them)
 
     def check_slot(self, view: SlotView) -> list[Violation]:
         return _as_violations(self, view.slot, self.predicate(view))
