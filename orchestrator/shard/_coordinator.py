@@ -28,8 +28,8 @@ from slotnet.fabric import FaultLedger, ShardMap
 from ..engine._collect import EndState, collect, complete
 from ..engine._network import checked_handlers
 from ..engine._observer import SlotBatch, SlotObservers
-from ..engine._properties import PropertyMonitor
 from ..engine._progress import Progress
+from ..engine._properties import PropertyMonitor
 from ..engine._result import Result
 from ..engine._spec import Prepared
 from ..engine._stability import StabilityMonitor

@@ -20,9 +20,9 @@ symmetry of the topology maps onto each other form a class and one run decides t
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 from slotnet.errors import SpecError
 
@@ -196,10 +196,11 @@ def check(spec: RunSpec, kinds: Sequence[str], max_faults: int, *, window: tuple
         return frozenset(a.image(s, topology) for a in sched)
 
     reps = classes(every, image, group)
-    requests = [{**base, "label": str(i), "faults": [a.text() for a in sorted(rep)]} for i, (rep, _) in enumerate(reps)]
+    requests = [{**base, "label": str(i), "faults": [a.text() for a in sorted(cast("frozenset[Atom]", rep))]}
+                for i, (rep, _) in enumerate(reps)]
     judged = _spread(_judge, requests, jobs, progress)
     violations = []
-    for (rep, members), v in zip(reps, judged):
+    for (_, members), v in zip(reps, judged):
         if v["ok"]:
             continue
         entry: dict[str, Any] = {"faults": v["faults"], "reasons": v["reasons"], "members": members}

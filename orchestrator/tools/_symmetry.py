@@ -105,12 +105,12 @@ def automorphisms(topology: Any) -> list[Symmetry]:
     if kind == "ring":
         if _parallel_links(topology):
             return out
-        for shift in range(n):
+        for turn in range(n):
             for flip in (False, True):
-                if shift == 0 and not flip:
+                if turn == 0 and not flip:
                     continue
-                perm = tuple(((-v if flip else v) + shift) % n for v in range(n))
-                out.append(Symmetry(perm, _by_neighbour(topology, perm)))
+                ring = tuple(((-v if flip else v) + turn) % n for v in range(n))
+                out.append(Symmetry(ring, _by_neighbour(topology, ring)))
         return out
     return out
 

@@ -174,6 +174,7 @@ def _pooled(cells: list[tuple[Any, float]], counts: Mapping[Any, int]) -> tuple[
     tail_label = cells[-1][0] if cells and isinstance(cells[-1][0], str) and cells[-1][0].startswith(">=") else None
     tail_from = int(tail_label[2:]) if tail_label else None
     for value, e in cells:
+        o: float
         if value == tail_label and tail_from is not None:
             o = sum(c for v, c in counts.items() if isinstance(v, int) and v >= tail_from)
         else:

@@ -397,7 +397,8 @@ class MessageProperty(Property):
     def journeys(self, view: EndView) -> dict[Hashable, list[Any]]:
         """key -> its sends, receptions and losses, in the order they happened."""
         out: dict[Hashable, list[Any]] = {}
-        for rec in sorted([*view.sent, *view.received, *view.lost], key=_when):
+        records: list[Any] = [*view.sent, *view.received, *view.lost]
+        for rec in sorted(records, key=_when):
             k = self.key(rec.message)
             if k is not None:
                 out.setdefault(k, []).append(rec)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from slotnet import RunSpec, run
 from slotnet.orchestrator.tools._check import verdict
 
-from . import user_schemes  # noqa: F401 - registers the schemes
+from . import user_schemes
 
 RING = "torus:6"
 

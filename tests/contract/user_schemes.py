@@ -161,7 +161,7 @@ def packet(m: Any) -> tuple[int, int] | None:
 
 def unicast_properties(setup: Any) -> list[Any]:
     n = setup.topology.n_nodes
-    dest = lambda m: m[1]  # noqa: E731
+    dest = lambda m: m[1]
     return [Delivered("reached", key=packet, dest=dest), ExactlyOnce("once", key=packet, dest=dest),
             WithinHops("hops", key=packet, hops=n // 2), ShortestPaths("shortest", key=packet, dest=dest),
             FifoPerLink("fifo")]
