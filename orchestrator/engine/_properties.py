@@ -26,8 +26,8 @@ from typing import Any
 
 from slotnet.errors import SlotnetError, SpecError
 from slotnet.fabric import encode
-from slotnet.schemes.kit.choices import goodness_of_fit
-from slotnet.schemes.kit.properties import (
+from slotnet.schemes._choices import goodness_of_fit
+from slotnet.schemes._properties import (
     EndView,
     Event,
     Lost,
