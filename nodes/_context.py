@@ -24,7 +24,7 @@ from ._geometry import Geometry, Port
 from ._rng import node_rng
 from ._runtime import Parking, SlotRuntime
 
-__all__ = ["Inbox", "NodeContext", "Outlet", "TraceTap"]
+__all__ = ["Inbox", "NodeContext", "NotANeighbour", "Outlet", "TraceTap"]
 
 Inbox = list[tuple[int, Any]] | tuple[()]
 
@@ -174,11 +174,15 @@ class NodeContext:
         """The out-port leading to ``neighbour``.
 
         Raises:
-            KeyError: if ``neighbour`` is not adjacent.
+            NotANeighbour: (a ``KeyError``) if ``neighbour`` is not adjacent, naming this
+                node's neighbours.
         """
         if self._port_of is None:
             self._port_of = {p.neighbour: p.index for p in self.ports}
-        return self._port_of[neighbour]
+        try:
+            return self._port_of[neighbour]
+        except (KeyError, TypeError):
+            raise NotANeighbour(self.node, neighbour, sorted(self._port_of)) from None
 
     @property
     def live_ports(self) -> tuple[int, ...]:
@@ -240,13 +244,41 @@ class NodeContext:
             ValueError: if ``until`` is not a future slot: the scheme asked to sleep until a
                 slot that has already begun (its wake-up time was computed late, or from a
                 stale clock), naming the node and both slots.
+            TypeError: if ``until`` is not a slot number (an int, or None).
         """
         slot = self._clock.slot
+        if until is not None and (type(until) is not int or until <= slot):
+            until = _slot_number(self.node, until, slot)
         if until is not None and until <= slot:
             began = "is the current slot" if until == slot else f"began {slot - until} slot(s) ago"
             raise ValueError(f"node {self.node} asked to sleep until slot {until}, which {began} (slot {slot} is "
                              f"running): idle(until=...) must name a later slot, at least {slot + 1}")
         return self._parking.idle(until, slot)
+
+
+class NotANeighbour(KeyError):
+    """``ctx.port_to(v)`` with a ``v`` that is not adjacent (a ``KeyError``, with a message that says so)."""
+
+    def __init__(self, node: int, neighbour: Any, neighbours: Sequence[int]) -> None:
+        super().__init__(neighbour)
+        self.text = (f"ctx.port_to({neighbour!r}) at node {node}: node {neighbour!r} is not a neighbour of node {node} "
+                     f"(its neighbours: {', '.join(map(str, neighbours)) or 'none'}); a node sends only to adjacent nodes")
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _slot_number(node: int, until: Any, slot: int) -> int:
+    """``until`` as a slot number (a bool or a float is no slot).
+
+    Raises:
+        TypeError: naming the node, the value and its type.
+    """
+    if isinstance(until, bool) or not hasattr(until, "__index__"):
+        raise TypeError(f"node {node} asked to sleep until {until!r} (a {type(until).__name__}) in slot {slot}: "
+                        f"ctx.idle(until=...) takes a slot number (an int, at least {slot + 1}), or None to wait "
+                        f"for a message only")
+    return int(until.__index__())
 
 
 class TracedContext(NodeContext):

@@ -6,7 +6,7 @@ import cython
 cdef class SlotRuntime
 
 cdef class Parking:
-    cdef public object node, incarnation, task, wake_slot, timer
+    cdef public object node, incarnation, task, wake_slot, timer, since
     cdef public bint parked
     cdef public SlotRuntime runtime
 

@@ -111,10 +111,10 @@ class Parking:
     ``await record`` parks the task once: the awaitable protocol below. ``task`` is set
     when the node's task starts; ``parked`` while it waits; ``wake_slot`` is the last slot
     it was woken in (a node due twice in a slot is woken once); ``timer`` the slot an
-    ``idle(until)`` asked for.
+    ``idle(until)`` asked for; ``since`` the slot of its last ``idle()`` (-1: none yet).
     """
 
-    __slots__ = ("node", "incarnation", "task", "parked", "wake_slot", "timer", "runtime")
+    __slots__ = ("node", "incarnation", "task", "parked", "wake_slot", "timer", "since", "runtime")
 
     def __init__(self, runtime: SlotRuntime, node: int, incarnation: int) -> None:
         self.node = node
@@ -124,6 +124,7 @@ class Parking:
         self.parked = False
         self.wake_slot = -1
         self.timer: int | None = None
+        self.since = -1
 
     # -- called from the node's task (through its context) ----------------------------
     def next_slot(self) -> Parking:
@@ -137,6 +138,7 @@ class Parking:
     def idle(self, until: int | None, slot: int) -> Parking:
         """Due at a message, or at slot ``until`` (a later one than ``slot``); park."""
         runtime = self.runtime
+        self.since = slot
         if until is not None:
             if until == slot + 1:  # due next slot in any case: next_slot(), without a timer
                 runtime.active.append(self)
@@ -296,6 +298,13 @@ class SlotRuntime:
         rec.timer = None
         self.running += 1
         reschedule(rec.task, value)  # type: ignore[arg-type]
+
+    def fail(self, exc: BaseException) -> None:
+        """End the driver's wait at the barrier with ``exc`` (the watchdog's error); nothing
+        if the driver is not waiting there."""
+        if self._driver_parked and self._driver is not None:
+            self._driver_parked = False
+            reschedule(self._driver, outcome.Error(exc))
 
     async def wait_quiescent(self) -> None:
         """Park the driver until every running node has parked or returned."""

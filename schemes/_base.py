@@ -419,6 +419,14 @@ class Scheme:
     #: ``slotnet check`` then runs one fault schedule of each class of schedules the
     #: topology's symmetries map onto each other (see :mod:`slotnet.orchestrator.tools._symmetry`).
     symmetric: bool = False
+    #: a one-shot task's completion predicate, asked with the run's reporter when the run
+    #: goes quiet (no node awake or due, nothing in flight) with live nodes still waiting:
+    #: True, the task is complete although those nodes wait (a rule whose nodes park idle
+    #: once their part is done, e.g. :func:`slotnet.schemes.kit.parked_when_done`; the
+    #: reporter's invariants then judge whether the work was done); False, a deadlock.
+    #: None: a one-shot task is complete only when every live node has returned from
+    #: ``run()``, and a run that goes quiet with nodes still waiting is a deadlock.
+    done: Callable[[Any], bool] | None = None
 
     def param(self, name: str) -> Param:
         """The parameter called ``name``.

@@ -10,11 +10,18 @@ and the orchestrator can all raise and catch the same classes.
 
 from __future__ import annotations
 
+import os
+import sys
+import sysconfig
+import traceback
+from types import TracebackType
+
 __all__ = [
     "CapacityError",
     "FabricError",
     "FaultSpecError",
     "NodeFailure",
+    "NodeTimeout",
     "SchemeError",
     "SlotnetError",
     "SpecError",
@@ -55,8 +62,96 @@ class CapacityError(FabricError):
 
 
 class NodeFailure(SlotnetError):
-    """A node's rule raised (in its constructor or its run); names the node and the slot."""
+    """A node's rule raised (in its constructor or its run); names the node, the slot, and
+    where in the rule's code: the innermost frame outside slotnet (and outside Trio and the
+    standard library), as ``(at FILE:LINE in FUNCTION)``.
+
+    Attributes:
+        node, slot: where the run failed.
+        where: ``(file, line, function)`` of that frame, or None where there is none.
+        traceback: the whole traceback of the rule's exception, as text.
+        error: the rule's exception itself.
+    """
 
     def __init__(self, node: int, slot: int, exc: BaseException) -> None:
-        super().__init__(f"node {node} failed in slot {slot}: {type(exc).__name__}: {exc}")
+        self.where = user_frame(exc.__traceback__)
+        at = ""
+        if self.where is not None:
+            file, line, func = self.where
+            at = f" (at {file}:{line} in {func})"
+        text = str(exc).splitlines()[0] if str(exc) else ""
+        super().__init__(f"node {node} failed in slot {slot}: {type(exc).__name__}: {text}{at}")
+        self.node, self.slot, self.error = node, slot, exc
+        self.traceback = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+
+    def to_dict(self) -> dict[str, object]:
+        """The ``error`` object of ``slotnet run --json`` for this failure."""
+        file, line, func = self.where if self.where is not None else (None, None, None)
+        return {"kind": "node_failure", "message": str(self), "node": self.node, "slot": self.slot,
+                "exception": type(self.error).__name__, "file": file, "line": line, "function": func,
+                "traceback": self.traceback}
+
+
+class NodeTimeout(SlotnetError):
+    """A node held the run past its wall-clock limit (``--node-timeout``): it looped without
+    awaiting its context, or awaited something other than ``ctx.next_slot()`` / ``ctx.idle()``."""
+
+    def __init__(self, node: int | None, slot: int, message: str) -> None:
+        super().__init__(message)
         self.node, self.slot = node, slot
+        self.traceback = ""
+
+    def to_dict(self) -> dict[str, object]:
+        """The ``error`` object of ``slotnet run --json`` for this failure."""
+        return {"kind": "node_timeout", "message": str(self), "node": self.node, "slot": self.slot,
+                "traceback": self.traceback}
+
+
+def _library_dirs() -> tuple[str, ...]:
+    """Folders whose code is not a scheme's rule: slotnet's machinery, Trio, outcome, the stdlib."""
+    dirs = []
+    for name in ("slotnet", "slotnet.nodes", "slotnet.fabric", "slotnet.orchestrator", "slotnet.schemes.kit", "trio",
+                 "outcome"):
+        mod = sys.modules.get(name)
+        file = getattr(mod, "__file__", None)
+        if file:
+            dirs.append(os.path.dirname(os.path.abspath(file)) + os.sep)
+    for key in ("stdlib", "platstdlib"):
+        path = sysconfig.get_paths().get(key)
+        if path:
+            dirs.append(os.path.abspath(path) + os.sep)
+    return tuple(dirs)
+
+
+def user_frame(tb: TracebackType | None) -> tuple[str, int, str] | None:
+    """``(file, line, function)`` of the innermost frame of ``tb`` in a scheme's own code
+    (outside slotnet's machinery, Trio and the standard library); the innermost frame of
+    all where every frame is one of those (a built-in scheme's rule); None without frames."""
+    frames = []
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        frames.append((code.co_filename, tb.tb_lineno, code.co_name))
+        tb = tb.tb_next
+    found = user_frame_of(frames)
+    return None if found is None else (found[0], found[1], found[2])
+
+
+def user_frame_of(frames: list[tuple[str, int, str]]) -> tuple[str, int, str] | None:
+    """Of ``(file, line, function)`` frames, outermost first: the innermost in a scheme's own
+    code, else the innermost; its file shown relative to the working directory. None: no frames."""
+    library = _library_dirs()
+    found = None
+    for frame in frames:
+        if not os.path.abspath(frame[0]).startswith(library):
+            found = frame
+    found = found or (frames[-1] if frames else None)
+    return None if found is None else (_shown(found[0]), found[1], found[2])
+
+
+def _shown(file: str) -> str:
+    """``file`` relative to the working directory where it lies below it."""
+    try:
+        rel = os.path.relpath(file)
+    except ValueError:  # another drive (Windows)
+        return file
+    return file if rel.startswith("..") else rel

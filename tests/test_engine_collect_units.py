@@ -1,5 +1,6 @@
 """The end of a run (``orchestrator/engine/_collect.py``), unit by unit, on stand-in parts:
-``single_error``, ``collect``, ``fault_impact``, its packet books and ``complete``.
+``single_error``, ``collect``, ``fault_impact``, its packet books (a one-shot task's
+completion: ``tests/unit/orchestrator/engine/test_completion.py``).
 
 Each test pins a behaviour exactly so that a changed line fails here in seconds
 (``docs/development.md``, "Mutation testing").
@@ -15,8 +16,7 @@ import pytest
 from slotnet._build import build
 from slotnet.errors import SchemeError, SlotnetError
 from slotnet.fabric import FaultLedger, FaultSchedule
-from slotnet.orchestrator.engine._collect import EndState, _packets, collect, complete, fault_impact, single_error
-from slotnet.orchestrator.engine._result import Result
+from slotnet.orchestrator.engine._collect import EndState, _packets, collect, fault_impact, single_error
 from slotnet.orchestrator.engine._stability import StabilityMonitor
 from slotnet.schemes._base import Claim
 
@@ -103,7 +103,7 @@ def test_end_state_default_crashed():
 def test_collect_fault_free_result():
     rep = _Reporter()
     end = _end()
-    r = collect(_prep(), rep, _stable_monitor(), 60, 2.0, end, complete=True)
+    r = collect(_prep(), rep, _stable_monitor(), 60, 2.0, end)
     assert rep.calls[0] == ("run_ended", 59, True)
     assert rep.calls[1] == ("holdings", ["p", "q"])
     assert rep.calls[2] == ("crash_losses", [])
@@ -124,7 +124,7 @@ def test_collect_fault_free_result():
 
 def test_collect_without_optional_reporter_methods_and_zero_wall():
     rep = _Reporter(optional=False)
-    r = collect(_prep(), rep, _stable_monitor(), 60, 0.0, _end(), complete=True)
+    r = collect(_prep(), rep, _stable_monitor(), 60, 0.0, _end())
     assert [c[0] for c in rep.calls] == ["holdings", "invariants"]
     assert r.performance["messages_per_second"] is None
     assert r.ok
@@ -132,13 +132,12 @@ def test_collect_without_optional_reporter_methods_and_zero_wall():
 
 def test_collect_reporter_metrics_are_copied():
     metrics = {"delay": 2.0}
-    collect(_prep(), _Reporter(metrics=metrics), _stable_monitor(), 60, 1.0, _end(), complete=True)
+    collect(_prep(), _Reporter(metrics=metrics), _stable_monitor(), 60, 1.0, _end())
     assert metrics == {"delay": 2.0}
 
 
 def test_collect_invariant_failure_reaches_ok():
-    r = collect(_prep(), _Reporter(invariants={"conservation": {"ok": False}}), _stable_monitor(), 60, 1.0, _end(),
-                complete=True)
+    r = collect(_prep(), _Reporter(invariants={"conservation": {"ok": False}}), _stable_monitor(), 60, 1.0, _end())
     assert r.invariants["ok"] is False and not r.ok
 
 
@@ -153,7 +152,7 @@ def test_collect_judges_theory_fault_free_and_stable():
         theory_calls.append(setup.load)
         return {"w": 1.0}
 
-    r = collect(_prep(theory=theory, claims=_claims), _Reporter(), _stable_monitor(), 60, 1.0, _end(), complete=True)
+    r = collect(_prep(theory=theory, claims=_claims), _Reporter(), _stable_monitor(), 60, 1.0, _end())
     assert theory_calls == [{"lam": 0.25}] and r.theory == {"w": 1.0}
     ta = r.invariants["theory_agreement"]
     assert ta["ok"] is False and ta["rows"][0]["ok"] is False
@@ -166,8 +165,9 @@ def test_collect_reports_theory_without_judging(why):
     faults = FaultSchedule.parse(["crash@50:1"]) if why == "faults" else None
     if why == "unstable":
         monitor.sample(0, 10**10)
-    r = collect(_prep(theory=lambda s: {"w": 1.0}, claims=_claims, faults=faults), _Reporter(), monitor, 60, 1.0,
-                _end(), complete=why != "incomplete")
+    until = "quiescent" if why == "incomplete" else "slots"  # a one-shot task that never went quiet: cut short
+    r = collect(_prep(theory=lambda s: {"w": 1.0}, claims=_claims, faults=faults, until=until), _Reporter(), monitor,
+                60, 1.0, _end())
     row = r.invariants["theory_agreement"]["rows"][0]
     assert row["judged"] is False and "ok" not in row
     assert r.invariants["theory_agreement"]["ok"] is True
@@ -176,23 +176,20 @@ def test_collect_reports_theory_without_judging(why):
 def test_collect_passes_warmup_and_window_to_the_agreement():
     claims = lambda setup, theory: [Claim("w", "delay", "exact", horizon=1.0)]
     # warm-up 10 >= 2 horizons, window 60 - 10 = 50 >= 50 horizons: judged
-    r = collect(_prep(theory=lambda s: {"w": 1.0}, claims=claims), _Reporter(), _stable_monitor(), 60, 1.0, _end(),
-                complete=True)
+    r = collect(_prep(theory=lambda s: {"w": 1.0}, claims=claims), _Reporter(), _stable_monitor(), 60, 1.0, _end())
     assert r.invariants["theory_agreement"]["rows"][0]["ok"] is False
     # window 59 - 10 = 49: not judged
-    r = collect(_prep(theory=lambda s: {"w": 1.0}, claims=claims), _Reporter(), _stable_monitor(), 59, 1.0, _end(),
-                complete=True)
+    r = collect(_prep(theory=lambda s: {"w": 1.0}, claims=claims), _Reporter(), _stable_monitor(), 59, 1.0, _end())
     assert r.invariants["theory_agreement"]["rows"][0]["judged"] is False
     r = collect(_prep(theory=lambda s: {"w": 1.0}, claims=claims, warmup=1), _Reporter(), _stable_monitor(), 60,
-                1.0, _end(), complete=True)
+                1.0, _end())
     assert r.invariants["theory_agreement"]["rows"][0]["judged"] is False
 
 
 def test_collect_theory_without_claims_or_claims_without_theory():
-    r = collect(_prep(theory=lambda s: {"w": 1.0}), _Reporter(), _stable_monitor(), 60, 1.0, _end(), complete=True)
+    r = collect(_prep(theory=lambda s: {"w": 1.0}), _Reporter(), _stable_monitor(), 60, 1.0, _end())
     assert r.theory == {"w": 1.0} and "theory_agreement" not in r.invariants
-    r = collect(_prep(theory=lambda s: None, claims=_claims), _Reporter(), _stable_monitor(), 60, 1.0, _end(),
-                complete=True)
+    r = collect(_prep(theory=lambda s: None, claims=_claims), _Reporter(), _stable_monitor(), 60, 1.0, _end())
     assert r.theory is None and "theory_agreement" not in r.invariants
 
 
@@ -201,12 +198,11 @@ def test_collect_trace_fingerprint(tmp_path):
     path.write_bytes(b"trace bytes")
     digest = hashlib.sha256(b"trace bytes").hexdigest()
     prep = _prep(trace=SimpleNamespace(path=path))
-    r = collect(prep, _Reporter(), _stable_monitor(), 60, 1.0, _end(), complete=True)
+    r = collect(prep, _Reporter(), _stable_monitor(), 60, 1.0, _end())
     assert r.trace_fingerprint == digest
-    r = collect(prep, _Reporter(), _stable_monitor(), 60, 1.0, _end(), SimpleNamespace(error=None), complete=True)
+    r = collect(prep, _Reporter(), _stable_monitor(), 60, 1.0, _end(), SimpleNamespace(error=None))
     assert r.trace_fingerprint == digest
-    r = collect(prep, _Reporter(), _stable_monitor(), 60, 1.0, _end(), SimpleNamespace(error=OSError("full")),
-                complete=True)
+    r = collect(prep, _Reporter(), _stable_monitor(), 60, 1.0, _end(), SimpleNamespace(error=OSError("full")))
     assert r.trace_fingerprint is None
 
 
@@ -217,8 +213,7 @@ def test_collect_under_faults():
     faults = FaultSchedule.parse(["crash@50:1"])
     crashed = [(50, 1, ["x"])]
     rep = _Reporter()
-    r = collect(_prep(faults=faults), rep, _stable_monitor(), 60, 1.0, _end(ledger=ledger, crashed=crashed),
-                complete=True)
+    r = collect(_prep(faults=faults), rep, _stable_monitor(), 60, 1.0, _end(ledger=ledger, crashed=crashed))
     assert ("crash_losses", crashed) in rep.calls
     assert r.faults == faults.to_list() == ["crash@50:1"]
     # delivered 7 + in flight 1 + the ledger's net count (3 lost - 2 copies)
@@ -344,98 +339,3 @@ def test_packets_ledger_copies_only_for_the_one_book():
         "b": {"broadcasts": 1, "completed": 1, "lost_to_faults": 0, "in_progress": 0}}
     assert "dup_copies" not in _packets({"u": dict(u), "v": dict(u)}, 3)["u"]
     assert _packets({"u": dict(u), "x": {"delivered": 1}}, 3)["u"]["dup_copies"] == 3
-
-
-# ------------------------------------------------------------------ complete
-
-
-def _result(stability=None, metrics=None, invariants=None, theory=None, slots_run=40):
-    return Result(scheme="s", topology={}, seed=1, slots=100, warmup=0, params={}, load={},
-                  metrics=metrics if metrics is not None else {}, invariants=invariants or {"ok": True},
-                  theory=theory, stability=stability or {"stable": True}, slots_run=slots_run)
-
-
-def test_complete_does_nothing_for_slot_runs():
-    r = _result()
-    complete(r, _prep(until="slots"), True, 5)
-    assert r.completion is None and r.metrics == {}
-
-
-def test_complete_done():
-    r = _result()
-    complete(r, _prep(until="quiescent", quantum=4, cap=500), True, 30)
-    assert r.completion == {"complete": True, "slot": 30, "time": 7.5}
-    assert r.metrics == {"completion_time": 7.5}
-    r = _result(metrics={"completion_time": 99})
-    complete(r, _prep(until="quiescent"), True, 30)
-    assert r.metrics == {"completion_time": 99} and r.completion["time"] == 30.0
-
-
-def test_complete_not_done_by_slots_cap_or_monitor():
-    r = _result(metrics={"completion_time": 12})
-    complete(r, _prep(until="quiescent"), False, 30)
-    assert r.completion == {"complete": False, "slot": None, "time": None, "stopped_at_slot": 39, "ended_by": "slots"}
-    assert r.metrics == {"completion_time": None}
-    r = _result()
-    complete(r, _prep(until="quiescent", cap=400), False, 30)
-    assert r.completion == {"complete": False, "slot": None, "time": None, "stopped_at_slot": 39, "ended_by": "cap",
-                            "cap": 400}
-    r = _result(stability={"stable": False, "stopped_at_slot": 0})
-    complete(r, _prep(until="quiescent", cap=400), False, 30)
-    assert r.completion["ended_by"] == "unstable" and r.completion["cap"] == 400
-    r = _result(stability={"stable": True, "stopped_at_slot": None})
-    complete(r, _prep(until="quiescent"), False, 30)
-    assert r.completion["ended_by"] == "slots" and "cap" not in r.completion
-
-
-def _bound_claims(setup, theory):
-    return [Claim("t", "completion_time", "upper-bound")]
-
-
-def test_complete_judges_the_completion_time_again():
-    r = _result(theory={"t": 20.0}, invariants={"theory_agreement": {"ok": True, "rows": []}, "c": {"ok": True},
-                                                "ok": True})
-    complete(r, _prep(until="quiescent", claims=_bound_claims), True, 30)
-    ta = r.invariants["theory_agreement"]
-    assert ta["ok"] is False and ta["rows"][0]["simulation"] == 30.0
-    assert r.invariants["ok"] is False
-    r = _result(theory={"t": 40.0}, invariants={"theory_agreement": {"ok": False, "rows": []}, "ok": False})
-    complete(r, _prep(until="quiescent", claims=_bound_claims), True, 30)
-    assert r.invariants["theory_agreement"]["ok"] is True and r.invariants["ok"] is True
-    r = _result(theory={"t": 40.0}, invariants={"theory_agreement": {"ok": True, "rows": []}, "c": {"x": 1},
-                                                "ok": True})
-    complete(r, _prep(until="quiescent", claims=_bound_claims), True, 30)
-    assert r.invariants["ok"] is False
-
-
-def test_complete_judges_with_warmup_and_window():
-    claims = lambda setup, theory: [Claim("t", "completion_time", "upper-bound", horizon=1.0)]
-    r = _result(theory={"t": 20.0}, invariants={"theory_agreement": {"ok": True, "rows": []}, "ok": True},
-                slots_run=52)
-    complete(r, _prep(until="quiescent", claims=claims, warmup=2), True, 30)
-    assert r.invariants["theory_agreement"]["rows"][0]["ok"] is False
-    r = _result(theory={"t": 20.0}, invariants={"theory_agreement": {"ok": True, "rows": []}, "ok": True},
-                slots_run=51)
-    complete(r, _prep(until="quiescent", claims=claims, warmup=2), True, 30)
-    assert r.invariants["theory_agreement"]["rows"][0]["judged"] is False
-
-
-@pytest.mark.parametrize("why", ["not done", "unstable", "faults"])
-def test_complete_reports_without_judging(why):
-    r = _result(theory={"t": 20.0}, invariants={"theory_agreement": {"ok": True, "rows": []}, "ok": True},
-                stability={"stable": why != "unstable"}, metrics={"completion_time": 30.0})
-    faults = FaultSchedule.parse(["crash@5:1"]) if why == "faults" else None
-    complete(r, _prep(until="quiescent", claims=_bound_claims, faults=faults), why != "not done", 30)
-    assert r.invariants["theory_agreement"]["ok"] is True and r.invariants["ok"] is True
-
-
-def test_complete_leaves_agreement_alone_without_one():
-    r = _result(theory={"t": 20.0})
-    complete(r, _prep(until="quiescent", claims=_bound_claims), True, 30)
-    assert r.invariants == {"ok": True}
-    r = _result(invariants={"theory_agreement": {"ok": True, "rows": []}, "ok": True})
-    complete(r, _prep(until="quiescent", claims=_bound_claims), True, 30)
-    assert r.invariants["theory_agreement"] == {"ok": True, "rows": []}
-    r = _result(theory={"t": 20.0}, invariants={"theory_agreement": {"ok": True, "rows": []}, "ok": True})
-    complete(r, _prep(until="quiescent"), True, 30)
-    assert r.invariants["theory_agreement"] == {"ok": True, "rows": []}

@@ -27,7 +27,7 @@ from slotnet.fabric import parse_topology
 from slotnet.nodes import Node
 from slotnet.orchestrator.cli import main
 from slotnet.schemes import SCHEMES, Param, Scheme, Setup, register
-from slotnet.schemes.kit import UNICAST_EVENTS, BaseReporter, UnicastReporter
+from slotnet.schemes.kit import UNICAST_EVENTS, BaseReporter, UnicastReporter, parked_when_done
 from slotnet.schemes.pmnb.pmnb import PmnbReporter
 from slotnet.schemes.pmnb.prefix_scan import PrefixScanReporter
 from slotnet.schemes.pmnb.reporter import RoutingReporter
@@ -337,6 +337,8 @@ def user_scheme():
     made: list[str] = []
 
     def make(name: str, node: type[Node], reporter: Any, **fields: Any) -> str:
+        # these rules park idle once their part is done: they declare it (a quiet run is then complete)
+        fields.setdefault("done", parked_when_done)
         register(Scheme(name=name, summary="test", source="tests", node=node, reporter=reporter,
                         prepare=lambda topology, params, load: dict(params), topologies=("mesh",),
                         params=(Param("skip", int, -1, "a node that never checks in"),), until="quiescent", **fields))

@@ -39,6 +39,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         faults=FaultSchedule.parse(args.fault, args.faults, detect="default" if args.detect is None else args.detect),
         trace=trace_spec(args),
         max_backlog_per_node=args.max_backlog, shards=args.shards, broker=args.broker, series=args.series,
+        node_timeout=None if args.node_timeout == 0 else args.node_timeout,
     )
     prep = spec.prepare()  # every input error surfaces here, before any slot runs
     if (args.no_spawn or args.run_id) and args.shards < 2:
@@ -56,6 +57,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"waiting for {args.shards} shards: slotnet shard --broker {args.broker} --run {run_id} "
                   f"--shard I/{args.shards}  (I = 0..{args.shards - 1})", file=sys.stderr)
         result = trio.run(lambda: run_sharded(prep, progress=progress, spawn=not args.no_spawn, run_id=run_id))
+    elif not spec.faults.empty and spec.shards == 1:
+        from ..tools._explore import judged_run  # explore's verdict: a replayed schedule fails as explore failed it
+
+        result = judged_run(spec, progress=progress)[0]
     else:
         result = run(spec, progress=progress)
     if args.json:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
 import sys
 from collections.abc import Sequence
 
-from slotnet.errors import NodeFailure, SlotnetError
+from slotnet.errors import NodeFailure, NodeTimeout, SlotnetError
 
 from ._cmd_check import cmd_check
 from ._cmd_explore import cmd_explore
@@ -34,8 +36,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = handler(args)
         sys.stdout.flush()  # a full device fails here, not silently at exit
         return code
-    except NodeFailure as exc:
-        print(f"slotnet {args.command}: failed: {exc}", file=sys.stderr)
+    except (NodeFailure, NodeTimeout) as exc:
+        _node_error(args, exc)
         return 1
     except SlotnetError as exc:
         code = 2 if isinstance(exc, ValueError) else 1
@@ -55,6 +57,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             what = f"{exc.filename}: {exc.strerror or exc}"
         print(f"slotnet {args.command}: error: {what}", file=sys.stderr)
         return 1
+
+
+def _node_error(args: argparse.Namespace, exc: NodeFailure | NodeTimeout) -> None:
+    """A node's failure: one line on stderr naming the node, the slot and the rule's line;
+    the whole traceback too with ``--debug``; with ``--json``, ``{"error": ...}`` on stdout
+    (its ``traceback`` the rule's)."""
+    print(f"slotnet {args.command}: failed: {exc}", file=sys.stderr)
+    if getattr(args, "debug", False) and exc.traceback:
+        print(exc.traceback.rstrip(), file=sys.stderr)
+    if getattr(args, "json", False):
+        print(json.dumps({"error": exc.to_dict()}, indent=2))
 
 
 def _drop_stdout() -> None:

@@ -8,6 +8,7 @@ from typing import Any, NoReturn
 
 from slotnet._version import version
 
+from ..engine._spec import DEFAULT_NODE_TIMEOUT
 from ..tools._repro import papers
 from ._common import Parser, load_flags
 from ._help import description, examples, listing, plain
@@ -188,6 +189,12 @@ def add_run(command: Command) -> None:
                    help="stop and report unstable when queues exceed Q packets per node "
                         "(default 1000, more for schemes whose stable queues are long)")
     r.add_argument("--no-progress", action="store_true", help="never draw the progress bar")
+    r.add_argument("--node-timeout", type=float, default=DEFAULT_NODE_TIMEOUT, metavar="S",
+                   help="end the run, naming the node, when one node holds it for S seconds of wall-clock time "
+                        f"in one step (a loop without await, or an await of anything but its context; default "
+                        f"{DEFAULT_NODE_TIMEOUT:g}; 0: no limit)")
+    r.add_argument("--debug", action="store_true",
+                   help="on a node's failure, print the whole traceback of its rule (--json: under error.traceback)")
     g = r.add_argument_group("sharded runs (nodes spread over processes through an MQTT broker)")
     g.add_argument("--shards", type=int, default=1, metavar="K", help="worker processes (default 1: this process)")
     g.add_argument("--broker", metavar="URL", help="mqtt://[user@]host:port of an existing broker "

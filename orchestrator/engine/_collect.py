@@ -2,9 +2,9 @@
 
 Both runners end here: the one-process driver (``_driver``) with its network's state, the
 shard coordinator (``slotnet.orchestrator.shard``) with the state its shards sent back,
-merged. :func:`collect` builds the result (invariants, stability, metrics, theory, fault
-impact, performance), :func:`complete` adds a one-shot collective's completion, and
-:func:`single_error` turns a Trio exception group into the one error a caller sees.
+merged. :func:`collect` builds the result once (a one-shot task's completion, from
+``_completion``, then invariants, stability, metrics, theory, fault impact, performance),
+and :func:`single_error` turns a Trio exception group into the one error a caller sees.
 """
 
 from __future__ import annotations
@@ -17,13 +17,15 @@ from slotnet._build import build
 from slotnet.errors import SlotnetError
 from slotnet.fabric import FaultLedger, FaultSchedule
 
+from ._completion import LastEvents, Waiting, completion
 from ._invariants import check_invariants, theory_agreement
 from ._result import Result
 from ._spec import Prepared
 from ._stability import StabilityMonitor
 from ._trace import Tracer, fingerprint
+from ._verdict import verdict
 
-__all__ = ["EndState", "collect", "complete", "fault_impact", "single_error"]
+__all__ = ["EndState", "collect", "fault_impact", "single_error"]
 
 
 def single_error(group: BaseExceptionGroup) -> BaseException:
@@ -63,38 +65,57 @@ class EndState:
     transport: dict[str, Any]
     #: ``(slot, node, packets)``: what each crash destroyed in a node's hands, by slot and node
     crashed: list[tuple[int, int, list[Any]]] = field(default_factory=list)
+    #: the run stopped because nothing could happen any more (a one-shot task: done or deadlocked)
+    quiet: bool = False
+    #: the last slot in which a node was awake
+    last_active: int = -1
+    #: the live nodes parked when the run ended, and the nodes down (crashed) then
+    waiting: list[Waiting] = field(default_factory=list)
+    down: list[int] = field(default_factory=list)
+    #: each node's last recorded event, where the run kept them (a run that may deadlock)
+    last_events: LastEvents | None = None
 
 
 def collect(prep: Prepared, reporter: Any, monitor: StabilityMonitor, slots_run: int, wall: float, end: EndState,
-            tracer: Tracer | None = None, *, complete: bool) -> Result:
+            tracer: Tracer | None = None) -> Result:
     """The result of a finished run from its end-of-run state (``tracer``: the run's trace
-    writer, closed; a trace it could not finish has no fingerprint; ``complete``: False for
-    a one-shot task cut short, whose reporter then judges only what was due by its last slot)."""
+    writer, closed; a trace it could not finish has no fingerprint). A one-shot task's
+    completion is decided first (``_completion``): a task cut short or deadlocked has its
+    reporter judge only what was due by its last slot, and the claims are judged once,
+    with the completion time among the metrics."""
     spec = prep.spec
     ledger, in_flight = end.ledger, end.in_flight
+    stability = monitor.verdict()
+    done = completion(prep, reporter, quiet=end.quiet, last_active=end.last_active, slots_run=slots_run,
+                      stability=stability, waiting=end.waiting, down=end.down, last_events=end.last_events)
     ended = getattr(reporter, "run_ended", None)  # optional for a reporter of the user's own
     if ended is not None:
-        ended(slots_run - 1, complete)
+        ended(slots_run - 1, done.complete)
     reporter.holdings(end.held_packets)
     crash_losses = getattr(reporter, "crash_losses", None)  # optional, like run_ended
     if crash_losses is not None:
         crash_losses(end.crashed)
     scheme_invariants = reporter.invariants(ledger, in_flight, end.held)
-    stability = monitor.verdict()
+    if done.invariant is not None:
+        scheme_invariants = {**scheme_invariants, "termination": done.invariant}
     metrics = dict(reporter.metrics())
     metrics["stable"] = stability["stable"]
+    if done.record is not None:
+        if not done.complete:
+            metrics["completion_time"] = None  # not a time the task took (m2o's would be its last delivery so far)
+        metrics.setdefault("completion_time", done.time)
     theory = None
     if prep.scheme.theory is not None:
         theory = prep.scheme.theory(prep.setup)
     if prep.scheme.claims is not None and theory is not None:
         # a one-shot task cut short has only partial metrics: reported, not judged
-        judged = spec.faults.empty and bool(stability["stable"]) and complete
+        judged = spec.faults.empty and bool(stability["stable"]) and done.complete
         scheme_invariants["theory_agreement"] = theory_agreement(
             prep.scheme.claims(prep.setup, theory), theory, metrics, judged,
             warmup=spec.warmup, window=slots_run - spec.warmup)
     invariants = check_invariants(scheme_invariants)
     hops = end.delivered + len(in_flight) + sum(ledger.values())
-    return Result(
+    result = Result(
         scheme=prep.scheme.name,
         topology=prep.topology.describe(),
         seed=spec.seed,
@@ -106,6 +127,7 @@ def collect(prep: Prepared, reporter: Any, monitor: StabilityMonitor, slots_run:
         invariants=invariants,
         theory=theory,
         stability=stability,
+        completion=done.record,
         per_node=reporter.per_node(),
         series=reporter.series(),
         faults=spec.faults.to_list(),
@@ -118,6 +140,9 @@ def collect(prep: Prepared, reporter: Any, monitor: StabilityMonitor, slots_run:
                      "messages_per_second": hops / wall if wall else None,
                      "build": build()},  # this process's hot path: compiled or pure Python
     )
+    judged = verdict(result)
+    result.verdict = {"ok": judged.ok, "reasons": list(judged.reasons)}
+    return result
 
 
 def _complete(tracer: Tracer | None) -> bool:
@@ -159,8 +184,10 @@ def fault_impact(faults: FaultSchedule, ledger: FaultLedger, invariants: dict[st
             row["shared_by"] = groups[entries_of]
         entries.append(row)
     avoidable = ledger.avoidable
-    ok = bool(invariants.get("ok")) and not avoidable
-    if not invariants.get("ok"):
+    # accounted for: every invariant but a one-shot task's termination (a deadlock loses nothing)
+    accounted = all(v.get("ok", False) for k, v in invariants.items() if isinstance(v, dict) and k != "termination")
+    ok = accounted and not avoidable
+    if not accounted:
         why = "an invariant is violated: something is unaccounted for"
     elif avoidable:
         why = f"{sum(avoidable.values())} messages were sent on ports their senders already saw dead, and lost there"
@@ -211,39 +238,3 @@ def _packets(invariants: dict[str, Any], copies: int) -> dict[str, Any]:
             if inv.get("second_deliveries"):  # copies delivered after the packet's first delivery
                 out[name]["second_deliveries"] = inv["second_deliveries"]
     return out
-
-
-def complete(result: Result, prep: Prepared, done: bool, last_active: int) -> None:
-    """A one-shot collective's completion (``until="quiescent"``): whether the run went
-    quiescent (``done``), at which slot and time; its ``completion_time`` metric unless the
-    scheme gives its own (None, whatever the scheme says, for a task that did not
-    complete), and ``theory_agreement`` judged again with it. Nothing for a scheme that
-    runs for its slots.
-
-    A run that ended before completion also says at which slot it stopped
-    (``stopped_at_slot``, its last) and what ended it (``ended_by``): ``"slots"`` (the slot
-    count the spec gave), ``"cap"`` (the task's safety cap, ``cap``, in force when the spec
-    gave none) or ``"unstable"`` (the stability monitor).
-    """
-    if prep.scheme.until != "quiescent":
-        return
-    result.completion = {"complete": done, "slot": last_active if done else None,
-                         "time": last_active / prep.quantum if done else None}
-    if not done:
-        if result.stability.get("stopped_at_slot") is not None:
-            ended_by = "unstable"
-        else:
-            ended_by = "slots" if prep.cap is None else "cap"
-        result.completion |= {"stopped_at_slot": result.slots_run - 1, "ended_by": ended_by}
-        if prep.cap is not None:
-            result.completion["cap"] = prep.cap
-        result.metrics["completion_time"] = None  # not a time the task took (m2o's would be its last delivery so far)
-    result.metrics.setdefault("completion_time", result.completion["time"])
-    if "theory_agreement" in result.invariants and prep.scheme.claims is not None and result.theory is not None:
-        # judged again now that the completion time is a metric (bounds on it are the
-        # one-shot schemes' main claims)
-        judged = prep.spec.faults.empty and bool(result.stability["stable"]) and done
-        result.invariants["theory_agreement"] = theory_agreement(
-            prep.scheme.claims(prep.setup, result.theory), result.theory, result.metrics, judged,
-            warmup=prep.spec.warmup, window=result.slots_run - prep.spec.warmup)
-        result.invariants["ok"] = all(v.get("ok", False) for v in result.invariants.values() if isinstance(v, dict))

@@ -7,9 +7,10 @@ has parked again (the slot barrier); the slot's observers close it
 (:class:`~._observer.SlotObservers`: the reporter, the trace, progress, the stability
 monitor). Warm-up slots run the same way; reporters exclude them from the metrics. A
 scheme that declares ``until="quiescent"`` (a one-shot collective) ends the run at the
-first slot after which no node is awake or has a timer and nothing is in flight; a run
-whose slots (given, or the task's safety cap) end before that is incomplete, and its
-reporter judges only what was due by then (``_collect``).
+first slot after which no node is awake or has a timer and nothing is in flight (quiet):
+complete if every live node has returned (or the scheme's completion predicate holds), a
+deadlock otherwise (``_completion``); a run whose slots (given, or the task's safety cap)
+end before that is incomplete, and its reporter judges only what was due by then.
 
 The driver knows no scheme and no transport: it reads the :class:`Scheme` record and
 receives a :class:`~slotnet.fabric.Transport` from the spec's factory (the in-process
@@ -21,13 +22,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
 import trio
 
 from slotnet.fabric import InProcessTransport, SlotClock, Transport
 
-from ._collect import EndState, collect, complete, single_error
+from ._collect import EndState, collect, single_error
+from ._completion import LastEvents, Waiting, may_deadlock
 from ._gc import quiet_gc
 from ._network import Network, checked_handlers
 from ._observer import SlotBatch, SlotObservers
@@ -37,6 +38,7 @@ from ._result import Result
 from ._spec import Prepared
 from ._stability import StabilityMonitor
 from ._trace import Tracer
+from ._watchdog import watching
 
 __all__ = ["in_process", "run_local"]
 
@@ -59,12 +61,13 @@ async def run_local(prep: Prepared, *, progress: Progress | None = None,
     reporter = prep.scheme.reporter(prep.setup)
     handlers = checked_handlers(reporter)
     judge = PropertyMonitor.of(prep, reporter.events)  # the scheme's stated properties and choices, if any
-    on_lost = reporter.on_lost
-    events = reporter.events
+    events, on_lost = reporter.events, reporter.on_lost
     if judge is not None:
         handlers = judge.wrap(handlers)
-        on_lost = _both_lost(reporter.on_lost, judge.on_lost)
-        events = {**reporter.events, **judge.own_events}
+        events, on_lost = judge.events_with(reporter.events), judge.on_lost_with(reporter.on_lost)
+    last_events = LastEvents() if may_deadlock(prep) else None
+    if last_events is not None:
+        handlers = last_events.wrap(handlers)
     tracer = Tracer(spec.trace, events) if spec.trace else None
     factory = spec.transport or in_process
     net = Network(prep, lambda clock, lost: factory(prep, clock, lost), handlers=handlers,
@@ -73,30 +76,31 @@ async def run_local(prep: Prepared, *, progress: Progress | None = None,
     monitor = StabilityMonitor(prep.topology.n_nodes, spec.warmup, prep.slots, prep.max_backlog_per_node)
     observers = SlotObservers.of_run(reporter, monitor, tracer=tracer, progress=progress, on_slot=on_slot)
     if judge is not None:
-        judge.attach(net)
-        if judge.judges_slots:
-            observers.observers.insert(1, judge)  # right after the reporter closes the slot
+        judge.attach(net, observers)
     one_shot = prep.scheme.until == "quiescent"
     t0 = time.perf_counter()
     slots_run = 0
-    done = False
+    done = False  # quiet: nothing could happen any more
+    waiting: list[Waiting] = []
     try:
-        async with trio.open_nursery() as nursery:
-            await net.start(nursery)
-            with quiet_gc():
-                for slot in range(prep.slots):
-                    if slot:
-                        await net.step(slot, nursery)
-                    slots_run = slot + 1
-                    if net.batch is not None:
-                        net.batch.flush()
-                    if not observers.close_slot(slot):
-                        break
-                    if one_shot and net.quiescent():
-                        done = True
-                        break
-                await net.stop()
-            nursery.cancel_scope.cancel()
+        with watching(spec.node_timeout, net):  # a node holding the run past it is named
+            async with trio.open_nursery() as nursery:
+                await net.start(nursery)
+                with quiet_gc():
+                    for slot in range(prep.slots):
+                        if slot:
+                            await net.step(slot, nursery)
+                        slots_run = slot + 1
+                        if net.batch is not None:
+                            net.batch.flush()
+                        if not observers.close_slot(slot):
+                            break
+                        if one_shot and net.quiescent():
+                            done = True
+                            break
+                    waiting = net.waiting() if one_shot else []
+                    await net.stop()
+                nursery.cancel_scope.cancel()
     except BaseExceptionGroup as group:  # unwrap a lone failure into its precise error
         raise single_error(group) from None
     finally:
@@ -104,17 +108,6 @@ async def run_local(prep: Prepared, *, progress: Progress | None = None,
     wall = time.perf_counter() - t0
     t = net.transport
     end = EndState(t.ledger, t.in_flight(), net.held(), net.held_packets(), t.delivered, net.runtime.wakeups,
-                   t.describe(), sorted(net.crashed, key=lambda c: (c[0], c[1])))
-    result = collect(prep, reporter, monitor, slots_run, wall, end, tracer, complete=done or not one_shot)
-    complete(result, prep, done, net.last_active)
-    if judge is not None:
-        judge.finish(result, complete=done or not one_shot)
-    return result
-
-
-def _both_lost(first: Callable[..., None], second: Callable[..., None]) -> Callable[..., None]:
-    """An ``on_lost`` that tells the reporter, then the property monitor."""
-    def on_lost(*args: Any) -> None:
-        first(*args)
-        second(*args)
-    return on_lost
+                   t.describe(), sorted(net.crashed, key=lambda c: (c[0], c[1])), quiet=done,
+                   last_active=net.last_active, waiting=waiting, down=net.down(), last_events=last_events)
+    return collect(prep, reporter if judge is None else judge.judged(reporter), monitor, slots_run, wall, end, tracer)

@@ -30,6 +30,7 @@ from slotnet.fabric import FAULT_KINDS, NOTE_CAUSES, SlotClock, Transport
 from slotnet.nodes import Node
 from slotnet.nodes.runtime import NodeContext, SlotRuntime, TracedContext
 
+from ._completion import Waiting
 from ._observer import SlotBatch
 from ._spec import Prepared
 from ._trace import TraceBuffer
@@ -192,6 +193,8 @@ class Network:
         #: ``(slot, node, its held_packets())`` for every crash that destroyed packets a node held
         self.crashed: list[tuple[int, int, list[Any]]] = []
         self.last_active = -1
+        #: the local nodes whose current incarnation returned from ``run()``
+        self.finished: set[int] = set()
 
     # -- contexts and events ------------------------------------------------------------
     def _record(self, node: int, slot: int, kind: str, values: tuple[Any, ...]) -> None:
@@ -282,6 +285,7 @@ class Network:
             del task_status  # it holds the nursery start() opened, for as long as the node runs
             try:
                 await node.run()
+                self.finished.add(v)
             except _Stop:
                 pass  # the run is over (see stop)
             except (trio.Cancelled, SlotnetError):
@@ -384,6 +388,23 @@ class Network:
                 runtime.resume(rec, outcome.Error(_Stop()))
             await runtime.wait_quiescent()
 
+    def waiting(self) -> list[Waiting]:
+        """The live local nodes parked now, each with the slot of its last ``idle()`` and its timer."""
+        alive = self.transport.is_alive
+        return [Waiting(rec.node, rec.since, rec.timer) for rec in self.runtime.parked() if alive(rec.node)]
+
+    def mid_step(self) -> list[tuple[int, Any]]:
+        """``(node, task)`` of every live local node woken and not yet parked or returned."""
+        alive = self.transport.is_alive
+        return [(rec.node, rec.task) for rec in self.runtime.records
+                if rec is not None and rec.task is not None and not rec.parked and rec.node not in self.finished
+                and alive(rec.node)]
+
+    def down(self) -> list[int]:
+        """The local nodes down (crashed, not recovered) now."""
+        alive = self.transport.is_alive
+        return [v for v in self.local if not alive(v)]
+
     def quiescent(self) -> bool:
         """Nothing left to do here: no node awake or due, nothing in flight."""
         return (self.runtime.running == 0 and self.runtime.next_due() is None and not self.transport.busy()
@@ -466,4 +487,5 @@ class Network:
         assert old is not None
         self.contexts[node] = self._context(node, old.incarnation + 1)
         self.transport.set_alive(node, True)
+        self.finished.discard(node)
         self.restarts.append(node)  # started in this slot, after the delivery

@@ -193,9 +193,23 @@ class PropertyMonitor:
             keep(Event(slot, node, kind, values))
         return handler
 
-    def attach(self, net: Any) -> None:
-        """The run's network: its nodes' views and which nodes are up."""
+    def attach(self, net: Any, observers: Any) -> None:
+        """The run's network (its nodes' views and which nodes are up; None for a sharded run's
+        coordinator) and its slot observers: the monitor closes each slot right after the reporter."""
         self._net = net
+        if self.judges_slots:
+            observers.observers.insert(1, self)
+
+    def events_with(self, events: Mapping[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+        """The reporter's event schema with the properties' own kinds (the trace's schema)."""
+        return {**events, **self.own_events}
+
+    def on_lost_with(self, first: Callable[..., None]) -> Callable[..., None]:
+        """An ``on_lost`` that tells ``first`` (the reporter), then the monitor."""
+        def on_lost(slot: int, sender: int, port: int, receiver: int, message: Any, cause: str) -> None:
+            first(slot, sender, port, receiver, message, cause)
+            self.on_lost(slot, sender, port, receiver, message, cause)
+        return on_lost
 
     def choose(self, node: int, slot: int, name: str, value: Any) -> None:
         """``ctx.record_choice(name, value)`` of a node."""
@@ -305,14 +319,20 @@ class PropertyMonitor:
     def close(self) -> None:
         pass
 
-    def finish(self, result: Any, *, complete: bool) -> None:
-        """Judge the end and message properties and the choices; add them to ``result.invariants``."""
+    def judged(self, reporter: Any) -> Any:
+        """``reporter`` as the run's end sees it: its invariants, then the properties' and the
+        choices' (``properties``, ``choices``), judged with how the run ended (``run_ended``)."""
+        return _Judged(reporter, self)
+
+    def invariants(self, last_slot: int, complete: bool) -> dict[str, Any]:
+        """The ``properties`` and ``choices`` invariants of a run that ended after ``last_slot``."""
         spec = self.prep.spec
         replay = replay_command(spec)
+        out: dict[str, Any] = {}
         if self.props:
-            alive = self._up_at_end(result.slots_run - 1)
+            alive = self._up_at_end(last_slot)
             crashed = frozenset(e.node for e in spec.faults.events if e.kind == "crash")
-            end = EndView(result.slots_run - 1, tuple(self.events), alive, crashed, complete, not spec.faults.empty,
+            end = EndView(last_slot, tuple(self.events), alive, crashed, complete, not spec.faults.empty,
                           self._views(alive), tuple(self.sent), tuple(self.received), tuple(self.lost),
                           tuple(self.in_flight()), self.prep.topology)
             for p in self._end_props:
@@ -325,7 +345,7 @@ class PropertyMonitor:
                 first = min((rows[n]["first"] for n in bad), key=lambda f: (f["slot"], order.index(f["property"])))
                 props["problem"] = f"{first['property']}: {first['problem']} (slot {first['slot']})"
                 props["first"] = first
-            result.invariants["properties"] = props
+            out["properties"] = props
         if self.dists:
             judged = spec.faults.empty and complete
             rows = {name: goodness_of_fit(dist, self.counts[name], judged=judged) for name, dist in self.dists.items()}
@@ -334,5 +354,28 @@ class PropertyMonitor:
             if bad:
                 choices["problem"] = f"choice {bad[0]!r}: {rows[bad[0]]['problem']}"
                 choices["replay"] = replay
-            result.invariants["choices"] = choices
-        result.invariants["ok"] = all(v.get("ok", False) for v in result.invariants.values() if isinstance(v, dict))
+            out["choices"] = choices
+        return out
+
+
+class _Judged:
+    """A reporter whose invariants include the run's properties and choices (everything else is the reporter's)."""
+
+    def __init__(self, inner: Any, judge: PropertyMonitor) -> None:
+        self._inner = inner
+        self._judge = judge
+        self._end = (judge.prep.slots - 1, True)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def run_ended(self, slot: int, complete: bool) -> None:
+        self._end = (slot, complete)
+        ended = getattr(self._inner, "run_ended", None)  # optional for a reporter of the user's own
+        if ended is not None:
+            ended(slot, complete)
+
+    def invariants(self, lost: Any, in_flight: Any, held: Any) -> dict[str, Any]:
+        out = dict(self._inner.invariants(lost, in_flight, held))
+        out.update(self._judge.invariants(*self._end))
+        return out

@@ -92,7 +92,9 @@ class Result:
     slots_run: int = 0
     #: the transport that carried the run (``{"kind": "inprocess"}`` or a sharded one)
     transport: dict[str, Any] = field(default_factory=lambda: {"kind": "inprocess"})
-    #: one-shot collectives: whether the run went quiescent, at which slot and time
+    #: one-shot collectives: whether the task completed (every live node returned, or the
+    #: scheme's completion predicate held when the run went quiet), at which slot and time;
+    #: a deadlock names the nodes still waiting (``waiting``)
     completion: dict[str, Any] | None = None
     #: runs with faults: what each fault cost, and whether the scheme delivered what they left
     #: deliverable (see ``collect``); None without faults
@@ -101,6 +103,9 @@ class Result:
     trace_fingerprint: str | None = None
     wall_seconds: float = 0.0
     performance: dict[str, Any] = field(default_factory=dict)
+    #: the run's one verdict ``{"ok", "reasons"}`` (``engine.verdict``; ``slotnet run`` with
+    #: faults and ``explore`` add explore's rules); None: not judged
+    verdict: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -133,6 +138,13 @@ class Result:
     def _incomplete(self) -> str:
         c = self.completion or {}
         at = c.get("stopped_at_slot", self.slots_run - 1)
+        if c.get("ended_by") == "deadlock":
+            waiting = c.get("waiting", [])
+            shown = ", ".join(f"node {w['node']} waits for {w['waits_for']} since slot {w['since']}" for w in waiting[:4])
+            more = f" and {len(waiting) - 4} more" if len(waiting) > 4 else ""
+            down = f"; down (crashed): {', '.join(map(str, c['down']))}" if c.get("down") else ""
+            return (f"deadlock at slot {at}: the run went quiet with {len(waiting)} live node(s) that never returned "
+                    f"from run() and nothing left to wake them ({shown}{more}{down}); see completion.waiting")
         why = {"cap": f"the safety cap of {self.slots} slots ended the run before its task completed; "
                       "give --slots to run longer",
                "unstable": "the stability monitor stopped the run before its task completed",
@@ -176,6 +188,8 @@ class Result:
             out["completion"] = self.completion
         if self.fault_impact is not None:
             out["fault_impact"] = self.fault_impact
+        if self.verdict is not None:
+            out["verdict"] = self.verdict
         if per_node:
             out["per_node"] = self.per_node
         if series:

@@ -27,6 +27,9 @@ DEFAULT_MAX_BACKLOG = 1000.0
 #: former default is cut short now.
 DEFAULT_SLOTS = 1000
 
+#: Seconds a node may hold the run in one step before the watchdog ends it (``RunSpec.node_timeout``).
+DEFAULT_NODE_TIMEOUT = 10.0
+
 #: Builds the transport of a run: (prepared spec, clock, on_lost callback) -> Transport.
 TransportFactory = Callable[["Prepared", SlotClock, Callable[..., None]], Transport]
 
@@ -88,6 +91,11 @@ class RunSpec:
     #: keep the per-slot series (``Result.series``, ``--series``); off, reporters keep only
     #: what the metrics need
     series: bool = False
+    #: seconds of wall-clock time a node may hold the run in one step (``--node-timeout``):
+    #: a node that loops without awaiting its context, or awaits anything but
+    #: ``ctx.next_slot()``/``ctx.idle()``, ends the run with :class:`~slotnet.errors.NodeTimeout`
+    #: naming it; None: no limit
+    node_timeout: float | None = field(default=DEFAULT_NODE_TIMEOUT, compare=False)
 
     def __post_init__(self) -> None:
         """Check the fields' types; accept faults in the CLI syntax: ``faults=["crash@3:1", "loss=0.01"]``.
@@ -148,6 +156,10 @@ class RunSpec:
             check_fits(topology, planned, series=self.series, shards=shards, hosted=hosted, scheme=scheme.name)
         if self.observer not in ("direct", "buffered"):
             raise SpecError(f"observer must be 'direct' or 'buffered', got {self.observer!r}")
+        timeout = self.node_timeout
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                    or not timeout > 0 or not math.isfinite(timeout)):
+            raise SpecError(f"node_timeout must be a number of seconds > 0 (or None: no limit), got {timeout!r}")
         if isinstance(self.shards, bool) or not isinstance(self.shards, int) or self.shards < 1:
             raise SpecError(f"shards must be an integer >= 1, got {self.shards!r}")
         if self.transport is not None and self.shards > 1:

@@ -25,7 +25,8 @@ from typing import Any
 
 from slotnet.fabric import FaultLedger, ShardMap
 
-from ..engine._collect import EndState, collect, complete
+from ..engine._collect import EndState, collect
+from ..engine._completion import LastEvents, Waiting, may_deadlock
 from ..engine._network import checked_handlers
 from ..engine._observer import SlotBatch, SlotObservers
 from ..engine._progress import Progress
@@ -36,7 +37,6 @@ from ..engine._stability import StabilityMonitor
 from ..engine._trace import Tracer
 from ._link import CoordinatorLink
 from ._mqtt_link import coordinator_link
-from ._stops import stopping_on_signals
 from ._wire import ledger_from_wire, spec_to_wire
 
 __all__ = ["coordinate", "run_sharded"]
@@ -46,16 +46,9 @@ async def run_sharded(prep: Prepared, *, progress: Progress | None = None,
                       on_slot: Callable[[int], None] | None = None, spawn: bool = True,
                       run_id: str | None = None) -> Result:
     """The coordinator of a run over ``prep.spec.shards`` shard processes and an MQTT broker
-    (started here unless ``prep.spec.broker`` names one; shards are started here unless not ``spawn``).
-
-    Raises:
-        Stopped, KeyboardInterrupt: SIGTERM or SIGINT arrived; the shards and the broker
-            started here were stopped first.
-    """
-    async with stopping_on_signals():  # SIGTERM/SIGINT: the shards and the broker are stopped first
-        async with coordinator_link(prep.spec, run_id or secrets.token_hex(6), spawn=spawn) as link:
-            return await coordinate(prep, link, progress=progress, on_slot=on_slot)
-    raise AssertionError("unreachable: a cancelled run raises on its way out")  # pragma: no cover
+    (started here unless ``prep.spec.broker`` names one; shards are started here unless not ``spawn``)."""
+    async with coordinator_link(prep.spec, run_id or secrets.token_hex(6), spawn=spawn) as link:
+        return await coordinate(prep, link, progress=progress, on_slot=on_slot)
 
 
 async def coordinate(prep: Prepared, link: CoordinatorLink, *, progress: Progress | None = None,
@@ -63,15 +56,16 @@ async def coordinate(prep: Prepared, link: CoordinatorLink, *, progress: Progres
     """Run ``prep`` over the shards at the other end of ``link``; the result merges theirs."""
     spec = prep.spec
     reporter = prep.scheme.reporter(prep.setup)
+    last_events = LastEvents() if may_deadlock(prep) else None
     judge = PropertyMonitor.of(prep, reporter.events, sharded=True)  # the scheme's properties over events, choices
     handlers = checked_handlers(reporter) if judge is None else judge.wrap(checked_handlers(reporter))
-    batch = SlotBatch(handlers, on_lost=reporter.on_lost)
-    tracer = Tracer(spec.trace, reporter.events if judge is None else {**reporter.events, **judge.own_events}) \
+    batch = SlotBatch(last_events.wrap(handlers) if last_events is not None else handlers, on_lost=reporter.on_lost)
+    tracer = Tracer(spec.trace, reporter.events if judge is None else judge.events_with(reporter.events)) \
         if spec.trace else None
     monitor = StabilityMonitor(prep.topology.n_nodes, spec.warmup, prep.slots, prep.max_backlog_per_node)
     observers = SlotObservers.of_run(reporter, monitor, tracer=tracer, progress=progress, on_slot=on_slot)
-    if judge is not None and judge.judges_slots:
-        observers.observers.insert(1, judge)
+    if judge is not None:
+        judge.attach(None, observers)
     one_shot = prep.scheme.until == "quiescent"
     try:
         await link.start(spec_to_wire(spec))
@@ -95,14 +89,13 @@ async def coordinate(prep: Prepared, link: CoordinatorLink, *, progress: Progres
         wall = time.perf_counter() - t0
     finally:
         observers.close()
-    result = collect(prep, reporter, monitor, slots_run, wall, _merge(prep, finals, link), tracer,
-                     complete=done or not one_shot)
-    complete(result, prep, done, last_active)
+    end = _merge(prep, finals, link)
+    end.quiet, end.last_active, end.last_events = done, last_active, last_events
     if judge is not None:
         for final in finals:
             judge.add_counts(final.get("choices", {}))
-        judge.finish(result, complete=done or not one_shot)
-    return result
+        reporter = judge.judged(reporter)
+    return collect(prep, reporter, monitor, slots_run, wall, end, tracer)
 
 
 def _merge(prep: Prepared, finals: list[dict[str, Any]], link: CoordinatorLink) -> EndState:
@@ -114,6 +107,8 @@ def _merge(prep: Prepared, finals: list[dict[str, Any]], link: CoordinatorLink) 
     held = [0] * n
     held_packets: list[Any] = [()] * n
     crashed: list[tuple[int, int, list[Any]]] = []
+    waiting: list[Waiting] = []
+    down: list[int] = []
     delivered = wakeups = sent_local = sent_cross = 0
     rejected = dict(link.rejected)
     for shard, state in enumerate(finals):
@@ -123,6 +118,8 @@ def _merge(prep: Prepared, finals: list[dict[str, Any]], link: CoordinatorLink) 
             held[v] = h
             held_packets[v] = items
         crashed += [(slot, node, list(items)) for slot, node, items in state["crashed"]]
+        waiting += [Waiting(node, since, until) for node, since, until in state.get("waiting", ())]
+        down += state.get("down", ())
         delivered += state["delivered"]
         wakeups += state["wakeups"]
         sent_local += state["sent_local"]
@@ -136,4 +133,5 @@ def _merge(prep: Prepared, finals: list[dict[str, Any]], link: CoordinatorLink) 
                  "cross_shard_fraction": sent_cross / sent if sent else 0.0,
                  "cross_shard_links": cross_links / links if links else 0.0, "frames_rejected": dict(sorted(rejected.items()))}
     return EndState(ledger, sorted(in_flight, key=repr), held, held_packets, delivered, wakeups, transport,
-                    sorted(crashed, key=lambda c: (c[0], c[1])))
+                    sorted(crashed, key=lambda c: (c[0], c[1])), waiting=sorted(waiting, key=lambda w: w.node),
+                    down=sorted(down))

@@ -24,6 +24,7 @@ from ..engine._network import LostSink, Network
 from ..engine._observer import SlotBatch
 from ..engine._properties import PropertyMonitor
 from ..engine._trace import TraceBuffer
+from ..engine._watchdog import watching
 from ._link import Done, ShardLink
 from ._mqtt_link import shard_link
 from ._wire import ledger_to_wire, spec_from_wire
@@ -44,9 +45,9 @@ async def serve_shard(link: ShardLink) -> None:
     prep = spec.prepare(hosted=len(smap.nodes(shard)))
     reporter = prep.scheme.reporter(prep.setup)  # only for its event schema: the coordinator reports
     judge = PropertyMonitor.of(prep, reporter.events, sharded=True)  # counts the declared choices here
-    own = judge.own_events if judge is not None else {}
-    tracer = TraceBuffer(spec.trace, {**reporter.events, **own}) if spec.trace is not None else None
-    batch = SlotBatch({kind: _never for kind in {**reporter.events, **own}})
+    events = reporter.events if judge is None else judge.events_with(reporter.events)
+    tracer = TraceBuffer(spec.trace, events) if spec.trace is not None else None
+    batch = SlotBatch({kind: _never for kind in events})
 
     def factory(clock: SlotClock, lost: LostSink) -> Transport:
         return ShardTransport(prep.topology, clock, smap, shard, spec.faults, spec.seed, on_lost=lost,
@@ -58,27 +59,29 @@ async def serve_shard(link: ShardLink) -> None:
     assert isinstance(transport, ShardTransport)
     await link.ready()
     try:
-        async with trio.open_nursery() as nursery:
-            await net.start(nursery)
-            with quiet_gc():  # as in one process: the cyclic GC stays off the long-lived network
-                slot = 0
-                while True:
-                    frames = transport.frames()
-                    for j in range(shards):
-                        if j != shard:
-                            link.send(slot, j, frames[j])
-                    idle = net.quiescent() and not any(len(f) > 1 for f in frames)
-                    traced = tracer.take() if tracer is not None else []
-                    link.done(Done(slot, shard, batch.frame(), traced, idle, net.last_active))
-                    go = await link.go(slot)
-                    for frame in await link.frames(slot):
-                        transport.accept(frame)  # after the last slot too: they are the messages still in flight
-                    if not go:
-                        break
-                    slot += 1
-                    await net.step(slot, nursery)
-                await net.stop()
-            nursery.cancel_scope.cancel()
+        with watching(spec.node_timeout, net):  # a node holding the shard past it is named
+            async with trio.open_nursery() as nursery:
+                await net.start(nursery)
+                with quiet_gc():  # as in one process: the cyclic GC stays off the long-lived network
+                    slot = 0
+                    while True:
+                        frames = transport.frames()
+                        for j in range(shards):
+                            if j != shard:
+                                link.send(slot, j, frames[j])
+                        idle = net.quiescent() and not any(len(f) > 1 for f in frames)
+                        traced = tracer.take() if tracer is not None else []
+                        link.done(Done(slot, shard, batch.frame(), traced, idle, net.last_active))
+                        go = await link.go(slot)
+                        for frame in await link.frames(slot):
+                            transport.accept(frame)  # after the last slot too: they are the messages still in flight
+                        if not go:
+                            break
+                        slot += 1
+                        await net.step(slot, nursery)
+                    waiting = net.waiting()
+                    await net.stop()
+                nursery.cancel_scope.cancel()
     except BaseExceptionGroup as group:  # unwrap a lone failure into its precise error
         raise single_error(group) from None
     held, held_packets = net.held(), net.held_packets()
@@ -86,6 +89,7 @@ async def serve_shard(link: ShardLink) -> None:
                 "held": [held[v] for v in net.local], "held_packets": [list(held_packets[v]) for v in net.local],
                 "delivered": transport.delivered, "wakeups": net.runtime.wakeups, "sent_local": transport.sent_local,
                 "sent_cross": transport.sent_cross, "rejected": link.rejected, "crashed": net.crashed,
+                "waiting": [[w.node, w.since, w.until] for w in waiting], "down": net.down(),
                 "choices": judge.choice_counts() if judge is not None else {}})
 
 

@@ -30,6 +30,7 @@ from .._run import run
 from ..engine._progress import RunsProgress
 from ..engine._properties import replay_command
 from ..engine._spec import RunSpec
+from ..engine._verdict import verdict as run_verdict
 from ._explore import _spread, faults_of
 from ._symmetry import Symmetry, automorphisms, classes
 
@@ -105,17 +106,14 @@ def schedules(singles: Sequence[Atom], most: int) -> Iterator[frozenset[Atom]]:
 
 
 def verdict(result: Any) -> tuple[bool, list[str]]:
-    """The run's verdict and its reasons: every invariant (the scheme's properties and choices
-    among them) holds, and a one-shot task completed."""
-    reasons = []
-    inv = result.invariants
-    for name, v in inv.items():
-        if isinstance(v, dict) and not v.get("ok", False):
-            reasons.append(f"{name}: {v.get('problem') or 'violated'}")
-    completion = getattr(result, "completion", None)
-    if completion is not None and not completion.get("complete", True):
-        reasons.append(f"task incomplete: {completion.get('why') or completion.get('ended_by') or 'not complete'}")
-    return not reasons, reasons
+    """The run's verdict (:func:`slotnet.orchestrator.engine._verdict.verdict`: invariants, properties,
+    completion) and its reasons, each failed invariant with its first problem where it names one."""
+    judged = run_verdict(result)
+    reasons = list(judged.reasons)
+    for name, v in result.invariants.items():
+        if isinstance(v, dict) and not v.get("ok", False) and v.get("problem"):
+            reasons.append(f"{name}: {v['problem']}")
+    return judged.ok, reasons
 
 
 def _judge(request: Mapping[str, Any]) -> dict[str, Any]:

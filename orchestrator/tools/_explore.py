@@ -18,7 +18,9 @@ run in worker processes; results do not depend on how many.
 
 The verdict ``ok`` of a scenario (the fault-free run is judged by the same rule):
 
-1. ``invariants.ok``: nothing unaccounted for (the scheme's own invariants);
+1. the run's own verdict, the one ``slotnet run`` gives (``engine.verdict``): its
+   invariants hold, its properties hold, and a one-shot task completed (a deadlock or a
+   task cut short by its slots fails);
 2. no *avoidable* loss: a message lost to a dead link or node (``link_down``,
    ``node_down``, ``partition``, ``stalled``) is avoidable when its sender's context
    already showed that port dead -- the failure detector's view, ``--detect`` slots
@@ -47,7 +49,8 @@ the first that applies of:
   the generator never draws such a schedule, so a refusal is its own bug);
 * ``nondeterministic``: a second run of the sample (every 20th: ``#0``, ``#20``, ...) gave
   another result (its ``--json`` object without ``timing``);
-* ``unaccounted``: ``invariants.ok`` is false;
+* ``unaccounted``: an invariant fails (other than ``termination``, a deadlock's);
+* ``incomplete``: a one-shot task did not complete (a deadlock, or cut short);
 * ``books``: a packet book of ``fault_impact.packets`` does not close (unicast: packets +
   dup copies = delivered + second deliveries + lost to faults + in progress; broadcast:
   broadcasts = completed + lost to faults + in progress);
@@ -79,14 +82,15 @@ from slotnet.schemes import SCHEMES
 from .._run import run
 from ..engine._progress import RunsProgress
 from ..engine._spec import RunSpec, check_fault_support
+from ..engine._verdict import verdict
 from . import _fuzz
 from ._report import format_value, table
 
-__all__ = ["CLASSES", "FAMILIES", "explore", "faults_of", "format_explore", "judge", "scenarios"]
+__all__ = ["CLASSES", "FAMILIES", "explore", "faults_of", "format_explore", "judge", "judged_run", "scenarios"]
 
 FAMILIES = ("single-link", "single-node", "double-link", "crash-points", "random")
 #: The classes of a random sample, the first that applies (see the module doc).
-CLASSES = ("crash", "refused", "nondeterministic", "unaccounted", "books", "verdict", "ok")
+CLASSES = ("crash", "refused", "nondeterministic", "unaccounted", "incomplete", "books", "verdict", "ok")
 #: Every this many random samples (from #0) is run twice.
 REPEAT_EVERY = 20
 
@@ -276,22 +280,26 @@ def judge(request: Mapping[str, Any]) -> dict[str, Any]:
     return _judged(fields, label, objects)[0]
 
 
-def _judged(fields: dict[str, Any], label: str, objects: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], Any]:
-    """The verdict of one scenario, and the run's :class:`Result`."""
-    spec = RunSpec(**fields, faults=faults_of(objects))
+def judged_run(spec: RunSpec, *, progress: Any = None) -> tuple[Any, dict[str, Any], dict[str, Any] | None]:
+    """Run ``spec`` (in this process) and judge it by explore's verdict: the run's own
+    (``engine.verdict``: invariants, properties, completion), then avoidable losses and
+    missed broadcasts. The verdict replaces ``result.verdict``, so ``slotnet run`` (with
+    faults), ``explore``, random campaigns and ``--shrink`` give the same one.
+
+    Returns:
+        ``(result, lost, missed)``: the :class:`Result`, every loss by book, and the missed
+        broadcasts (None for a scheme without broadcasts).
+    """
     prep = spec.prepare()
     box: list[_Witness] = []
     with _witnessed(spec.scheme, box):
-        result = run(spec)
+        result = run(spec, progress=progress)
     w = box[-1]
     timeline = spec.faults.port_timeline(prep.topology)
     lost = _judge_losses(w, timeline, spec.faults.detect, (result.fault_impact or {}).get("avoidable", {}))
     missed = _judge_misses(w, prep.topology, spec.faults, timeline, result.slots_run) if w.broadcasts else None
-    reasons = []
-    if not result.invariants.get("ok"):
-        bad = [k for k, v in result.invariants.items() if isinstance(v, dict) and not v.get("ok", False)]
-        reasons.append(f"invariant {', '.join(bad)} failed")
-    first = lost.pop("first_avoidable", None)
+    reasons = list(verdict(result).reasons)
+    first = lost.get("first_avoidable")
     if first is not None:
         reasons.append(f"{_count(sum(lost['avoidable'].values()), 'avoidable loss', 'avoidable losses')} "
                        f"(first sent in slot {first[0]}, {first[1]}->{first[3]})")
@@ -299,9 +307,20 @@ def _judged(fields: dict[str, Any], label: str, objects: Sequence[Mapping[str, A
         f = missed["first"]
         reasons.append(f"{_count(missed['broadcasts'], 'broadcast')} missed {_count(missed['nodes'], 'reachable node')} "
                        f"(first: {f['origin']},{f['seq']} at {','.join(map(str, f['missing_nodes']))})")
+    result.verdict = {"ok": not reasons, "reasons": reasons}
+    return result, lost, missed
+
+
+def _judged(fields: dict[str, Any], label: str, objects: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], Any]:
+    """The verdict of one scenario, and the run's :class:`Result`."""
+    result, lost, missed = judged_run(RunSpec(**fields, faults=faults_of(objects)))
+    lost.pop("first_avoidable", None)
+    reasons = result.verdict["reasons"]
     out = {"fault": label, "faults": list(objects), "ok": not reasons, "reasons": reasons,
            "metrics": {k: v for k, v in result.metrics.items() if _scalar(v)}, "lost": lost,
            "invariants_ok": bool(result.invariants.get("ok")), "slots_run": result.slots_run}
+    if result.complete is not None:
+        out["complete"] = result.complete
     if missed is not None:
         out["missed"] = missed
     return out, result
@@ -333,8 +352,10 @@ def _checked(fields: dict[str, Any], label: str, objects: Sequence[Mapping[str, 
             classes.append("nondeterministic")
             reasons.append(f"a second run differs: {where}")
         out["repeated"] = True
-    if not judged["invariants_ok"]:
+    if any(isinstance(v, dict) and not v.get("ok", False) for k, v in result.invariants.items() if k != "termination"):
         classes.append("unaccounted")
+    if result.complete is False:
+        classes.append("incomplete")
     books = _fuzz.book_failures((result.fault_impact or {}).get("packets"))
     if books:
         classes.append("books")

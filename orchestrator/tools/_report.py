@@ -110,6 +110,8 @@ def format_result(r: Result, columns: Sequence[Column] = (), theory_label: str =
                                    break_long_words=False, break_on_hyphens=False) or [head.rstrip()]
     st = r.stability
     lines.append(f"stable: {format_value(st.get('stable'))} ({st.get('reason', '')})")
+    if r.verdict is not None:
+        lines.append("verdict: " + ("ok" if r.verdict["ok"] else "FAIL: " + "; ".join(r.verdict["reasons"])))
     return "\n".join(lines)
 
 

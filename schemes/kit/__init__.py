@@ -45,6 +45,7 @@ from ._checks import (
     bipartite,
     eccentricity,
 )
+from ._completion import parked_when_done
 from ._labels import StreamLabels, first_label, next_label
 from ._little import RESIDENCE_EVENTS, LittlesLaw, Residence
 from ._queues import ClassQueues, LabelQueues, PortQueues, port_indices
@@ -90,6 +91,7 @@ __all__ = [
     "eccentricity",
     "first_label",
     "first_seq",
+    "parked_when_done",
     "next_label",
     "port_indices",
     "portable",

@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._base import Param, SchemeError
+from ..kit._completion import parked_when_done
 from .instances import Instance, load_instance, make_instance, parse_workload
 
 __all__ = [
@@ -135,7 +136,7 @@ def record_fields(bound: Bound, params: tuple[Param, ...] = COMMON_PARAMS) -> di
     """The fields every scheme record of the family shares: the paper, the params, mesh
     topologies, a one-shot run until quiescence under every fault kind (see the module
     docstring), and the safety cap from the scheme's own bound (:func:`safety_cap`)."""
-    return {"source": SOURCE, "params": params, "topologies": MESH, "until": "quiescent", "faults": None,
+    return {"source": SOURCE, "params": params, "topologies": MESH, "until": "quiescent", "done": parked_when_done, "faults": None,
             "max_slots": safety_cap(bound)}
 
 

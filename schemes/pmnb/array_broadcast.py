@@ -78,6 +78,7 @@ from slotnet.nodes import Node, NodeContext
 
 from .._base import Param, Scheme, SchemeError, Setup, parse_bool
 from ..kit import BaseReporter
+from ..kit._completion import parked_when_done
 from . import theory as th
 from ._inputs import PLACEMENT_SEED, SOURCE, check_grid, completion_claims, placement_rng, safety_cap
 from ._line import hop_limits
@@ -425,6 +426,7 @@ SCHEME = Scheme(
     topologies=("torus", "mesh"),
     quantum=lambda p: int(p["quantum"]),
     until="quiescent",
+    done=parked_when_done,  # its nodes park idle once their part is done; the reporter judges the work
     max_slots=safety_cap(theory_array_broadcast, "upper_bound"),
     faults=None,  # every kind: see the module docstring
 )

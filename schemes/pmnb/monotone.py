@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._base import Param, Scheme, Setup
+from ..kit._completion import parked_when_done
 from . import theory as th
 from ._inputs import ACTIVE, PLACEMENT, PLACEMENT_SEED, SOURCE, TP, completion_claims, prepare_routing, safety_cap
 from ._packing import monotone_steps
@@ -64,6 +65,7 @@ SCHEME = Scheme(
     topologies=("torus", "mesh"),
     quantum=lambda p: int(p["quantum"]),
     until="quiescent",
+    done=parked_when_done,  # its nodes park idle once their part is done; the reporter judges the work
     max_slots=safety_cap(theory_monotone, "upper_bound"),
     faults=None,  # every kind: see ._offschedule
     claims=lambda setup, th: completion_claims(th, exact=ROUTING_EXACT, upper=("routing_time",)),

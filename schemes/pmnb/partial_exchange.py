@@ -36,6 +36,7 @@ from slotnet.nodes import Node, NodeContext
 from slotnet.schemes.kit import HOP_EVENTS, BaseReporter, HopWitness
 
 from .._base import Claim, Scheme, SchemeError, Setup
+from ..kit._completion import parked_when_done
 from . import theory as th
 from ._exchange_rule import C_SET, R_SET, ExchangeRouter, exchange_class
 from ._inputs import (
@@ -385,6 +386,7 @@ SCHEME = Scheme(
     topologies=("mesh", "torus"),
     quantum=lambda prm: prm["quantum"],
     until="quiescent",
+    done=parked_when_done,  # its nodes park idle once their part is done; the reporter judges the work
     max_slots=safety_cap(theory_exchange, "completion_time"),
     faults=None,  # every kind: see ._offschedule
     follow=packet_identity,

@@ -70,6 +70,7 @@ from slotnet.nodes import Inbox, Node
 
 from .._base import Claim, Param, Scheme, Setup, parse_bool
 from ..kit import BaseReporter
+from ..kit._completion import parked_when_done
 from . import theory as th
 from ._inputs import (
     ACTIVE,
@@ -605,6 +606,7 @@ SCHEME = Scheme(
     topologies=("torus", "mesh"),
     quantum=lambda p: int(p["quantum"]),
     until="quiescent",
+    done=parked_when_done,  # its nodes park idle once their part is done; the reporter judges the work
     max_slots=safety_cap(theory_pmnb, "upper_bound", "schedule_end"),
     faults=None,  # every kind: see ._offschedule
     claims=pmnb_claims,

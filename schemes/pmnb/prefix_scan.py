@@ -26,6 +26,7 @@ from slotnet.nodes import Inbox, Node
 
 from .._base import Claim, Param, Scheme, Setup
 from ..kit import BaseReporter
+from ..kit._completion import parked_when_done
 from . import theory as th
 from ._inputs import (
     ACTIVE,
@@ -303,6 +304,7 @@ SCHEME = Scheme(
     topologies=("torus", "mesh"),
     quantum=lambda p: int(p["quantum"]),
     until="quiescent",
+    done=parked_when_done,  # its nodes park idle once their part is done; the reporter judges the work
     max_slots=safety_cap(theory_prefix_scan, "upper_bound"),
     faults=None,  # every kind: see ._offschedule
     claims=prefix_scan_claims,

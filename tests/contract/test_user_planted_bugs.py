@@ -42,10 +42,12 @@ def test_a_duplicated_token_is_caught_at_the_slot_it_appears():
     assert first["replay"].startswith("slotnet run user-token-dup -t torus:6 --seed 0")
 
 
-def test_a_deadlocked_ring_fails_its_lap_count():
-    """Every node waiting for a token nobody sends: the laps property fails (0 of 2 laps)."""
+def test_a_deadlocked_ring_is_incomplete_and_names_every_waiting_node():
+    """Every node waiting for a token nobody sends: a deadlock (termination), not a completed task."""
+    r = run(RunSpec("user-token-deadlock", RING))
+    assert r.complete is False and r.completion["ended_by"] == "deadlock"
     reasons = _fails("user-token-deadlock")
-    assert any("laps" in r and "0 'lap' events where 2 are due" in r for r in reasons)
+    assert any(x.startswith("deadlock at slot 0: 6 live node(s) never finished") for x in reasons)
 
 
 def test_a_node_that_never_returns_leaves_the_task_incomplete():

@@ -9,7 +9,7 @@ from contract import user_schemes
 
 from slotnet import RunSpec, SlotnetError, SpecError, register, run
 from slotnet.nodes import Node
-from slotnet.schemes.kit.properties import AtEnd, Delivered, ExactlyOnce, FifoPerLink, Safety, ShortestPaths
+from slotnet.schemes.kit.properties import AtEnd, Delivered, ExactlyOnce, FifoPerLink, Safety
 
 
 def _rows(r):
@@ -59,7 +59,7 @@ class _Twice(user_schemes.Unicast):
             return
         while True:
             inbox = await ctx.idle()
-            for in_port, (s, d, hops) in inbox:
+            for _, (s, d, hops) in inbox:
                 if ctx.node != d:
                     ctx.send(ctx.port(0, +1), [s, d, hops + 1])
 

@@ -1,0 +1,72 @@
+"""One verdict for every run, whoever judges it: ``slotnet run``, ``explore``, random fault
+campaigns and ``--shrink`` all ask :func:`verdict`.
+
+A run is ok when
+
+1. its invariants hold (``invariants.ok``: nothing unaccounted for, the claims agree, a
+   one-shot task did not deadlock -- see ``_completion``);
+2. its properties hold (``result.properties``, where the scheme states any: each entry a
+   dict with ``ok``; a violation is named with its first slot where it gives one);
+3. a one-shot task completed: a task cut short by its slots, its safety cap or the
+   stability monitor is not done, and neither is a deadlock.
+
+``explore`` adds its own rules on top (avoidable losses, missed broadcasts: see
+``tools/_explore``), never fewer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ._result import Result
+
+__all__ = ["Verdict", "verdict"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether a run is ok, and each reason it is not (one line each)."""
+
+    ok: bool
+    reasons: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+
+def verdict(result: Result) -> Verdict:
+    """The verdict on ``result`` (see the module docstring)."""
+    reasons: list[str] = []
+    bad = [k for k, v in result.invariants.items() if isinstance(v, dict) and not v.get("ok", False)
+           and k != "termination"]  # a deadlock is told by the completion below
+    if bad:
+        reasons.append(f"invariant {', '.join(bad)} failed")
+    elif not result.invariants.get("ok") and "termination" not in result.invariants:
+        reasons.append("invariants not ok")
+    reasons += _properties(getattr(result, "properties", None))
+    if result.complete is False:
+        reasons.append(_incomplete(result.completion or {}, result))
+    return Verdict(not reasons, tuple(reasons))
+
+
+def _properties(props: Any) -> list[str]:
+    """A reason for each violated property of ``result.properties`` (a dict of name -> dict with ``ok``)."""
+    if not isinstance(props, dict):
+        return []
+    out = []
+    for name, p in props.items():
+        if isinstance(p, dict) and p.get("ok") is False:
+            first = p.get("first_slot", p.get("slot"))
+            out.append(f"property {name} violated" + (f" (first in slot {first})" if first is not None else ""))
+    return out
+
+
+def _incomplete(c: dict[str, Any], result: Result) -> str:
+    at = c.get("stopped_at_slot", result.slots_run - 1)
+    if c.get("ended_by") == "deadlock":
+        waiting = c.get("waiting", [])
+        nodes = ",".join(str(w["node"]) for w in waiting[:8]) + ("..." if len(waiting) > 8 else "")
+        return f"deadlock at slot {at}: {len(waiting)} live node(s) never finished (waiting: {nodes})"
+    why = {"cap": "its safety cap", "unstable": "the stability monitor"}.get(c.get("ended_by", ""), "its slots")
+    return f"task incomplete: {why} ended the run at slot {at} before the task completed"
