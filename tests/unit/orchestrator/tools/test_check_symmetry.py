@@ -98,3 +98,16 @@ def test_the_reduction_finds_the_same_violating_classes_as_the_whole_enumeration
     bad_full = {orbit_key(parse(v["faults"])) for v in full["violations"]}
     bad_reduced = {orbit_key(parse(v["faults"])) for v in reduced["violations"]}
     assert bad_full == bad_reduced
+
+
+def test_a_ring_kind_gets_its_rotations_and_reflections():
+    """A topology of kind ring (a cycle, as the ring:N topology is) gets the 2N dihedral symmetries, each an automorphism."""
+    from slotnet.fabric._topology import Torus
+
+    class Ring(Torus):
+        kind = "ring"
+
+    ring = Ring((7,))
+    group = automorphisms(ring)
+    assert len(group) == 14 and all(is_automorphism(ring, s) for s in group)
+    assert len({s.nodes for s in group}) == 14
