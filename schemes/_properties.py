@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 __all__ = [
+    "Tally",
     "AtEnd",
     "AtMostOne",
     "Conserved",
@@ -29,6 +30,33 @@ __all__ = [
     "Violation",
     "WithinHops",
 ]
+
+
+class Tally:
+    """How a check keeps its violations, for the kit's invariants (:class:`slotnet.schemes.kit.Book`)
+    and the stated properties alike: how many were ``checked``, how many failed (``count``),
+    and the first, by ``order`` (the same whatever order a slot's violations come in).
+
+    Example:
+        >>> t = Tally(order=lambda v: v[0])
+        >>> t.add((5, "late")); t.add((2, "early"))
+        >>> t.count, t.first
+        (2, (2, 'early'))
+    """
+
+    __slots__ = ("checked", "count", "first", "_order")
+
+    def __init__(self, order: Callable[[Any], Any]) -> None:
+        self.checked = 0
+        self.count = 0
+        self.first: Any = None
+        self._order = order
+
+    def add(self, violation: Any) -> None:
+        """Count a violation; keep it if it is the first so far."""
+        self.count += 1
+        if self.first is None or self._order(violation) < self._order(self.first):
+            self.first = violation
 
 
 class Event(NamedTuple):

@@ -35,16 +35,13 @@ from slotnet.schemes._properties import (
     Received,
     Sent,
     SlotView,
+    Tally,
     Violation,
 )
 
 from ._spec import Prepared, RunSpec
 
 __all__ = ["PropertyMonitor", "replay_command"]
-
-#: How many violations of one property are kept in full (the first by slot comes out first).
-_KEPT = 20
-
 
 def replay_command(spec: RunSpec, slots_run: int | None = None) -> str:
     """The ``slotnet run`` command line that replays ``spec`` (its faults as ``--fault`` flags)."""
@@ -63,27 +60,24 @@ def replay_command(spec: RunSpec, slots_run: int | None = None) -> str:
 
 
 class _Book:
-    """One property's violations: how many, and the first few by (slot, nodes, problem)."""
+    """One property's violations (:class:`~slotnet.schemes._properties.Tally`), judged once per slot or at the end."""
 
     def __init__(self, prop: Property) -> None:
         self.prop = prop
-        self.checked = 0
-        self.count = 0
-        self.kept: list[Violation] = []
+        self.tally = Tally(Violation.key)
 
     def add(self, found: Any) -> None:
-        self.checked += 1
+        self.tally.checked += 1
         for v in found or ():
-            self.count += 1
-            if len(self.kept) < _KEPT:
-                self.kept.append(v)
+            self.tally.add(v)
 
     def result(self, replay: str) -> dict[str, Any]:
-        out: dict[str, Any] = {"ok": self.count == 0, "checked": self.checked, "violations": self.count}
+        t = self.tally
+        out: dict[str, Any] = {"ok": t.count == 0, "checked": t.checked, "violations": t.count}
         if self.prop.doc:
             out["asserts"] = self.prop.doc
-        if self.kept:
-            first = min(self.kept, key=Violation.key)
+        if t.first is not None:
+            first = t.first
             out["first"] = Violation(first.property, first.slot, first.nodes, first.problem, first.events,
                                      replay).as_dict()
         return out

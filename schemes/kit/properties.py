@@ -56,6 +56,7 @@ from .._properties import (
     Sent,
     ShortestPaths,
     SlotView,
+    Tally,
     Violation,
     WithinHops,
 )
@@ -79,6 +80,7 @@ __all__ = [
     "Sent",
     "ShortestPaths",
     "SlotView",
+    "Tally",
     "Violation",
     "WithinHops",
 ]
