@@ -62,3 +62,16 @@ def test_check_refuses_bad_input_in_one_line(capsys, argv, message):
     """A bad kind, window or count is one line on stderr and a non-zero exit, before any run of the space."""
     code, _, err = call_main(capsys, "check", "user-token", "-t", "torus:4", *argv)
     assert code != 0 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_run_report_shows_each_property_and_choice_on_its_line(capsys):
+    """slotnet run prints a line per stated property (first violation, nodes) and the replay; a line per choice."""
+    code, out, _ = call_main(capsys, "run", "user-token-dup", "-t", "torus:4")
+    assert code == 0  # the run itself went through; its verdict fails
+    lines = out.splitlines()
+    assert "  properties: VIOLATED" in lines
+    assert any(x.startswith("    one_token: VIOLATED (4 violation(s) in 12 check(s)); first in slot 4 at node(s) 1,3")
+               for x in lines)
+    assert "    replay: slotnet run user-token-dup -t torus:4 --seed 0 --slots 1000" in lines
+    code, out, _ = call_main(capsys, "run", "user-picker-skewed", "-t", "torus:4", "--param", "picks=60")
+    assert "  choices: VIOLATED" in out.splitlines() and "pick: VIOLATED, 240 outcomes, uniform over 4 values" in out
