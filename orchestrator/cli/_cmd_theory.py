@@ -18,8 +18,10 @@ def cmd_theory(args: argparse.Namespace) -> int:
     scheme = get_scheme(args.scheme)
     if scheme.theory is None:
         raise SpecError(f"scheme {scheme.name!r} has no analytic model")
+    if args.slots < 1:
+        raise SpecError(f"--slots must be at least 1 (the slots of a transient prediction), got {args.slots}")
     spec = RunSpec(scheme=args.scheme, topology=args.topology, params=params(args.param), load=load_args(args),
-                   slots=max(args.slots, 1), warmup=0)
+                   slots=args.slots, warmup=0)
     prep = spec.prepare(check_memory=False)  # the model only: no network is built, whatever its size
     theory = scheme.theory(prep.setup)
     if args.json:

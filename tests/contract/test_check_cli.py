@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from _cli import call_main
+
+from tests.support.cli import call_main
 
 from . import user_schemes  # noqa: F401 - registers the user schemes
 

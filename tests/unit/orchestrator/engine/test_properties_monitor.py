@@ -5,11 +5,11 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from contract import user_schemes
 
 from slotnet import RunSpec, SlotnetError, SpecError, register, run
 from slotnet.nodes import Node
 from slotnet.schemes.kit.properties import AtEnd, Delivered, ExactlyOnce, FifoPerLink, Safety
+from tests.contract import user_schemes
 
 
 def _rows(r):

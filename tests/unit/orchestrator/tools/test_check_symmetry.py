@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import pytest
-from contract import user_schemes  # noqa: F401 - registers the user schemes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,6 +12,7 @@ from slotnet import RunSpec
 from slotnet.fabric import parse_topology
 from slotnet.orchestrator.tools._check import Atom, atoms, check, schedules
 from slotnet.orchestrator.tools._symmetry import automorphisms, classes, is_automorphism
+from tests.contract import user_schemes  # noqa: F401 - registers the user schemes
 
 
 @pytest.mark.parametrize("spec, size", [
