@@ -305,12 +305,12 @@ def add_explore(command: Command) -> None:
 def add_check(command: Command) -> None:
     """``slotnet check``: its options."""
     ck = command("check", "run every schedule of up to K faults and report each violation, shrunk", description(
-        "Run the scheme under every schedule of 1 to K faults of the given kinds (crash: the node stays down; "
-        "link-down: the link stays down; stall: the node sleeps through one slot), each at a slot of the window, "
+        "Run the scheme under every schedule of 1 to K faults of the given kinds, each at a slot of the window, "
         "no two on one node or link; judge each run like `slotnet run` (invariants, the scheme's properties and "
-        "choices, completion); shrink each violation (the first ten) and print its replay command. A scheme that "
-        "declares its rule symmetric runs one schedule per class of schedules the topology's symmetries map onto "
-        "each other. Exit status 1 when a run violates something."), CHECK_EXAMPLES)
+        "choices, completion); shrink each violation (the first ten) and print its replay command.",
+        "Kinds: crash (the node stays down), link-down (the link stays down), stall (the node sleeps through one "
+        "slot). A scheme that declares its rule symmetric runs one schedule per class of schedules the topology's "
+        "symmetries map onto each other. Exit status 1 when a run violates something."), CHECK_EXAMPLES)
     add_common(ck)
     ck.add_argument("--kinds", required=True, metavar="K,K,...", help="the fault kinds: crash, link-down, stall")
     ck.add_argument("--max-faults", type=int, default=1, metavar="K", help="the most faults in a schedule (default 1)")
