@@ -106,9 +106,9 @@ def chi_square_sf(x: float, dof: int) -> float:
     Numerical Recipes §6.2), to about 1e-12."""
     if dof <= 0:
         raise ValueError("degrees of freedom must be positive")
-    if x <= 0:
-        return 1.0
     a, z = dof / 2.0, x / 2.0
+    if z <= 0:  # x <= 0, or so small that x / 2 underflows
+        return 1.0
     lead = a * math.log(z) - z - math.lgamma(a)
     if z < a + 1:  # series for P, then Q = 1 - P
         term = total = 1.0 / a

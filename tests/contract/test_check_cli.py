@@ -8,7 +8,10 @@ import pytest
 
 from tests.support.cli import call_main
 
-from . import user_schemes  # noqa: F401 - registers the user schemes
+from . import user_schemes
+
+installed = user_schemes.installed  # the user schemes, registered for this module
+pytestmark = pytest.mark.usefixtures("installed")
 
 
 def test_check_json_lists_schedules_classes_and_shrunk_violations(capsys):

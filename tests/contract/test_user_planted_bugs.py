@@ -6,20 +6,25 @@ and each verdict is held against an oracle computed apart from the property that
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slotnet import RunSpec, run
-from slotnet.orchestrator.tools._check import verdict
 
 from . import user_schemes
+
+installed = user_schemes.installed  # the user schemes, registered for this module
+pytestmark = pytest.mark.usefixtures("installed")
 
 RING = "torus:6"
 
 
 def _fails(name: str, topology: str = RING, **kw: object) -> list[str]:
-    ok, reasons = verdict(run(RunSpec(name, topology, **kw)))  # type: ignore[arg-type]
-    return [] if ok else reasons
+    """The reasons the run's verdict gives (none: it passed)."""
+    verdict = run(RunSpec(name, topology, **kw)).verdict  # type: ignore[arg-type]
+    assert verdict is not None
+    return [] if verdict["ok"] else list(verdict["reasons"])
 
 
 def test_the_correct_token_ring_passes_every_property():

@@ -1,15 +1,21 @@
 """User-style schemes, as a researcher would write them, each with or without a planted bug.
 
 Every scheme here states its properties with the kit (:mod:`slotnet.schemes.kit.properties`)
-or declares its random choices (:mod:`slotnet.schemes.kit.choices`), and is registered at
-import under its own name. They run on a ring (``torus:N``: port ``(0, +1)`` goes right).
+or declares its random choices (:mod:`slotnet.schemes.kit.choices`). A test module makes them
+known with the :func:`installed` fixture (registered for the module's tests, removed after,
+so that tests that walk every registered scheme never see them). They run on a ring
+(``torus:N``: port ``(0, +1)`` goes right).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
+
+from slotnet import SCHEMES as REGISTRY
 from slotnet import register
 from slotnet.nodes import Node
 from slotnet.schemes import Param, Scheme
@@ -247,5 +253,16 @@ SCHEMES = {
     "user-picker": PICKER,
     "user-picker-skewed": dataclasses.replace(PICKER, name="user-picker-skewed", node=SkewedPicker),
 }
-for _scheme in SCHEMES.values():
-    register(_scheme)
+
+
+@pytest.fixture(scope="module")
+def installed() -> Iterator[None]:
+    """The schemes here registered for a module's tests (as a user's package registers its own), then removed."""
+    saved = dict(REGISTRY)
+    for scheme in SCHEMES.values():
+        register(scheme, replace=True)
+    try:
+        yield
+    finally:
+        REGISTRY.clear()
+        REGISTRY.update(saved)

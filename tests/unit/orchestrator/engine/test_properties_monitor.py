@@ -11,6 +11,9 @@ from slotnet.nodes import Node
 from slotnet.schemes.kit.properties import AtEnd, Delivered, ExactlyOnce, FifoPerLink, Safety
 from tests.contract import user_schemes
 
+installed = user_schemes.installed  # the user schemes, registered for this module
+pytestmark = pytest.mark.usefixtures("installed")
+
 
 def _rows(r):
     return r.invariants["properties"]["properties"]

@@ -12,7 +12,9 @@ from slotnet import RunSpec
 from slotnet.fabric import parse_topology
 from slotnet.orchestrator.tools._check import Atom, atoms, check, schedules
 from slotnet.orchestrator.tools._symmetry import automorphisms, classes, is_automorphism
-from tests.contract import user_schemes  # noqa: F401 - registers the user schemes
+from tests.contract import user_schemes
+
+installed = user_schemes.installed  # the user schemes, registered for the test that runs them
 
 
 @pytest.mark.parametrize("spec, size", [
@@ -72,6 +74,7 @@ def test_an_atom_maps_to_the_same_kind_and_slot():
         assert a.kind == "link-down" and a.slot == 4 and topo.neighbour(a.node, a.port) is not None
 
 
+@pytest.mark.usefixtures("installed")
 def test_the_reduction_finds_the_same_violating_classes_as_the_whole_enumeration():
     """On a symmetric scheme (every node floods its id round a 5-ring), the schedules run one by one fail in
     exactly the classes the reduced enumeration finds failing (two faults split the ring, one does not)."""
