@@ -87,7 +87,7 @@ CHECK_EXAMPLES = examples(
     ("every crash and every link down, one at a time, in slots 0 to 3 of a broadcast",
      "slotnet check bcast-simple -t hypercube:3 --rho 0.2 --slots 40 --kinds crash,link-down --window 0:3"),
     ("every pair of stalls and crashes of a one-shot task, over two processes, as one JSON object",
-     "slotnet check prefix-scan -t mesh:2x2 --kinds crash,stall --max-faults 2 --window 0:4 --jobs 2 --json"),
+     "slotnet check prefix-scan -t mesh:2x2 --kinds crash,stall --max-faults 2 --window 0:2 --jobs 2 --json"),
 )
 REPRO_EXAMPLES = examples(
     ("a quick smoke test of Greenberg & Hajek's tables",
