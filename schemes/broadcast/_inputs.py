@@ -74,6 +74,7 @@ def make_scheme(
     max_backlog: Callable[[Any, Mapping[str, Any]], float] | None = None,
     claims: Callable[[Setup, Mapping[str, Any]], Sequence[Claim]] | None = None,
     stability: str,
+    choices: Callable[[Setup], Mapping[str, Any]] | None = None,
 ) -> Scheme:
     """A broadcast :class:`Scheme` record: the paper, the loads, :func:`prepare` and the
     hypercube shared by the five schemes, with the scheme's own node, theory adapter
@@ -92,6 +93,7 @@ def make_scheme(
         topologies=("hypercube",),
         max_backlog=max_backlog,
         claims=claims,
+        choices=choices,
     )
 
 

@@ -19,9 +19,8 @@ import shlex
 
 import pytest
 
-from slotnet.orchestrator.cli.describe import param_choices, param_default
-
 from slotnet.orchestrator.cli import build_parser, main
+from slotnet.orchestrator.cli.describe import param_choices, param_default
 from slotnet.orchestrator.engine import _memory
 from slotnet.orchestrator.engine._spec import RunSpec
 from slotnet.schemes import SCHEMES
