@@ -41,9 +41,9 @@ async def serve_shard(link: ShardLink) -> None:
     spec = spec_from_wire(await link.spec())
     smap = ShardMap(parse_topology(spec.topology).n_nodes, shards)
     prep = spec.prepare(hosted=len(smap.nodes(shard)))
-    reporter = prep.scheme.reporter(prep.setup)  # only for its event schema: the coordinator reports
-    tracer = TraceBuffer(spec.trace, reporter.events) if spec.trace is not None else None
-    batch = SlotBatch({kind: _never for kind in reporter.events})
+    events = prep.scheme.trace_events  # the coordinator reports: a shard needs only the event schema
+    tracer = TraceBuffer(spec.trace, events) if spec.trace is not None else None
+    batch = SlotBatch({kind: _never for kind in events})
 
     def factory(clock: SlotClock, lost: LostSink) -> Transport:
         return ShardTransport(prep.topology, clock, smap, shard, spec.faults, spec.seed, on_lost=lost,

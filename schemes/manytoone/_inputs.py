@@ -29,7 +29,7 @@ import random
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .._base import Param, SchemeError
+from .._base import Inputs, Param, SchemeError
 from .instances import Instance, load_instance, make_instance, parse_workload
 
 __all__ = [
@@ -116,17 +116,18 @@ CAP_FACTOR = 4
 Bound = Callable[[Instance, Mapping[str, Any]], float]
 
 
-def safety_cap(bound: Bound) -> Callable[[Any, Mapping[str, Any]], int]:
+def safety_cap(bound: Bound) -> Callable[[Any, Inputs[Any]], int]:
     """A scheme's ``max_slots``: :data:`CAP_FACTOR` times ``bound(instance, node_params)``,
     the slot the scheme's own analysis says the run ends by (at least 1).
 
     Example:
         >>> from slotnet.fabric import parse_topology
         >>> cap = safety_cap(lambda inst, params: 2.5 * len(inst))
-        >>> cap(parse_topology("mesh:2x2"), {"dest": [3, 3, -1, -1]})
+        >>> cap(parse_topology("mesh:2x2"), Inputs({"dest": [3, 3, -1, -1]}))
         20
     """
-    def max_slots(topology: Any, node_params: Mapping[str, Any]) -> int:
+    def max_slots(topology: Any, inputs: Inputs[Any]) -> int:
+        node_params = inputs.params
         return CAP_FACTOR * max(1, math.ceil(bound(instance_of(topology, node_params), node_params)))
     return max_slots
 

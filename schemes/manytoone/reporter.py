@@ -80,7 +80,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .._base import Setup
+from .._base import PacketBook, Setup
 from ..kit import BaseReporter
 from ._embed import virtual_volume
 from ._engine import FAULT_EVIDENCE, SRC, STRANDING
@@ -264,6 +264,10 @@ class M2OReporter(BaseReporter):
         return {"max_load": list(self.node_load), "max_occupancy": list(self.node_occ),
                 "delivery_time": [self.first.get(v, -1) for v in range(n)],
                 "final_arrival": [self.last.get(v, -1) for v in range(n)]}
+
+    def packet_books(self) -> Sequence[PacketBook]:
+        """The packets' book: ``conservation``."""
+        return (PacketBook("conservation", "unicast"),)
 
     def invariants(self, lost: Mapping[str, int], in_flight: Sequence[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         out = self._delivery_checks(lost, in_flight, held)
