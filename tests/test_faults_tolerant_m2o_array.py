@@ -10,8 +10,8 @@ from slotnet import RunSpec, run
 from slotnet.fabric import parse_topology
 from slotnet.schemes import Setup
 from slotnet.schemes.manytoone.reporter import M2OReporter
-from slotnet.schemes.pmnb.array_broadcast import ArrayBroadcastReporter, LineGeometry
 from slotnet.schemes.pmnb._inputs import ArrayInputs
+from slotnet.schemes.pmnb.array_broadcast import ArrayBroadcastReporter, LineGeometry
 
 
 def _greedy(faults: list[str], **params: str) -> dict:
