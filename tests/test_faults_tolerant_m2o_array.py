@@ -59,7 +59,7 @@ def test_greedy_second_delivery_of_an_uncopied_packet_is_a_scheme_error():
     spec = RunSpec("m2o-greedy", "mesh:4x4", slots=400, seed=1)
     prep = spec.prepare()
     rep = M2OReporter(prep.setup)
-    dest = prep.node_params["dest"]
+    dest = prep.node_params.dest
     for src, d in enumerate(dest):
         if d >= 0:
             rep._delivered(d, 5, src, 5, 5)

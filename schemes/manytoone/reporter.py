@@ -84,7 +84,7 @@ from .._base import PacketBook, Setup
 from ..kit import BaseReporter
 from ._embed import virtual_volume
 from ._engine import FAULT_EVIDENCE, SRC, STRANDING
-from ._inputs import instance_of
+from ._inputs import M2OInputs, instance_of
 from .instances import Instance
 from .theory import congestion, dilation, distance_class, log_d, lower_bound
 
@@ -122,8 +122,9 @@ class M2OReporter(BaseReporter):
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
-        self.instance = instance_of(setup.topology, setup.params)
-        self.dest = list(setup.params["dest"])
+        prm: M2OInputs = setup.params
+        self.instance = instance_of(setup.topology, prm)
+        self.dest = list(prm.dest)
         n = setup.topology.n_nodes
         self.first: dict[int, int] = {}
         self.last: dict[int, int] = {}
