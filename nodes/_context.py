@@ -83,7 +83,7 @@ class NodeContext:
         *,
         node: int,
         geometry: Geometry,
-        params: Mapping[str, Any],
+        params: Any,
         seed: int,
         outlet: Outlet,
         clock: _Clock,
@@ -98,8 +98,12 @@ class NodeContext:
         self.node = node
         self.geometry = geometry
         self.n_nodes = geometry.n_nodes
-        #: read-only; a MappingProxyType is taken as it is (the driver shares one among the nodes)
-        self.params = params if isinstance(params, MappingProxyType) else MappingProxyType(dict(params))
+        #: read-only: the scheme family's frozen record of node parameters (``Inputs.params``),
+        #: taken as it is (the driver shares one among the nodes), or a mapping, seen through
+        #: a read-only view (a MappingProxyType is taken as it is)
+        view: Any = (MappingProxyType(dict(params)) if isinstance(params, Mapping)
+                     and not isinstance(params, MappingProxyType) else params)
+        self.params = view
         #: ``send(port, message, size=1.0)``: size in paper time units (see the slot model)
         self.send = outlet.send
         self.quantum = quantum

@@ -8,30 +8,33 @@ from __future__ import annotations
 
 from ._base import (
     CLAIM_KINDS,
+    HOP_EVENT,
     Claim,
     Column,
-    Experiment,
+    Inputs,
     Load,
+    PacketBook,
     Param,
     Reporter,
-    Row,
-    Runner,
     Scheme,
     SchemeError,
     Setup,
     parse_bool,
-    relative,
 )
 from ._registry import EXPERIMENTS, SCHEMES, get_experiment, get_scheme, register
+from ._repro import Experiment, Row, Runner, relative
 
 __all__ = [
     "CLAIM_KINDS",
     "EXPERIMENTS",
+    "HOP_EVENT",
     "SCHEMES",
     "Claim",
     "Column",
     "Experiment",
+    "Inputs",
     "Load",
+    "PacketBook",
     "Param",
     "Reporter",
     "Row",

@@ -9,29 +9,74 @@ and does the rest.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from slotnet.errors import SchemeError
 from slotnet.nodes import Geometry, Node, NodeContext
 
 __all__ = [
     "CLAIM_KINDS",
+    "HOP_EVENT",
     "Claim",
     "Column",
-    "Experiment",
+    "Inputs",
     "Load",
+    "PacketBook",
     "Param",
     "Reporter",
-    "Row",
-    "Runner",
     "Scheme",
     "SchemeError",
     "Setup",
     "parse_bool",
 ]
+
+#: The event the orchestrator reports, for a scheme that declares :attr:`Scheme.follow`,
+#: at every send of a followed packet: ``hop(port, source, seq)`` (the kit's
+#: :data:`~slotnet.schemes.kit.HOP_EVENTS` gives its fields).
+HOP_EVENT = "hop"
+#: the values of a :data:`HOP_EVENT`
+HOP_FIELDS = ("port", "source", "seq")
+
+#: a family's typed node parameters (a frozen, slotted dataclass; a mapping for a scheme
+#: that keeps them by name)
+P = TypeVar("P")
+
+
+@dataclass(frozen=True, slots=True)
+class Inputs(Generic[P]):
+    """What a scheme's ``prepare`` returns: every node's parameters and the run's time quantum.
+
+    ``params`` is what each node reads as ``ctx.params`` and reporters and theory as
+    ``setup.params``: the family's own frozen dataclass (its ``_inputs.py``), so that every
+    read is an attribute mypy checks, or a mapping for a scheme of the user's own.
+    ``quantum``: fabric ticks per paper time unit (durations of t_p or 1/d), 1 for a
+    slot-based scheme; the nodes see it as ``ctx.quantum``, reporters and theory as
+    ``setup.quantum``.
+
+    Example:
+        >>> Inputs({"k": 1}).quantum, Inputs({"k": 1}, quantum=8).quantum
+        (1, 8)
+    """
+
+    params: P
+    quantum: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class PacketBook:
+    """An invariant of a reporter that keeps the books of the scheme's packets.
+
+    A fault run's ``fault_impact.packets`` reads these books (and only these), one entry
+    each: ``kind`` ``"broadcast"``: the invariant holds ``broadcasts`` and ``completed``
+    (``missed``: lost to faults, ``in_progress``); ``"unicast"``: it holds ``delivered`` and
+    ``created`` (or ``born``), with ``dropped`` (or ``lost``) by cause, ``in_flight``,
+    ``held``, and where it counts them ``dup_copies`` and ``second_deliveries``.
+    """
+
+    invariant: str
+    kind: Literal["broadcast", "unicast"]
 
 
 def parse_bool(text: str) -> bool:
@@ -113,7 +158,8 @@ class Setup:
     """Everything static about a run that reporters and theory may read."""
 
     topology: Geometry
-    params: Mapping[str, Any]
+    #: the ``params`` of the scheme's :class:`Inputs` (its family's typed record)
+    params: Any
     load: Mapping[str, float]
     slots: int
     warmup: int
@@ -134,22 +180,14 @@ class Reporter(Protocol):
     spread over processes: nodes' events reach the reporter through :meth:`handlers`
     (accumulation, on the side that hosts the node); :meth:`end_slot` closes a slot
     after every shard's events of that slot are in; :meth:`metrics`, :meth:`invariants`,
-    :meth:`per_node`, :meth:`series` finalise. :class:`slotnet.schemes.kit.BaseReporter`
-    gives defaults for everything but :meth:`handlers` and :meth:`metrics`.
+    :meth:`per_node`, :meth:`series` finalise.
 
-    Before :meth:`invariants` the orchestrator calls ``run_ended(slot, complete)`` on a
-    reporter that has it (the kit's do): the run's last slot, and whether its task
-    completed -- False only for a one-shot task cut short by its slot count, its safety
-    cap or the stability monitor. Such a run is judged on what it owed by then: packets
-    in flight, queued or waiting are accounted states, and a deadline (a theorem's
-    window, a bound) counts only once it has passed
-    (:meth:`slotnet.schemes.kit.BaseReporter.due`).
-
-    A reporter may also have ``crash_losses(losses)``, called before :meth:`invariants`
-    with ``(slot, node, packets)`` for each crash that destroyed packets a node held
-    (``packets``: the node's :meth:`Node.held_packets` then), in slot and node order, the
-    same in one process and over shards: the fault ledger books those packets by count
-    only (``crash``), so a reporter that keeps books by kind of packet counts them here.
+    How to extend: subclass :class:`slotnet.schemes.kit.BaseReporter`, which gives
+    defaults for every member but :meth:`handlers` and :meth:`metrics`, set ``events``
+    and override what means something for the scheme. At the end of a run the
+    orchestrator always calls, in this order, :meth:`run_ended`, :meth:`holdings`,
+    :meth:`crash_losses`, :meth:`invariants`, :meth:`metrics`; a fault run's
+    ``fault_impact`` then reads the invariants :meth:`packet_books` names.
     """
 
     #: event kind -> names of the values the node records with it (the trace schema)
@@ -167,8 +205,24 @@ class Reporter(Protocol):
     def backlog(self) -> int:
         """Packets waiting in node queues now (drives the instability monitor)."""
 
+    def run_ended(self, slot: int, complete: bool) -> None:
+        """The run's last slot, and whether its task completed -- False only for a one-shot
+        task cut short by its slot count, its safety cap or the stability monitor. Such a
+        run is judged on what it owed by then: packets in flight, queued or waiting are
+        accounted states, and a deadline (a theorem's window, a bound) counts only once it
+        has passed (:meth:`slotnet.schemes.kit.BaseReporter.due`)."""
+
     def holdings(self, per_node: Sequence[Any]) -> None:
         """Each node's :meth:`Node.held_packets` at the end, before :meth:`invariants`."""
+
+    def crash_losses(self, losses: Sequence[tuple[int, int, Sequence[Any]]]) -> None:
+        """``(slot, node, packets)`` for each crash that destroyed packets a node held
+        (``packets``: the node's :meth:`Node.held_packets` then), in slot and node order, the
+        same in one process and over shards: the fault ledger books those packets by count
+        only (``crash``), so a reporter that keeps books by kind of packet counts them here."""
+
+    def packet_books(self) -> Sequence[PacketBook]:
+        """The invariants that keep the books of the scheme's packets (:class:`PacketBook`)."""
 
     def metrics(self) -> dict[str, Any]:
         """Measured metrics over the warm-up-excluded window."""
@@ -229,151 +283,47 @@ class Column:
     header: str
 
 
-@dataclass
-class Row:
-    """One compared quantity of a reproduction: the paper's value, the simulation, the theory.
-
-    :meth:`verdict` judges the row. The simulation agrees with a reference (the paper's
-    value, the theory) when they differ by at most ``√2·ci95`` (the reference may itself
-    be a simulation with its own noise; ``ci95`` is the 95% half-width), plus the row's
-    ``tolerance`` — by default the paper's own agreement, |paper − theory|, when the row
-    has both — plus half a printed digit (5e-5). A model row (no simulation) agrees when
-    theory and paper differ by at most the tolerance plus half a printed digit. A
-    simulation without an interval (one transient run) and no stated tolerance is not
-    judged (``-``).
-    """
-
-    experiment: str
-    case: str
-    metric: str
-    paper: float | None
-    sim: float | None
-    ci95: float | None
-    theory: float | None
-    #: why a known disagreement is expected (a documented paper slip or model difference),
-    #: or why the row was not run
-    note: str = ""
-    #: the agreement the paper itself shows for this quantity; None: |paper − theory|
-    tolerance: float | None = None
-
-    #: :meth:`verdict`'s first word for each outcome
-    WITHIN: ClassVar[str] = "within"
-    KNOWN: ClassVar[str] = "known"
-    OUTSIDE: ClassVar[str] = "OUTSIDE"
-    NOT_RUN: ClassVar[str] = "not run"
-    UNJUDGED: ClassVar[str] = "-"
-
-    def allowed(self) -> float:
-        """The largest difference from a reference still within the paper's agreement."""
-        tol = self.tolerance
-        if tol is None:
-            tol = abs(self.paper - self.theory) if self.paper is not None and self.theory is not None else 0.0
-        ci = self.ci95 if isinstance(self.ci95, float) and math.isfinite(self.ci95) else 0.0
-        return tol + math.sqrt(2.0) * ci + 5e-5
-
-    def verdict(self) -> str:
-        """``within``, ``known: <note>``, ``OUTSIDE: <by how much>``, ``not run: <why>`` or ``-``.
-
-        Example:
-            >>> Row("T", "v=1", "mean_delay", 4.0, 4.02, 0.05, 4.01).verdict()
-            'within'
-            >>> Row("T", "d=6", "D", None, 26.0, 0.1, 27.5, note="Prop. 5 counts 3 slots for one").verdict()
-            'known: Prop. 5 counts 3 slots for one'
-        """
-        if self.sim is None and self.theory is None:
-            return f"{self.NOT_RUN}: {self.note}" if self.note else self.UNJUDGED
-        if self.sim is None:  # a model row: theory against the paper's printed value
-            pairs = [("paper", self.theory, self.paper)]
-        else:
-            pairs = [("paper", self.sim, self.paper), ("theory", self.sim, self.theory)]
-        pairs = [(name, a, b) for name, a, b in pairs if a is not None and b is not None and math.isfinite(b)]
-        if not pairs or (self.sim is not None and self.ci95 is None and self.tolerance is None):
-            return self.UNJUDGED  # nothing to compare with, or no interval to judge a simulation by
-        allowed = self.allowed() if self.sim is not None else (self.tolerance or 0.0) + 5e-5
-        worst = max(pairs, key=lambda p: abs(p[1] - p[2]))  # type: ignore[operator]
-        off = abs(worst[1] - worst[2])  # type: ignore[operator]
-        if off <= allowed:
-            return self.WITHIN
-        if self.note:
-            return f"{self.KNOWN}: {self.note}"
-        return f"{self.OUTSIDE}: off the {worst[0]} by {off:.4g} > {allowed:.4g} allowed"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "experiment": self.experiment, "case": self.case, "metric": self.metric, "paper": self.paper,
-            "simulation": self.sim, "ci95": self.ci95, "theory": self.theory,
-            "sim_vs_paper": relative(self.sim, self.paper), "sim_vs_theory": relative(self.sim, self.theory),
-            "theory_vs_paper": relative(self.theory, self.paper), "note": self.note, "verdict": self.verdict(),
-        }
-
-
-def relative(a: float | None, b: float | None) -> float | None:
-    """(a − b)/|b|, or None when either is missing or b is 0."""
-    if a is None or b is None or b == 0 or isinstance(a, bool):
-        return None
-    return (a - b) / abs(b)
-
-
-#: Runs a batch of run requests (dicts of RunSpec fields) and returns, per request, its
-#: metrics plus ``_theory``, ``_series`` and ``_ok``. Supplied by the orchestrator.
-Runner = Callable[[Sequence[Mapping[str, Any]]], list[dict[str, Any]]]
-
-
-@dataclass(frozen=True)
-class Experiment:
-    """A ``slotnet repro PAPER`` reproduction a scheme package brings (its ``EXPERIMENTS``).
-
-    ``run(runner, seed=..., quick=..., **options)`` returns the rows; ``options`` are the
-    generic repro flags (``sweep_d``, ``sweep_rho``, ``sweep_only``, ``plot``) that the
-    experiment may use or refuse with a :class:`SchemeError`.
-    """
-
-    paper: str
-    doc: str
-    run: Callable[..., list[Row]]
-    #: what ``repro all --html`` adds to the default reproduction: the options of one more
-    #: pass, (``--quick``, full), for figures the default leaves out (a sweep, a column)
-    report_pass: tuple[Mapping[str, Any], Mapping[str, Any]] | None = None
-    #: ``(quick, options) -> seconds``: the wall time a pass is expected to take with two
-    #: workers (a measurement or a cost model, see each experiment), None where unknown;
-    #: the report's progress uses it for a pass it has never timed
-    estimate: Callable[[bool, Mapping[str, Any]], float | None] | None = None
-
-
 @dataclass(frozen=True)
 class Scheme:
-    """A scheme: its node rule and everything the orchestrator needs to run and report it."""
+    """A scheme: its node rule and everything the orchestrator needs to run and report it.
+
+    How to extend: a scheme package's ``SCHEMES`` holds these records. ``prepare`` turns
+    the parsed ``--param`` values into an :class:`Inputs` (the family's typed node
+    parameters and the time quantum); ``node`` builds each node's rule from its
+    :class:`~slotnet.nodes.NodeContext`; ``reporter`` builds the run's
+    :class:`Reporter`. The rest is optional and read by the orchestrator only.
+    """
 
     name: str
     summary: str
     source: str
     node: Callable[[NodeContext], Node]
     reporter: Callable[[Setup], Reporter]
-    #: (topology, params, load) -> the node parameters every node's ``ctx.params`` holds
-    prepare: Callable[[Any, dict[str, Any], dict[str, float]], dict[str, Any]]
+    #: (topology, params, load) -> :class:`Inputs`: the node parameters every node's
+    #: ``ctx.params`` holds, and the time quantum. A plain mapping is taken as
+    #: ``Inputs(mapping)`` (quantum 1), for a scheme of the user's own
+    prepare: Callable[[Any, dict[str, Any], dict[str, float]], Inputs[Any] | Mapping[str, Any]]
     theory: Callable[[Setup], dict[str, Any]] | None = None
     params: tuple[Param, ...] = ()
     loads: tuple[Load, ...] = ()
     topologies: tuple[str, ...] = ("hypercube",)
     #: (topology, node params) -> queued packets per node past which a run is surely
     #: unstable; None: the orchestrator's default (1000)
-    max_backlog: Callable[[Any, Mapping[str, Any]], float] | None = None
+    max_backlog: Callable[[Any, Any], float] | None = None
     #: per-slot series columns for the human report (simulation beside theory's "series")
     columns: tuple[Column, ...] = ()
     #: the heading of the run report's column of values beside the simulation: "theory"
     #: (the paper's formulas and bounds), or e.g. "reference run" where those values come
     #: from executing the paper's algorithm centrally, not from a formula
     theory_label: str = "theory"
-    #: node params -> fabric ticks per paper time unit (durations of t_p or 1/d); None: 1
-    quantum: Callable[[Mapping[str, Any]], int] | None = None
     #: "slots": run the given slots; "quiescent": a one-shot task, run until nothing is left
     #: to do (a run cut short before that is incomplete, not violated; see :class:`Reporter`)
     until: str = "slots"
-    #: a one-shot task's safety cap: (topology, node params) -> the most slots (fabric ticks)
+    #: a one-shot task's safety cap: (topology, :class:`Inputs`) -> the most slots (fabric ticks)
     #: a run given no slot count may take, derived from the scheme's own bound (e.g. a few
     #: times its theorem's completion time); the run stops there, reported incomplete, only
     #: if the task has not completed. None: the orchestrator's default cap
-    max_slots: Callable[[Any, Mapping[str, Any]], int] | None = None
+    max_slots: Callable[[Any, Inputs[Any]], int] | None = None
     #: the fault kinds (names of ``slotnet.fabric.FAULT_KINDS``: ``loss``, ``dup``,
     #: ``delay``, ``corrupt``, ``partition``, ``stall``, ``link-down``/``link-up``,
     #: ``crash``/``recover``) the scheme can run under and still report what they cost;
@@ -394,7 +344,7 @@ class Scheme:
     #: identity ``(source, seq)`` of a packet the scheme routes hop by hop (the names its
     #: delivery event uses), or None for a message that is not one (a control message, a
     #: broadcast copy). When set, the orchestrator -- not the node -- reports every send
-    #: of such a packet to the reporter as a ``hop(port, source, seq)`` event
+    #: of such a packet to the reporter as a :data:`HOP_EVENT` ``(port, source, seq)``
     #: (:data:`slotnet.schemes.kit.HOP_EVENTS`), which the reporter must handle; the
     #: kit's :class:`~slotnet.schemes.kit.HopWitness` counts them and checks them against
     #: the hops the node reports at delivery. None: nothing is followed.
@@ -427,6 +377,24 @@ class Scheme:
     #: None: a one-shot task is complete only when every live node has returned from
     #: ``run()``, and a run that goes quiet with nodes still waiting is a deadlock.
     done: Callable[[Any], bool] | None = None
+    #: event kind -> the names of the values a node records with it: the trace schema the
+    #: run's events are checked and written by. None: the ``events`` of :attr:`reporter`
+    #: (a reporter class's attribute), with :data:`HOP_EVENT` added where :attr:`follow`
+    #: is set -- filled in when the record is made, so the field is never None after.
+    events: Mapping[str, tuple[str, ...]] | None = None
+
+    def __post_init__(self) -> None:
+        if self.events is None:
+            declared = getattr(self.reporter, "events", None)
+            events = dict(declared) if isinstance(declared, Mapping) else {}
+            if self.follow is not None and HOP_EVENT not in events:
+                events[HOP_EVENT] = HOP_FIELDS
+            object.__setattr__(self, "events", events)
+
+    @property
+    def trace_events(self) -> Mapping[str, tuple[str, ...]]:
+        """:attr:`events`, never None."""
+        return self.events or {}
 
     def param(self, name: str) -> Param:
         """The parameter called ``name``.

@@ -18,7 +18,8 @@ from typing import Any
 
 from slotnet.errors import SchemeError
 
-from ._base import Experiment, Scheme
+from ._base import Scheme
+from ._repro import Experiment
 
 __all__ = ["EXPERIMENTS", "FAILED", "SCHEMES", "get_experiment", "get_scheme", "register"]
 

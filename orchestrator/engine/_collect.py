@@ -16,6 +16,7 @@ from typing import Any
 from slotnet._build import build
 from slotnet.errors import SlotnetError
 from slotnet.fabric import FaultLedger, FaultSchedule
+from slotnet.schemes import PacketBook
 
 from ._completion import LastEvents, Waiting, completion
 from ._invariants import check_invariants, theory_agreement
@@ -88,13 +89,9 @@ def collect(prep: Prepared, reporter: Any, monitor: StabilityMonitor, slots_run:
     stability = monitor.verdict()
     done = completion(prep, reporter, quiet=end.quiet, last_active=end.last_active, slots_run=slots_run,
                       stability=stability, waiting=end.waiting, down=end.down, last_events=end.last_events)
-    ended = getattr(reporter, "run_ended", None)  # optional for a reporter of the user's own
-    if ended is not None:
-        ended(slots_run - 1, done.complete)
+    reporter.run_ended(slots_run - 1, done.complete)
     reporter.holdings(end.held_packets)
-    crash_losses = getattr(reporter, "crash_losses", None)  # optional, like run_ended
-    if crash_losses is not None:
-        crash_losses(end.crashed)
+    reporter.crash_losses(end.crashed)
     scheme_invariants = reporter.invariants(ledger, in_flight, end.held)
     if done.invariant is not None:
         scheme_invariants = {**scheme_invariants, "termination": done.invariant}
@@ -134,7 +131,8 @@ def collect(prep: Prepared, reporter: Any, monitor: StabilityMonitor, slots_run:
         slots_run=slots_run,
         transport=end.transport,
         trace_fingerprint=fingerprint(spec.trace.path) if spec.trace is not None and _complete(tracer) else None,
-        fault_impact=None if spec.faults.empty else fault_impact(spec.faults, ledger, invariants, metrics),
+        fault_impact=None if spec.faults.empty else fault_impact(spec.faults, ledger, invariants, metrics,
+                                                                 reporter.packet_books()),
         wall_seconds=wall,
         performance={"messages": hops, "node_wakeups": end.wakeups,
                      "messages_per_second": hops / wall if wall else None,
@@ -151,7 +149,7 @@ def _complete(tracer: Tracer | None) -> bool:
 
 
 def fault_impact(faults: FaultSchedule, ledger: FaultLedger, invariants: dict[str, Any],
-                 metrics: dict[str, Any]) -> dict[str, Any]:
+                 metrics: dict[str, Any], packet_books: Sequence[PacketBook] = ()) -> dict[str, Any]:
     """The result's ``fault_impact``: what each fault cost, and a verdict on the scheme.
 
     * ``faults``: each scheduled fault with the messages its kind lost, copied, held back or
@@ -159,7 +157,8 @@ def fault_impact(faults: FaultSchedule, ledger: FaultLedger, invariants: dict[st
     * ``messages``: the ledger's books; ``avoidable``: of the lost messages, those sent on a
       port the sender's context already showed dead;
     * ``packets``: the scheme's packets (unicasts, broadcasts) delivered or completed, lost
-      to a fault, still in progress, read off its invariants;
+      to a fault, still in progress, read off the invariants its reporter declares its
+      packet books (``packet_books``, :meth:`Reporter.packet_books`);
     * ``delivered_all_deliverable``: ``ok`` when nothing is unaccounted (``invariants.ok``)
       and no message was lost on a port its sender knew dead -- everything lost was destroyed
       by the faults themselves, before the scheme could know;
@@ -199,7 +198,7 @@ def fault_impact(faults: FaultSchedule, ledger: FaultLedger, invariants: dict[st
         "faults": entries,
         "messages": ledger.to_dict(),
         "avoidable": avoidable,
-        "packets": _packets(invariants, ledger.copies),
+        "packets": _packets(invariants, ledger.copies, packet_books),
         "detection": {"delay_slots": faults.detect},
         "delivered_all_deliverable": {"ok": ok, "why": why},
         "survivor_biased": [k for k in metrics if "delay" in k and not k.endswith("_ci95")],
@@ -207,32 +206,39 @@ def fault_impact(faults: FaultSchedule, ledger: FaultLedger, invariants: dict[st
     }
 
 
-def _packets(invariants: dict[str, Any], copies: int) -> dict[str, Any]:
-    """Delivered / lost to a fault / in progress, from the scheme's own invariants (``dup_copies``:
-    copies a dup fault added, which count among the delivered and in progress).
+def _packets(invariants: dict[str, Any], copies: int, books: Sequence[PacketBook]) -> dict[str, Any]:
+    """Delivered / lost to a fault / in progress, from the invariants the reporter declares
+    its packet books (``books``; ``copies``: copies a dup fault added, which count among the
+    delivered and in progress), in the invariants' order.
 
     Each book carries its own copies: the invariant's ``dup_copies`` where it counts them;
     the ledger's total only where the invariant is the run's one packet book (then every
     copy is one of its packets). Copies of another book's packets are never stamped on it.
+
+    Raises:
+        SlotnetError: a declared book is missing from the invariants or lacks its counts.
     """
+    kinds = {book.invariant: book.kind for book in books}
+    for name, kind in kinds.items():
+        inv = invariants.get(name)
+        need = ("broadcasts", "completed") if kind == "broadcast" else ("delivered",)
+        if not isinstance(inv, dict) or any(k not in inv for k in need) or (
+                kind == "unicast" and "created" not in inv and "born" not in inv):
+            raise SlotnetError(f"the reporter declares the {kind} packet book {name!r}, but its invariants have no "
+                               f"such book with {', '.join(need)}{' and created or born' if kind == 'unicast' else ''}")
     out: dict[str, Any] = {}
-    unicast = {name: inv for name, inv in invariants.items()
-               if isinstance(inv, dict) and "delivered" in inv and ("created" in inv or "born" in inv)}
-    books = sum(1 for inv in invariants.values()
-                if isinstance(inv, dict) and (("broadcasts" in inv and "completed" in inv) or inv in unicast.values()))
     for name, inv in invariants.items():
-        if not isinstance(inv, dict):
-            continue
-        if "broadcasts" in inv and "completed" in inv:
+        kind = kinds.get(name)
+        if kind == "broadcast":
             out[name] = {"broadcasts": inv["broadcasts"], "completed": inv["completed"],
                          "lost_to_faults": inv.get("missed", 0), "in_progress": inv.get("in_progress", 0)}
-        elif name in unicast:
+        elif kind == "unicast":
             lost = inv.get("dropped", inv.get("lost", {}))
             destroyed = sum(n for c, n in lost.items() if n > 0 and c != "node_finished") if isinstance(lost, dict) else 0
             out[name] = {"packets": inv.get("created", inv.get("born")), "delivered": inv["delivered"],
                          "lost_to_faults": destroyed,
                          "in_progress": int(inv.get("in_flight", 0)) + int(inv.get("held", 0))}
-            own = inv.get("dup_copies", copies if books == 1 else 0)
+            own = inv.get("dup_copies", copies if len(kinds) == 1 else 0)
             if own:
                 out[name]["dup_copies"] = own
             if inv.get("second_deliveries"):  # copies delivered after the packet's first delivery

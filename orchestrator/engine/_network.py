@@ -29,6 +29,7 @@ from slotnet.errors import NodeFailure, SlotnetError
 from slotnet.fabric import FAULT_KINDS, NOTE_CAUSES, SlotClock, Transport
 from slotnet.nodes import Node
 from slotnet.nodes.runtime import NodeContext, SlotRuntime, TracedContext
+from slotnet.schemes import HOP_EVENT
 
 from ._completion import Waiting
 from ._observer import SlotBatch
@@ -156,7 +157,8 @@ class Network:
         for v in self.local:
             self.outlets[v] = self.transport.outlet(v)
         # shared by every context: one params view, one bound method of each sink
-        self._params = MappingProxyType(dict(prep.node_params))
+        params = prep.node_params  # a family's frozen record as it is; a mapping behind a read-only view
+        self._params = MappingProxyType(dict(params)) if isinstance(params, Mapping) else params
         self._sinks = (self._record, self._traced_record)
         #: ``(follow, hop sink, clock)`` where the scheme follows its packets (``Scheme.follow``), else None
         self._followed: tuple[Any, Any, SlotClock] | None = None
@@ -164,17 +166,17 @@ class Network:
         if follow is not None:
             hop: Callable[..., None]
             if batch is not None:
-                if "hop" not in batch.kinds():
+                if HOP_EVENT not in batch.kinds():
                     raise SlotnetError(f"scheme {prep.scheme.name!r} declares follow but its reporter does not "
-                                       f"handle 'hop' events")
+                                       f"handle {HOP_EVENT!r} events")
                 record = batch.record
-                hop = lambda node, slot, *values: record(node, slot, "hop", values)
+                hop = lambda node, slot, *values: record(node, slot, HOP_EVENT, values)
             else:
                 assert handlers is not None
-                if "hop" not in handlers:
+                if HOP_EVENT not in handlers:
                     raise SlotnetError(f"scheme {prep.scheme.name!r} declares follow but its reporter does not "
-                                       f"handle 'hop' events")
-                hop = handlers["hop"]
+                                       f"handle {HOP_EVENT!r} events")
+                hop = handlers[HOP_EVENT]
             self._followed = (follow, hop, self.clock)
         #: the outlets report the followed sends themselves (``watch``): no wrapper around ``send``
         self._watching = self._followed is not None and all(hasattr(self.outlets[v], "watch") for v in self.local)

@@ -9,7 +9,7 @@ from typing import Any
 
 from slotnet.errors import SchemeError, SpecError
 from slotnet.fabric import FaultSchedule, SlotClock, Topology, Transport, parse_topology
-from slotnet.schemes import Scheme, Setup, get_scheme
+from slotnet.schemes import Inputs, Scheme, Setup, get_scheme
 
 from ._memory import check_fits
 
@@ -171,20 +171,19 @@ class RunSpec:
         params: dict[str, Any] = {p.name: p.default for p in scheme.params}
         for key, value in self.params.items():
             params[key] = scheme.param(key).parse(value)
-        node_params = scheme.prepare(topology, params, load)
+        inputs = _inputs(scheme, scheme.prepare(topology, params, load))
+        node_params = inputs.params
         slots, cap = self.slots, None
         if slots is None:
             slots = DEFAULT_SLOTS
             if scheme.until == "quiescent":
-                cap = slots = max(DEFAULT_SLOTS, _safety_cap(scheme, topology, node_params))
+                cap = slots = max(DEFAULT_SLOTS, _safety_cap(scheme, topology, inputs))
                 if slots > planned:
                     check_fits(topology, slots, series=self.series, shards=shards, hosted=hosted, scheme=scheme.name)
         if self.warmup >= slots:
             which = f"the safety cap of {scheme.name}" if cap is not None else "the default"
             raise SpecError(f"warmup ({self.warmup}) must be less than slots ({slots}, {which}: give slots)")
-        quantum = scheme.quantum(node_params) if scheme.quantum is not None else 1
-        if isinstance(quantum, bool) or not isinstance(quantum, int) or quantum < 1:
-            raise SpecError(f"scheme {scheme.name!r} asked for a time quantum of {quantum!r} (need an integer >= 1)")
+        quantum = inputs.quantum
         if not isinstance(self.faults, FaultSchedule):
             raise SpecError("faults must be a FaultSchedule or a list of strings such as ['crash@10:3', 'loss=0.01']")
         self.faults.validate(topology, slots)
@@ -202,7 +201,24 @@ class RunSpec:
         return Prepared(spec, scheme, topology, params, node_params, setup, float(backlog), quantum, cap)
 
 
-def _safety_cap(scheme: Scheme, topology: Topology, node_params: Mapping[str, Any]) -> int:
+def _inputs(scheme: Scheme, prepared: Inputs[Any] | Mapping[str, Any]) -> Inputs[Any]:
+    """What ``prepare`` returned, as :class:`Inputs` (a plain mapping: its params, quantum 1).
+
+    Raises:
+        SpecError: neither an Inputs nor a mapping, or a quantum that is no integer >= 1.
+    """
+    if isinstance(prepared, Mapping):
+        return Inputs(prepared)
+    if not isinstance(prepared, Inputs):
+        raise SpecError(f"scheme {scheme.name!r}: prepare returned a {type(prepared).__name__}, "
+                        "not an Inputs (or a mapping of node parameters)")
+    quantum = prepared.quantum
+    if isinstance(quantum, bool) or not isinstance(quantum, int) or quantum < 1:
+        raise SpecError(f"scheme {scheme.name!r} asked for a time quantum of {quantum!r} (need an integer >= 1)")
+    return prepared
+
+
+def _safety_cap(scheme: Scheme, topology: Topology, inputs: Inputs[Any]) -> int:
     """The one-shot task's safety cap in slots: the scheme's ``max_slots``, or the default.
 
     Raises:
@@ -210,7 +226,7 @@ def _safety_cap(scheme: Scheme, topology: Topology, node_params: Mapping[str, An
     """
     if scheme.max_slots is None:
         return DEFAULT_SLOTS
-    cap = scheme.max_slots(topology, node_params)
+    cap = scheme.max_slots(topology, inputs)
     if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
         raise SpecError(f"scheme {scheme.name!r} asked for a safety cap of {cap!r} slots (need an integer >= 1)")
     return cap
@@ -240,9 +256,8 @@ def _check_trace(trace: TraceSpec, scheme: Scheme, topology: Topology) -> None:
             isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in trace.slots)
         if not ok or trace.slots[0] >= trace.slots[1]:
             raise SpecError(f"trace slots must be (first, last) integers with 0 <= first < last, got {trace.slots!r}")
-    events = getattr(scheme.reporter, "events", None)
-    if trace.kinds is not None and isinstance(events, Mapping):
-        known = [*events, *TRACE_DRIVER_EVENTS]
+    if trace.kinds is not None:
+        known = [*scheme.trace_events, *TRACE_DRIVER_EVENTS]
         unknown = sorted(str(k) for k in trace.kinds if k not in known)
         if unknown:
             raise SpecError(f"trace event kind {', '.join(map(repr, unknown))} never occurs in a {scheme.name} run "
@@ -283,7 +298,8 @@ class Prepared:
     scheme: Scheme
     topology: Topology
     params: dict[str, Any]
-    node_params: dict[str, Any]
+    #: what the scheme's ``prepare`` returned as the nodes' parameters (``Inputs.params``)
+    node_params: Any
     setup: Setup
     max_backlog_per_node: float = DEFAULT_MAX_BACKLOG
     quantum: int = 1

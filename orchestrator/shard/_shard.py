@@ -43,9 +43,9 @@ async def serve_shard(link: ShardLink) -> None:
     spec = spec_from_wire(await link.spec())
     smap = ShardMap(parse_topology(spec.topology).n_nodes, shards)
     prep = spec.prepare(hosted=len(smap.nodes(shard)))
-    reporter = prep.scheme.reporter(prep.setup)  # only for its event schema: the coordinator reports
-    judge = PropertyMonitor.of(prep, reporter.events, sharded=True)  # counts the declared choices here
-    events = reporter.events if judge is None else judge.events_with(reporter.events)
+    events = prep.scheme.trace_events  # the coordinator reports: a shard needs only the event schema
+    judge = PropertyMonitor.of(prep, events, sharded=True)  # counts the declared choices here
+    events = events if judge is None else judge.events_with(events)
     tracer = TraceBuffer(spec.trace, events) if spec.trace is not None else None
     batch = SlotBatch({kind: _never for kind in events})
 

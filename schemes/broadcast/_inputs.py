@@ -13,7 +13,7 @@ from typing import Any
 
 from slotnet.nodes import NodeContext
 
-from .._base import Claim, Load, Param, Reporter, Scheme, SchemeError, Setup
+from .._base import Claim, Inputs, Load, Param, Reporter, Scheme, SchemeError, Setup
 from ..kit import BroadcastReporter
 from . import theory as _theory
 
@@ -57,10 +57,10 @@ def resolve_load(topology: Any, load: dict[str, float]) -> tuple[float, float]:
     return lam, rho
 
 
-def prepare(topology: Any, p: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
+def prepare(topology: Any, p: dict[str, Any], load: dict[str, float]) -> Inputs[dict[str, Any]]:
     """Every broadcast scheme's node parameters: λ, ρ, the cube's ``d`` and the scheme's own params."""
     lam, rho = resolve_load(topology, load)
-    return {"lam": lam, "rho": rho, "d": topology.d, **p}
+    return Inputs({"lam": lam, "rho": rho, "d": topology.d, **p})
 
 
 def make_scheme(

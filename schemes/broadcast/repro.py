@@ -6,7 +6,8 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .._base import Experiment, Row, Runner, SchemeError
+from .._base import SchemeError
+from .._repro import Experiment, Row, Runner
 from . import _theory_indirect_slots as slot_model
 from . import theory
 from .paper import TABLE_1

@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._base import Setup
+from .._base import HOP_EVENT, PacketBook, Setup
 from ..kit import HOP_EVENTS, BaseReporter, BatchMeans, Book, PathCheck, WindowBatches, split_dup
 from .node import StepEvent
 
@@ -247,7 +247,7 @@ class DeflectionReporter(BaseReporter):
         self._sent_before = self._deflected_before = self._offered_before = self._accepted_before = 0
 
     def handlers(self) -> Mapping[str, Any]:
-        return {"step": self.sums.step, "hop": self.deflections.hop}
+        return {"step": self.sums.step, HOP_EVENT: self.deflections.hop}
 
     def on_lost(self, slot: int, sender: int, port: int, receiver: int, message: Any, cause: str) -> None:
         """Losses are counted by the fabric; only the kit's liveness check looks at them."""
@@ -365,6 +365,10 @@ class DeflectionReporter(BaseReporter):
                 "mean_distance": dist / n_after if n_after else None,
             })
         return out
+
+    def packet_books(self) -> Sequence[PacketBook]:
+        """The packets' book: ``conservation``."""
+        return (PacketBook("conservation", "unicast"),)
 
     def invariants(self, lost: Mapping[str, int], in_flight: Sequence[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         """created = delivered + dropped + in flight + held - dup copies (copies a dup fault

@@ -9,7 +9,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from .._base import Experiment, Row, Runner, SchemeError
+from .._base import SchemeError
+from .._repro import Experiment, Row, Runner
 from . import theory
 from .paper import TABLE_I, TABLE_II, TABLE_II_III_COLUMNS, TABLE_III
 

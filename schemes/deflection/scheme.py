@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
-from .._base import Claim, Column, Load, Param, Scheme, SchemeError, Setup
+from .._base import Claim, Column, Inputs, Load, Param, Scheme, SchemeError, Setup
 from ..kit.choices import Distribution, Uniform
 from . import theory
 from .node import DeflectionNode
@@ -45,7 +45,7 @@ def parse_schedule(text: str) -> tuple[tuple[float, int | None], ...]:
     return tuple(out)
 
 
-def _prepare(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
+def _prepare(topology: Any, params: dict[str, Any], load: dict[str, float]) -> Inputs[dict[str, Any]]:
     if topology.kind != "hypercube":
         raise SchemeError(f"deflection runs on hypercubes (this is the paper's model), not {topology.spec}")
     d = topology.d
@@ -60,18 +60,18 @@ def _prepare(topology: Any, params: dict[str, Any], load: dict[str, float]) -> d
                 raise SchemeError(f"schedule offered load v={v:g} must be in [0, d={d}]")
             segs.append((start, v))
             start += n if n is not None else 0
-        return {"mode": "blocking", "schedule": tuple(segs), "d": d, "order": params["order"]}
+        return Inputs({"mode": "blocking", "schedule": tuple(segs), "d": d, "order": params["order"]})
     if len(given) != 1:
         raise SchemeError("deflection needs exactly one load: --offered v (blocking, §II-B) or --lam λ (input queueing, §IV)")
     if "offered" in load:
         v = load["offered"]
         if not 0.0 <= v <= d:
             raise SchemeError(f"--offered v must be in [0, d={d}], got {v:g}")
-        return {"mode": "blocking", "schedule": ((0, v),), "d": d, "order": params["order"]}
+        return Inputs({"mode": "blocking", "schedule": ((0, v),), "d": d, "order": params["order"]})
     lam = load["lam"]
     if not lam > 0.0 or not math.isfinite(lam):
         raise SchemeError(f"--lam must be a positive number, got {lam:g}")
-    return {"mode": "queue", "lam": lam, "d": d, "order": params["order"]}
+    return Inputs({"mode": "queue", "lam": lam, "d": d, "order": params["order"]})
 
 
 def _theory(setup: Setup) -> dict[str, Any]:

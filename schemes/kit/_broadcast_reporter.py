@@ -44,7 +44,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from .._base import Setup
+from .._base import PacketBook, Setup
 from ._checks import CHECK_EVENTS, BirthCheck, OrderCheck
 from ._little import RESIDENCE_EVENTS, LittlesLaw
 from ._reporter import BaseReporter
@@ -222,6 +222,10 @@ class BroadcastReporter(BaseReporter):
 
     def series(self) -> list[dict[str, Any]]:
         return [{"slot": self.warmup + i, "queue_per_node": q / self.n_nodes} for i, q in enumerate(self.q_series)]
+
+    def packet_books(self) -> Sequence[PacketBook]:
+        """The broadcasts' book: ``exactly_once``."""
+        return (PacketBook("exactly_once", "broadcast"),)
 
     def invariants(self, lost: Mapping[str, int], in_flight: Sequence[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         """Exactly-once reception; every incomplete packet still has a copy on its way."""

@@ -53,6 +53,7 @@ from typing import Any
 
 from slotnet.nodes import Geometry, NodeContext
 
+from .._base import HOP_EVENT, HOP_FIELDS
 from .._properties import Tally
 
 __all__ = [
@@ -78,7 +79,7 @@ CHECK_EVENTS: Mapping[str, tuple[str, ...]] = {"disorder": ("port", "served", "s
 #: The event the orchestrator records for every send of a followed packet (a scheme with
 #: :attr:`~slotnet.schemes.Scheme.follow`): the out-port and the packet's identity
 #: ``(source, seq)``, as ``follow(message)`` names it. Never recorded by a node.
-HOP_EVENTS: Mapping[str, tuple[str, ...]] = {"hop": ("port", "source", "seq")}
+HOP_EVENTS: Mapping[str, tuple[str, ...]] = {HOP_EVENT: HOP_FIELDS}
 
 #: Route shapes a scheme may declare for :class:`HopWitness`.
 ROUTES = ("dimension-order", "one-turn")
@@ -424,7 +425,7 @@ class HopWitness:
         self._served: dict[tuple[int, int], int] = {}
 
     def handlers(self) -> dict[str, Callable[..., None]]:
-        return {"hop": self.hop}
+        return {HOP_EVENT: self.hop}
 
     def hop(self, node: int, slot: int, port: int, source: int, seq: int) -> None:
         """Packet ``(source, seq)`` sent on ``port`` by ``node`` in ``slot``."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .._base import Setup
+from .._base import PacketBook, Setup
 from ._checks import Liveness
 
 __all__ = ["BaseReporter", "split_dup"]
@@ -28,7 +28,9 @@ class BaseReporter:
 
     Subclasses set ``events`` (kind -> field names, the trace schema) and implement
     :meth:`handlers` and :meth:`metrics`; the rest may be overridden where it means
-    something for the scheme.
+    something for the scheme. The orchestrator calls every member, the end-of-run hooks
+    (:meth:`run_ended`, :meth:`crash_losses`) included, so a default here is what a
+    reporter that has nothing to say there means.
     """
 
     events: Mapping[str, tuple[str, ...]] = {}
@@ -92,6 +94,18 @@ class BaseReporter:
 
     def holdings(self, per_node: Sequence[Any]) -> None:
         pass
+
+    def crash_losses(self, losses: Sequence[tuple[int, int, Sequence[Any]]]) -> None:
+        """``(slot, node, packets)`` for each crash that destroyed packets a node held, in
+        slot and node order, before :meth:`invariants`. The fault ledger books those by count
+        (``crash``); a reporter that keeps books by kind of packet counts them here. Default:
+        nothing to add."""
+
+    def packet_books(self) -> Sequence[PacketBook]:
+        """The invariants that keep the books of the scheme's packets, read by a fault run's
+        ``fault_impact.packets``. Default: none (the kit's broadcast and unicast reporters
+        declare theirs)."""
+        return ()
 
     def metrics(self) -> dict[str, Any]:
         raise NotImplementedError

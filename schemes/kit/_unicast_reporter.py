@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._base import Setup
+from .._base import HOP_EVENT, PacketBook, Setup
 from ._checks import HOP_EVENTS, HopWitness, PathCheck
 from ._reporter import BaseReporter, split_dup
 from ._stats import BatchMeans
@@ -82,7 +82,7 @@ class UnicastReporter(BaseReporter):
     def handlers(self) -> Mapping[str, Any]:
         out = {"born": self.born, "delivered": self.delivered, "queue": self.queue}
         if self.witness is not None:
-            out["hop"] = self.witness.hop
+            out[HOP_EVENT] = self.witness.hop
         return out
 
     def born(self, node: int, slot: int, count: int) -> None:
@@ -135,6 +135,10 @@ class UnicastReporter(BaseReporter):
 
     def per_node(self) -> dict[str, list[Any]]:
         return {"delivered": self.node_delivered, "queue_at_end": self.node_queue}
+
+    def packet_books(self) -> Sequence[PacketBook]:
+        """The unicasts' book: ``conservation``."""
+        return (PacketBook("conservation", "unicast"),)
 
     def invariants(self, lost: Mapping[str, int], in_flight: Sequence[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         """Every packet born is delivered, in flight, held, or lost by a recorded cause."""

@@ -4,10 +4,12 @@ Every scheme reads its instance once, in ``prepare``: from ``--param instance=FI
 (:func:`.instances.load_instance`) or, without a file, from ``--param workload=...``
 (:func:`.instances.parse_workload`) drawn with ``random.Random(seed)`` where ``seed`` is
 ``--param seed=S`` (``prepare`` does not see the run's ``--seed``, which drives the node
-RNGs; none of these schemes draws from them). The node parameters hold the instance as
-``dest``: per node id, the destination of the packet it is the source of, or -1. A node
-reads only its own entry ``dest[ctx.node]`` (§2: a node knows its own packet), never
-another node's.
+RNGs; none of these schemes draws from them). ``prepare`` reads the ``--param`` values
+once, as a :class:`Given`, and the node parameters are a frozen record (:class:`M2OInputs`;
+:class:`GreedyInputs` and :class:`OfflineInputs` add what those schemes' nodes know). It
+holds the instance as ``dest``: per node id, the destination of the packet it is the
+source of, or -1. A node reads only its own entry ``dest[ctx.node]`` (§2: a node knows its
+own packet), never another node's.
 
 Faults. Every scheme runs under every fault kind. §2's model has reliable, synchronous
 links and every packet exists exactly once, unacknowledged: ``m2o-offline`` replays the
@@ -27,9 +29,10 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from .._base import Param, SchemeError
+from .._base import Inputs, Param, SchemeError
 from ..kit._completion import parked_when_done
 from .instances import Instance, load_instance, make_instance, parse_workload
 
@@ -38,6 +41,10 @@ __all__ = [
     "COMMON_PARAMS",
     "INSTANCE",
     "MESH",
+    "Given",
+    "GreedyInputs",
+    "M2OInputs",
+    "OfflineInputs",
     "SEED",
     "SOURCE",
     "WORKLOAD",
@@ -69,6 +76,60 @@ SOURCE = "Y. Mansour and B. Patt-Shamir, Many-to-one packet routing on grids"
 MESH = ("mesh",)
 
 
+@dataclass(frozen=True, slots=True)
+class Given:
+    """The ``--param`` values a scheme of the family was given, parsed (the defaults are the
+    declared ones; ``order`` is m2o-greedy's alone).
+
+    Example:
+        >>> Given.of({"workload": "uniform", "seed": 3}).seed, Given().workload
+        (3, 'all-to-one')
+    """
+
+    #: a JSON instance file; None: the workload
+    instance: str | None = None
+    workload: str = "all-to-one"
+    #: seed of the workload generator
+    seed: int = 0
+    #: m2o-greedy's queue discipline: ``fifo`` or ``farthest-first``
+    order: str = "fifo"
+
+    @classmethod
+    def of(cls, params: Mapping[str, Any]) -> Given:
+        """The record of a scheme's parsed parameters (the names its ``Param`` records declare)."""
+        return cls(**params)
+
+
+@dataclass(frozen=True, slots=True)
+class M2OInputs:
+    """What a many-to-one node knows: the instance, of which it reads only its own entry."""
+
+    #: per node id, the destination of the packet it is the source of, or -1
+    dest: list[int]
+    #: the number of packets
+    n_packets: int
+
+
+@dataclass(frozen=True, slots=True)
+class GreedyInputs(M2OInputs):
+    """m2o-greedy's nodes also know their queue discipline."""
+
+    #: ``fifo`` or ``farthest-first``
+    order: str
+
+
+@dataclass(frozen=True, slots=True)
+class OfflineInputs(M2OInputs):
+    """m2o-offline's nodes also know their part of the centrally planned §3 schedule."""
+
+    #: per node, its plan: ``(step, source, port, last)`` entries
+    plan: list[Any]
+    #: per node, the packets it expects to arrive for it
+    expected: list[int]
+    #: the planned schedule's length in steps
+    offline_length: int
+
+
 def check_mesh(topology: Any, scheme: str) -> tuple[int, ...]:
     """The sides of a mesh of dimension 1 to 3, any sides (rec_route and bfs_route split a
     side s into ⌈s/2⌉ and ⌊s/2⌋: :mod:`._embed`).
@@ -84,7 +145,7 @@ def check_mesh(topology: Any, scheme: str) -> tuple[int, ...]:
     return sides
 
 
-def prepare_instance(topology: Any, params: dict[str, Any], scheme: str) -> dict[str, Any]:
+def prepare_instance(topology: Any, params: Mapping[str, Any], scheme: str) -> M2OInputs:
     """Node parameters with the instance: ``dest`` per node (-1: no packet), ``n_packets``.
 
     Raises:
@@ -92,20 +153,21 @@ def prepare_instance(topology: Any, params: dict[str, Any], scheme: str) -> dict
             and the fault) or a workload that does not fit the mesh.
     """
     sides = check_mesh(topology, scheme)
-    seed = params.get("seed", 0)
+    given = Given.of(params)
+    seed = given.seed
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise SchemeError(f"--param seed={seed!r}: expected an integer >= 0")
     try:
-        if params.get("instance"):
-            inst = load_instance(params["instance"], sides)
+        if given.instance:
+            inst = load_instance(given.instance, sides)
         else:
-            inst = make_instance(str(params["workload"]), sides, random.Random(seed))
+            inst = make_instance(str(given.workload), sides, random.Random(seed))
     except ValueError as exc:
         raise SchemeError(str(exc)) from None
     dest = [-1] * math.prod(sides)
     for s, d in inst.packets:
         dest[s] = d
-    return {**params, "dest": dest, "n_packets": len(inst)}
+    return M2OInputs(dest, len(inst))
 
 
 #: A run given no slot count stops (reported incomplete) at this many times its scheme's
@@ -114,20 +176,21 @@ CAP_FACTOR = 4
 
 
 #: A scheme's bound on the slot its run ends by, from the instance and the node parameters.
-Bound = Callable[[Instance, Mapping[str, Any]], float]
+Bound = Callable[[Instance, Any], float]
 
 
-def safety_cap(bound: Bound) -> Callable[[Any, Mapping[str, Any]], int]:
+def safety_cap(bound: Bound) -> Callable[[Any, Inputs[Any]], int]:
     """A scheme's ``max_slots``: :data:`CAP_FACTOR` times ``bound(instance, node_params)``,
     the slot the scheme's own analysis says the run ends by (at least 1).
 
     Example:
         >>> from slotnet.fabric import parse_topology
         >>> cap = safety_cap(lambda inst, params: 2.5 * len(inst))
-        >>> cap(parse_topology("mesh:2x2"), {"dest": [3, 3, -1, -1]})
+        >>> cap(parse_topology("mesh:2x2"), Inputs(M2OInputs([3, 3, -1, -1], 2)))
         20
     """
-    def max_slots(topology: Any, node_params: Mapping[str, Any]) -> int:
+    def max_slots(topology: Any, inputs: Inputs[Any]) -> int:
+        node_params = inputs.params
         return CAP_FACTOR * max(1, math.ceil(bound(instance_of(topology, node_params), node_params)))
     return max_slots
 
@@ -140,7 +203,7 @@ def record_fields(bound: Bound, params: tuple[Param, ...] = COMMON_PARAMS) -> di
             "max_slots": safety_cap(bound)}
 
 
-def instance_of(topology: Any, params: Mapping[str, Any]) -> Instance:
+def instance_of(topology: Any, params: M2OInputs) -> Instance:
     """The instance of a run, rebuilt from its node parameters (observer side)."""
-    dest = params["dest"]
+    dest = params.dest
     return Instance(tuple(int(s) for s in topology.sides), tuple((s, d) for s, d in enumerate(dest) if d >= 0))

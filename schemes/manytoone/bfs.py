@@ -42,10 +42,9 @@ crash). The reporter books every packet and reports the damage beside the books
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
 from typing import Any
 
-from .._base import Scheme, Setup
+from .._base import Inputs, Scheme, Setup
 from ._bfs_route import (
     block_offsets,
     class_count,
@@ -73,7 +72,7 @@ from ._engine import (
     packet_key,
     take,
 )
-from ._inputs import instance_of, prepare_instance, record_fields
+from ._inputs import M2OInputs, instance_of, prepare_instance, record_fields
 from ._rec_route import Hierarchy
 from .instances import Instance
 from .reporter import M2OReporter
@@ -293,7 +292,8 @@ class BfsNode(EngineNode):
         self.k = class_count(self.sides)
         self.own: list[Any] | None = None
         self.own_class = -1
-        dest = ctx.params["dest"][me]
+        prm: M2OInputs = ctx.params
+        dest = prm.dest[me]
         if dest < 0 or ctx.incarnation:  # restarted after a crash: its packet is gone
             return
         if dest == me:  # born at its destination: delivered at time 0
@@ -330,12 +330,12 @@ class BfsNode(EngineNode):
         return out
 
 
-def prepare(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
-    """The instance as node parameters (every mesh side a power of two: §4's partition)."""
-    return prepare_instance(topology, params, "m2o-bfs")
+def prepare(topology: Any, params: dict[str, Any], load: dict[str, float]) -> Inputs[M2OInputs]:
+    """The instance as node parameters (any mesh sides: a virtual mesh of powers of two, :mod:`._embed`)."""
+    return Inputs(prepare_instance(topology, params, "m2o-bfs"))
 
 
-def run_bound(inst: Instance, params: Mapping[str, Any] | None = None) -> int:
+def run_bound(inst: Instance, params: M2OInputs | None = None) -> int:
     """The slot every version has ended by (:func:`._bfs_route.time_bound`), on the virtual
     mesh (:mod:`._embed`; the mesh itself when every side is a power of two)."""
     emb = embedding(inst.sides)

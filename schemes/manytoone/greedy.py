@@ -51,10 +51,10 @@ from typing import Any
 
 from slotnet.nodes import NodeContext
 
-from .._base import Param, Scheme, Setup
+from .._base import Inputs, Param, Scheme, Setup
 from ..kit import CHECK_EVENTS, HOP_EVENTS, HopWitness, OrderCheck, PathCheck, ServiceOrder
 from ._engine import DST, FIRST, LAST, SRC, BufferedNode, packet
-from ._inputs import COMMON_PARAMS, instance_of, prepare_instance, record_fields
+from ._inputs import COMMON_PARAMS, Given, GreedyInputs, instance_of, prepare_instance, record_fields
 from .reporter import EVENTS, M2OReporter
 from .theory import greedy_time_bound, instance_bounds, instance_claims
 
@@ -81,13 +81,14 @@ class GreedyNode(BufferedNode):
         super().__init__(ctx)
         self.sides = tuple(int(s) for s in ctx.geometry.sides)
         self.coords = tuple(ctx.coords)
-        self.farthest = ctx.params["order"] == "farthest-first"
+        prm: GreedyInputs = ctx.params
+        self.farthest = prm.order == "farthest-first"
         self.queues: dict[int, Any] = {}
         self.seq = 0
         #: the declared order of farthest-first (most hops to go first), checked at every send
         self.order = ServiceOrder(ctx, self._to_go, lambda m: (m[SRC],)) if self.farthest else None
         self.at_home = False  # its own packet is for itself: consumed at its first step
-        dest = ctx.params["dest"][self.me]
+        dest = prm.dest[self.me]
         if dest >= 0 and not ctx.incarnation:  # restarted after a crash: its packet is gone
             if dest == self.me:
                 self.at_home = True
@@ -171,7 +172,7 @@ class GreedyReporter(M2OReporter):
         self.order = OrderCheck()
         #: every send of a packet, seen by the orchestrator (``follow``): hops and dimension order
         self.witness = HopWitness(setup.topology, "dimension-order", setup.faults,
-                                  fifo=setup.params.get("order") != "farthest-first")
+                                  fifo=not self.farthest)
 
     def handlers(self) -> Mapping[str, Callable[..., None]]:
         return {**super().handlers(), "delivered": self._delivered_hops, **self.order.handlers(),
@@ -194,7 +195,8 @@ class GreedyReporter(M2OReporter):
 
     @property
     def farthest(self) -> bool:
-        return self.setup.params.get("order") == "farthest-first"
+        prm: GreedyInputs = self.setup.params
+        return prm.order == "farthest-first"
 
 
 def packet_identity(message: Any) -> tuple[int, int]:
@@ -202,9 +204,10 @@ def packet_identity(message: Any) -> tuple[int, int]:
     return message[SRC], 0
 
 
-def prepare(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
-    """The instance as node parameters (any mesh sides)."""
-    return prepare_instance(topology, params, "m2o-greedy")
+def prepare(topology: Any, params: dict[str, Any], load: dict[str, float]) -> Inputs[GreedyInputs]:
+    """The instance as node parameters (any mesh sides), and the queue discipline."""
+    base = prepare_instance(topology, params, "m2o-greedy")
+    return Inputs(GreedyInputs(base.dest, base.n_packets, Given.of(params).order))
 
 
 def theory(setup: Setup) -> dict[str, Any]:

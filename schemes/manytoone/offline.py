@@ -23,12 +23,11 @@ books every packet and reports the damage beside the books (:mod:`.reporter`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from .._base import Scheme, Setup
+from .._base import Inputs, Scheme, Setup
 from ._engine import ABSORB, SRC, EngineNode, Gen, Program, packet
-from ._inputs import instance_of, prepare_instance, record_fields
+from ._inputs import OfflineInputs, instance_of, prepare_instance, record_fields
 from ._offline_schedule import offline_schedule
 from .instances import Instance
 from .reporter import M2OReporter
@@ -115,10 +114,11 @@ class OfflineNode(EngineNode):
     def start(self) -> None:
         ctx = self.ctx
         me = ctx.node
-        self.plan = ctx.params["plan"][me]
-        self.expected = ctx.params["expected"][me]
+        prm: OfflineInputs = ctx.params
+        self.plan = prm.plan[me]
+        self.expected = prm.expected[me]
         self.own: list[Any] | None = None
-        dest = ctx.params["dest"][me]
+        dest = prm.dest[me]
         if dest < 0 or ctx.incarnation:  # restarted after a crash: its packet is gone
             return
         if dest == me and not any(entry[1] == me for entry in self.plan):
@@ -131,7 +131,7 @@ class OfflineNode(EngineNode):
         return [OfflineProgram(self)]
 
 
-def prepare(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
+def prepare(topology: Any, params: dict[str, Any], load: dict[str, float]) -> Inputs[OfflineInputs]:
     """CENTRALISED: the instance, then the §3 schedule of the whole of it, split into per-node plans."""
     out = prepare_instance(topology, params, "m2o-offline")
     inst = instance_of(topology, out)
@@ -140,20 +140,21 @@ def prepare(topology: Any, params: dict[str, Any], load: dict[str, float]) -> di
     for p in plans:
         for _, src, _, last in p:
             if last:
-                expected[out["dest"][src]] += 1
-    return {**out, "plan": plans, "expected": expected, "offline_length": length}
+                expected[out.dest[src]] += 1
+    return Inputs(OfflineInputs(out.dest, out.n_packets, plans, expected, length))
 
 
-def plan_bound(inst: Instance, params: Mapping[str, Any]) -> int:
+def plan_bound(inst: Instance, params: OfflineInputs) -> int:
     """The slot a fault-free run ends by: the planned schedule's length (Theorem 1.1's
     O(D + W), computed in :func:`prepare`), plus the step its last arrival is seen in."""
-    return int(params["offline_length"]) + 1
+    return int(params.offline_length) + 1
 
 
 def theory(setup: Setup) -> dict[str, Any]:
     """The instance's bounds, and the planned schedule's own T_loc beside the run."""
-    inst = instance_of(setup.topology, setup.params)
-    return {**instance_bounds(inst), "completion_time": setup.params["offline_length"]}
+    prm: OfflineInputs = setup.params
+    inst = instance_of(setup.topology, prm)
+    return {**instance_bounds(inst), "completion_time": prm.offline_length}
 
 
 SCHEME = Scheme(

@@ -70,7 +70,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .._base import Claim, Scheme, Setup
+from .._base import Claim, Inputs, Scheme, Setup
 from ._embed import embedding
 from ._engine import (
     ABSORB,
@@ -87,7 +87,7 @@ from ._engine import (
     packet,
     packet_key,
 )
-from ._inputs import instance_of, prepare_instance, record_fields
+from ._inputs import M2OInputs, instance_of, prepare_instance, record_fields
 from ._rec_reference import RecResult, reference_run
 from ._rec_route import (
     Hierarchy,
@@ -434,7 +434,8 @@ class RecNode(EngineNode):
 
     def start(self) -> None:
         ctx = self.ctx
-        dest = ctx.params["dest"][ctx.node]
+        prm: M2OInputs = ctx.params
+        dest = prm.dest[ctx.node]
         self.own: list[Any] | None = None
         self.return_time = -1
         sides = tuple(int(s) for s in ctx.geometry.sides)
@@ -462,9 +463,9 @@ class RecNode(EngineNode):
         self.ctx.record("returned", self.return_time)
 
 
-def prepare(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
+def prepare(topology: Any, params: dict[str, Any], load: dict[str, float]) -> Inputs[M2OInputs]:
     """The instance as node parameters (every mesh side a power of two, §4)."""
-    return prepare_instance(topology, params, "m2o-rec")
+    return Inputs(prepare_instance(topology, params, "m2o-rec"))
 
 
 @functools.lru_cache(maxsize=8)
@@ -474,7 +475,7 @@ def _reference(inst: Instance) -> RecResult:
     return reference_run(inst if emb.identity else emb.virtual_instance(inst), check_links=False)
 
 
-def run_bound(inst: Instance, params: Mapping[str, Any] | None = None) -> int:
+def run_bound(inst: Instance, params: M2OInputs | None = None) -> int:
     """The slot a fault-free run has ended by: the reference run's last arrival and common
     return (virtual steps), times M slots per step (M = 1 when every side is a power of two)."""
     res = _reference(inst)

@@ -80,11 +80,11 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .._base import Setup
+from .._base import PacketBook, Setup
 from ..kit import BaseReporter
 from ._embed import virtual_volume
 from ._engine import FAULT_EVIDENCE, SRC, STRANDING
-from ._inputs import instance_of
+from ._inputs import M2OInputs, instance_of
 from .instances import Instance
 from .theory import congestion, dilation, distance_class, log_d, lower_bound
 
@@ -122,8 +122,9 @@ class M2OReporter(BaseReporter):
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
-        self.instance = instance_of(setup.topology, setup.params)
-        self.dest = list(setup.params["dest"])
+        prm: M2OInputs = setup.params
+        self.instance = instance_of(setup.topology, prm)
+        self.dest = list(prm.dest)
         n = setup.topology.n_nodes
         self.first: dict[int, int] = {}
         self.last: dict[int, int] = {}
@@ -264,6 +265,10 @@ class M2OReporter(BaseReporter):
         return {"max_load": list(self.node_load), "max_occupancy": list(self.node_occ),
                 "delivery_time": [self.first.get(v, -1) for v in range(n)],
                 "final_arrival": [self.last.get(v, -1) for v in range(n)]}
+
+    def packet_books(self) -> Sequence[PacketBook]:
+        """The packets' book: ``conservation``."""
+        return (PacketBook("conservation", "unicast"),)
 
     def invariants(self, lost: Mapping[str, int], in_flight: Sequence[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         out = self._delivery_checks(lost, in_flight, held)

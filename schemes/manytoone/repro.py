@@ -48,7 +48,8 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._base import Experiment, Row, Runner, SchemeError
+from .._base import SchemeError
+from .._repro import Experiment, Row, Runner
 
 __all__ = ["EXPERIMENTS", "mansour"]
 

@@ -13,7 +13,14 @@ Inputs. Every task starts at time 0 with each node knowing only its own part of 
 whether it is active (``--param active=M placement=...``; :func:`active_ids`,
 :func:`is_active`), for monotone routing the target list ``v^(0) < ... < v^(K-1)``
 indexed by rank (:func:`prepare_routing`), for array-broadcast how many packets it
-holds. The placement is drawn here, once per run: ``prepare`` does not see the run's
+holds. A scheme's ``prepare`` reads its ``--param`` values once, as a :class:`Given`,
+and returns its nodes' parameters as one of the family's frozen records
+(:class:`PmnbInputs`, :class:`RoutingInputs`, :class:`ScanInputs`,
+:class:`ExchangeInputs`, :class:`DynamicInputs`, :class:`ArrayInputs`) inside an
+:class:`~slotnet.schemes.Inputs` with the quantum. One name means one thing across the
+family: ``active`` is the parameter M (a count) in :class:`Given` and the sorted ids of
+the active nodes in every node record (``n_active``: their number, where a scheme
+keeps it). The placement is drawn here, once per run: ``prepare`` does not see the run's
 ``--seed``, so ``placement=random`` draws from its own seed ``placement_seed`` (node
 RNGs, e.g. prefix-scan's ``values=random``, follow ``--seed``); one seed places the same
 nodes for every scheme of the family.
@@ -33,15 +40,23 @@ import bisect
 import math
 import random
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from .._base import Claim, Param, SchemeError, Setup
+from .._base import Claim, Inputs, Param, SchemeError, Setup
 from ._placement import PLACEMENTS, place
 
 __all__ = [
     "completion_claims",
     "ACTIVE",
+    "ArrayInputs",
+    "DynamicInputs",
+    "ExchangeInputs",
+    "Given",
+    "PmnbInputs",
+    "RoutingInputs",
+    "ScanInputs",
     "MAX_QUANTUM",
     "PLACEMENT",
     "PLACEMENT_SEED",
@@ -81,19 +96,19 @@ TOLERANCE = Fraction(1, 10**9)
 CAP_FACTOR = 4
 
 
-def safety_cap(theory: Callable[[Setup], Mapping[str, Any]], *keys: str) -> Callable[[Any, Mapping[str, Any]], int]:
+def safety_cap(theory: Callable[[Setup], Mapping[str, Any]], *keys: str) -> Callable[[Any, Inputs[Any]], int]:
     """A scheme's ``max_slots``: :data:`CAP_FACTOR` times the largest of its theory's bounds
     ``keys`` (paper time units, converted to ticks at the run's quantum).
 
     Example:
         >>> from slotnet.fabric import parse_topology
         >>> cap = safety_cap(lambda setup: {"upper_bound": 7.5}, "upper_bound")
-        >>> cap(parse_topology("mesh:4x4"), {"quantum": 8})
+        >>> cap(parse_topology("mesh:4x4"), Inputs(None, quantum=8))
         240
     """
-    def max_slots(topology: Any, node_params: Mapping[str, Any]) -> int:
-        q = int(node_params["quantum"])
-        bounds = theory(Setup(topology, node_params, {}, 1, 0, 0, q))
+    def max_slots(topology: Any, inputs: Inputs[Any]) -> int:
+        q = inputs.quantum
+        bounds = theory(Setup(topology, inputs.params, {}, 1, 0, 0, q))
         worst = max(float(bounds[k]) for k in keys)
         return CAP_FACTOR * math.ceil(worst * q)
     return max_slots
@@ -177,6 +192,123 @@ PLACEMENT = Param("placement", str, "random", "where the active nodes are: rando
 PLACEMENT_SEED = Param("placement_seed", int, 0, "seed of placement=random (the run's --seed drives the node RNGs)")
 
 
+@dataclass(frozen=True, slots=True)
+class Given:
+    """The ``--param`` values a scheme of the family was given, parsed (each scheme declares
+    some of them; the others keep these defaults, which are the family's declared ones).
+
+    Example:
+        >>> Given.of({"tp": 0.25, "active": 3}).active, Given().placement
+        (3, 'random')
+    """
+
+    #: t_p, one prefix step in packet times
+    tp: float = 0.125
+    #: M, the number of active nodes; None: ceil(N/4)
+    active: int | None = None
+    #: where the active nodes (array-broadcast: the packets) are
+    placement: str = "random"
+    #: seed of ``placement=random``
+    placement_seed: int = 0
+    #: monotone: where the targets are
+    targets: str = "random"
+    #: packing, monotone: ``prefix`` (ranks by the scan) or ``given``
+    rank: str = "prefix"
+    #: pmnb: mini-packets on d classes; array-broadcast: ring halves
+    split: bool = True
+    #: prefix-scan: ``random`` or ``rank`` inputs
+    values: str = "random"
+    #: prefix-scan: ``tree`` or ``line``
+    variant: str = "tree"
+    #: array-broadcast: K, the number of packets; None: p
+    packets: int | None = None
+
+    @classmethod
+    def of(cls, params: Mapping[str, Any]) -> Given:
+        """The record of a scheme's parsed parameters (the names its ``Param`` records declare)."""
+        return cls(**params)
+
+
+@dataclass(frozen=True, slots=True)
+class PmnbInputs:
+    """What a ``pmnb`` node knows: t_p, the schedule (``split``) and the active set."""
+
+    tp: float
+    split: bool
+    #: the active node ids, sorted
+    active: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RoutingInputs:
+    """What a ``packing`` / ``monotone`` node knows (``task`` names the scheme)."""
+
+    task: str
+    tp: float
+    #: ``prefix``: ranks by the §4.1 scan first; ``given``: known at time 0
+    rank: str
+    #: the active node ids, sorted
+    active: tuple[int, ...]
+    #: monotone: the target ids ``v^(0) < ... < v^(M-1)`` by rank; packing: empty
+    targets: list[int]
+
+
+@dataclass(frozen=True, slots=True)
+class ScanInputs:
+    """What a ``prefix-scan`` node knows."""
+
+    tp: float
+    #: ``random`` (each node's own RNG) or ``rank`` (1 on active nodes)
+    values: str
+    #: ``tree`` (§4.1) or ``line`` (§5)
+    variant: str
+    #: the active node ids, sorted (empty unless ``values`` is ``rank``)
+    active: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ExchangeInputs:
+    """What a ``partial-exchange`` node knows."""
+
+    tp: float
+    #: t_p in ticks of the quantum
+    tp_ticks: int
+    #: the active node ids, sorted
+    active: tuple[int, ...]
+    #: M, their number
+    n_active: int
+
+
+@dataclass(frozen=True, slots=True)
+class DynamicInputs:
+    """What a ``dynamic-broadcast`` node knows, and the model's constants."""
+
+    tp: float
+    #: t_p in ticks of the quantum
+    tp_ticks: int
+    #: requests per node per time unit, and the load (12) they make
+    lam: float
+    rho: float
+    #: X and V of (9), (10)
+    x: float
+    v: float
+    #: the stability limit (14)
+    stability_limit: float
+
+
+@dataclass(frozen=True, slots=True)
+class ArrayInputs:
+    """What an ``array-broadcast`` node knows."""
+
+    #: K, the number of packets
+    packets: int
+    #: the node of each packet, and each node's count of them
+    sources: list[int]
+    counts: list[int]
+    #: on a ring, every packet split in two halves, one per direction
+    halves: bool
+
+
 def check_grid(topology: Any, scheme: str) -> tuple[tuple[int, ...], bool]:
     """``(sides, wrap)`` of a mesh or torus.
 
@@ -205,19 +337,19 @@ def equal_side(sides: Sequence[int], what: str) -> int:
     return s[0]
 
 
-def placement_rng(params: dict[str, Any], stream: str) -> random.Random:
+def placement_rng(given: Given, stream: str) -> random.Random:
     """The RNG of ``placement=random`` (and of monotone targets), from ``placement_seed``.
 
     Raises:
         SchemeError: if ``placement_seed`` is not an integer >= 0.
     """
-    seed = params["placement_seed"]
+    seed = given.placement_seed
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise SchemeError(f"--param placement_seed={seed!r}: expected an integer >= 0")
     return random.Random(f"varvarigos-{stream}:{seed}")
 
 
-def active_ids(sides: Sequence[int], params: dict[str, Any]) -> tuple[int, ...]:
+def active_ids(sides: Sequence[int], given: Given) -> tuple[int, ...]:
     """The active node ids (sorted): ``active=M`` nodes (None: ceil(N/4)) placed by ``placement``.
 
     ``random`` draws from its own stream of the ``placement_seed`` parameter, so one
@@ -228,14 +360,14 @@ def active_ids(sides: Sequence[int], params: dict[str, Any]) -> tuple[int, ...]:
         SchemeError: on an M outside 0..N, an unknown placement or a bad seed.
     """
     n = math.prod(sides)
-    m = params["active"]
+    m = given.active
     if m is None:
         m = math.ceil(n / 4)
     if isinstance(m, bool) or not isinstance(m, int) or not 0 <= m <= n:
         raise SchemeError(f"--param active={m!r}: expected an integer in 0..{n} (the number of active nodes)")
-    if params["placement"] not in PLACEMENTS:
-        raise SchemeError(f"--param placement={params['placement']!r}: one of {', '.join(PLACEMENTS)}")
-    return place(params["placement"], sides, m, placement_rng(params, "active"))
+    if given.placement not in PLACEMENTS:
+        raise SchemeError(f"--param placement={given.placement!r}: one of {', '.join(PLACEMENTS)}")
+    return place(given.placement, sides, m, placement_rng(given, "active"))
 
 
 def is_active(node: int, active: Sequence[int]) -> bool:
@@ -244,15 +376,16 @@ def is_active(node: int, active: Sequence[int]) -> bool:
     return i < len(active) and active[i] == node
 
 
-def prepare_routing(topology: Any, params: dict[str, Any], load: dict[str, float], task: str) -> dict[str, Any]:
+def prepare_routing(topology: Any, params: Mapping[str, Any], load: Mapping[str, float], task: str) -> Inputs[RoutingInputs]:
     """Node parameters of ``packing`` / ``monotone`` (``task``): the active set, the targets, the quantum."""
+    given = Given.of(params)
     sides, _wrap = check_grid(topology, task)
-    active = active_ids(sides, params)
+    active = active_ids(sides, given)
     targets: list[int] = []
     if task == "monotone":
-        targets = list(place(params["targets"], sides, len(active), placement_rng(params, "targets")))
-    q = quantum_for(params["tp"]) if params["rank"] == "prefix" else 1
-    return {**params, "task": task, "active": active, "targets": targets, "quantum": q}
+        targets = list(place(given.targets, sides, len(active), placement_rng(given, "targets")))
+    q = quantum_for(given.tp) if given.rank == "prefix" else 1
+    return Inputs(RoutingInputs(task, given.tp, given.rank, active, targets), quantum=q)
 
 
 def completion_claims(th: Mapping[str, Any], exact: Sequence[str] = (), upper: Sequence[str] = ()) -> list[Claim]:

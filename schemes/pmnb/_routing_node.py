@@ -19,10 +19,10 @@ next hop is recomputed by each node it visits. The reporter both schemes use is
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import Any
 
 from .._base import Setup
+from ._inputs import RoutingInputs
 from ._prefix import check_order, scan_steps
 
 __all__ = ["phase_boundaries", "routing_theory", "start_tick"]
@@ -39,19 +39,19 @@ def phase_boundaries(sides: tuple[int, ...], task: str) -> set[int]:
     return out
 
 
-def start_tick(params: Mapping[str, Any], sides: tuple[int, ...], q: int) -> int:
+def start_tick(params: RoutingInputs, sides: tuple[int, ...], q: int) -> int:
     """The tick routing starts: after the rank scan with ``rank=prefix``, else 0."""
-    if params["rank"] != "prefix":
+    if params.rank != "prefix":
         return 0
-    return 2 * scan_steps(sides) * round(params["tp"] * q)
+    return 2 * scan_steps(sides) * round(params.tp * q)
 
 
 def routing_theory(setup: Setup, bounds: dict[str, Any], steps: int) -> dict[str, Any]:
     """Theorem 3 / 4 (``bounds``, from :mod:`.theory`) for ``routing_time``, which takes ``steps``;
     plus the scan for ``completion_time`` with rank=prefix."""
-    prm = setup.params
+    prm: RoutingInputs = setup.params
     sides = tuple(setup.topology.sides)
-    prefix = 2 * scan_steps(sides) * prm["tp"] if prm["rank"] == "prefix" else 0.0
+    prefix = 2 * scan_steps(sides) * prm.tp if prm.rank == "prefix" else 0.0
     b = bounds
     return {
         "upper_bound": prefix + b["upper_bound"],

@@ -76,11 +76,11 @@ from typing import Any
 
 from slotnet.nodes import Node, NodeContext
 
-from .._base import Param, Scheme, SchemeError, Setup, parse_bool
+from .._base import Inputs, PacketBook, Param, Scheme, SchemeError, Setup, parse_bool
 from ..kit import BaseReporter
 from ..kit._completion import parked_when_done
 from . import theory as th
-from ._inputs import PLACEMENT_SEED, SOURCE, check_grid, completion_claims, placement_rng, safety_cap
+from ._inputs import PLACEMENT_SEED, SOURCE, ArrayInputs, Given, check_grid, completion_claims, placement_rng, safety_cap
 from ._line import hop_limits
 from ._scan import port_label
 
@@ -88,17 +88,18 @@ __all__ = ["ARRAY_EVENTS", "SCHEME", "ArrayBroadcastNode", "ArrayBroadcastReport
            "sources_for", "theory_array_broadcast"]
 
 
-def sources_for(kind: str, p: int, k: int, params: dict[str, Any]) -> list[int]:
-    """The node of every packet: random (uniform, repeats allowed), corner (all at 0), spread."""
+def sources_for(kind: str, p: int, k: int, given: Given) -> list[int]:
+    """The node of every packet: random (uniform, repeats allowed, from ``given``'s
+    ``placement_seed``), corner (all at 0), spread."""
     if kind == "random":
-        rng = placement_rng(params, "array-broadcast")
+        rng = placement_rng(given, "array-broadcast")
         return sorted(rng.randrange(p) for _ in range(k))
     if kind == "corner":
         return [0] * k
     return sorted((2 * j + 1) * p // (2 * k) for j in range(k))
 
 
-def prepare_array_broadcast(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
+def prepare_array_broadcast(topology: Any, params: dict[str, Any], load: dict[str, float]) -> Inputs[ArrayInputs]:
     """Node parameters: each node's packet count; quantum 2 for ring halves.
 
     Raises:
@@ -108,15 +109,16 @@ def prepare_array_broadcast(topology: Any, params: dict[str, Any], load: dict[st
     if len(sides) != 1:
         raise SchemeError(f"array-broadcast runs on a linear array or ring (mesh:p or torus:p), not {topology.spec}")
     p = sides[0]
-    k = p if params["packets"] is None else params["packets"]
+    given = Given.of(params)
+    k = p if given.packets is None else given.packets
     if isinstance(k, bool) or not isinstance(k, int) or k < 0:
         raise SchemeError(f"--param packets={k!r}: expected an integer K >= 0")
-    sources = sources_for(params["placement"], p, k, params)
+    sources = sources_for(given.placement, p, k, given)
     counts = [0] * p
     for v in sources:
         counts[v] += 1
-    halves = bool(params["split"]) and wrap
-    return {**params, "packets": k, "sources": sources, "counts": counts, "halves": halves, "quantum": 2 if halves else 1}
+    halves = given.split and wrap
+    return Inputs(ArrayInputs(k, sources, counts, halves), quantum=2 if halves else 1)
 
 
 class ArrayBroadcastNode(Node):
@@ -126,9 +128,10 @@ class ArrayBroadcastNode(Node):
         """The node at time 0: per direction it sends in, a queue of its own packets' pieces."""
         super().__init__(ctx)
         p, wrap = ctx.geometry.sides[0], ctx.geometry.kind == "torus"
-        self.limits = dict(zip((1, -1), hop_limits(p, wrap, ctx.params["halves"])))
+        prm: ArrayInputs = ctx.params
+        self.limits = dict(zip((1, -1), hop_limits(p, wrap, prm.halves)))
         # restarted after a crash (incarnation > 0): its own packets died with its queues
-        own = 0 if ctx.incarnation else ctx.params["counts"][ctx.node]
+        own = 0 if ctx.incarnation else prm.counts[ctx.node]
         self.ports: dict[int, int] = {}
         self.queue: dict[int, list[int]] = {}
         for direction in (1, -1):
@@ -139,7 +142,7 @@ class ArrayBroadcastNode(Node):
 
     async def run(self) -> None:
         ctx = self.ctx
-        halves = ctx.params["halves"]
+        halves = ctx.params.halves
         size = 0.5 if halves else 1.0
         limits, ports, queue = self.limits, self.ports, self.queue
         if ctx.incarnation:
@@ -235,9 +238,9 @@ class ArrayBroadcastReporter(BaseReporter):
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
-        prm = setup.params
-        self.counts: list[int] = list(prm["counts"])
-        self.line = LineGeometry(int(setup.topology.sides[0]), setup.topology.kind == "torus", bool(prm["halves"]))
+        prm: ArrayInputs = setup.params
+        self.counts: list[int] = list(prm.counts)
+        self.line = LineGeometry(int(setup.topology.sides[0]), setup.topology.kind == "torus", prm.halves)
         self.got: dict[int, set[tuple[int, int]]] = {}
         self.dups = 0
         self.dup_keys: list[tuple[int, int]] = []
@@ -374,6 +377,10 @@ class ArrayBroadcastReporter(BaseReporter):
     def metrics(self) -> dict[str, Any]:
         return {"receptions": sum(len(s) for s in self.got.values()), "last_reception_time": self.last / self.setup.quantum}
 
+    def packet_books(self) -> Sequence[PacketBook]:
+        """The packets' book: ``every_packet_everywhere_once``."""
+        return (PacketBook("every_packet_everywhere_once", "broadcast"),)
+
     def invariants(self, lost: Mapping[str, int], in_flight: Sequence[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         missing, wrong = self._missing()
         destroyed = {c: n for c, n in lost.items() if n > 0}
@@ -400,9 +407,9 @@ class ArrayBroadcastReporter(BaseReporter):
 
 def theory_array_broadcast(setup: Setup) -> dict[str, Any]:
     """Theorem 2's bound and a lower bound for the placement at hand."""
-    prm = setup.params
+    prm: ArrayInputs = setup.params
     sides, wrap = tuple(setup.topology.sides), setup.topology.kind == "torus"
-    b = th.array_broadcast_bounds(sides, wrap, prm["sources"], prm["halves"])
+    b = th.array_broadcast_bounds(sides, wrap, prm.sources, prm.halves)
     return {k: b[k] for k in ("upper_bound", "which", "lower_bound", "lower_which")}
 
 
@@ -424,7 +431,6 @@ SCHEME = Scheme(
               (True, False)),
     ),
     topologies=("torus", "mesh"),
-    quantum=lambda p: int(p["quantum"]),
     until="quiescent",
     done=parked_when_done,  # its nodes park idle once their part is done; the reporter judges the work
     max_slots=safety_cap(theory_array_broadcast, "upper_bound"),

@@ -35,11 +35,11 @@ from typing import Any
 from slotnet.nodes import Node, NodeContext
 from slotnet.schemes.kit import RESIDENCE_EVENTS, STEP_FIELDS, BirthProcess, BroadcastReporter, Residence
 
-from .._base import Claim, Load, Scheme, SchemeError, Setup
+from .._base import Claim, Inputs, Load, Scheme, SchemeError, Setup
 from . import theory as th
 from ._dynamic_interval import IntervalNode
 from ._dynamic_schedule import IntervalSchedule, saturation_load
-from ._inputs import SOURCE, TP, equal_side, quantum_for, tp_ticks
+from ._inputs import SOURCE, TP, DynamicInputs, Given, equal_side, quantum_for, tp_ticks
 from ._offschedule import FAULT_EVENTS, FaultNotes, send_blocked, sleep
 
 __all__ = ["MAX_BACKLOG", "SCHEME", "DynamicNode", "DynamicReporter", "prepare_dynamic", "theory_dynamic"]
@@ -54,9 +54,10 @@ class DynamicNode(Node):
     def __init__(self, ctx: NodeContext) -> None:
         super().__init__(ctx)
         geo = ctx.geometry
+        prm: DynamicInputs = ctx.params
         self.wrap = bool(geo.wrap)
-        self.sched = IntervalSchedule.build(geo.sides, self.wrap, ctx.params["tp_ticks"], ctx.quantum)
-        self.births = BirthProcess(ctx.rng, ctx.params["lam"] / ctx.quantum, start=float(ctx.slot))
+        self.sched = IntervalSchedule.build(geo.sides, self.wrap, prm.tp_ticks, ctx.quantum)
+        self.births = BirthProcess(ctx.rng, prm.lam / ctx.quantum, start=float(ctx.slot))
         self.queue: deque[tuple[int, float]] = deque()
         #: the slot each queued packet was taken in, and their residence ledger (the kit's ``littles_law``)
         self.since: deque[int] = deque()
@@ -176,7 +177,8 @@ class DynamicReporter(BroadcastReporter):
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
         self.q = setup.quantum
-        self.x, self.v = setup.params["X"], setup.params["V"]
+        prm: DynamicInputs = setup.params
+        self.x, self.v = prm.x, prm.v
         self.intervals = 0
         self.measured_intervals = 0
         self.m_sum = 0
@@ -265,7 +267,7 @@ class DynamicReporter(BroadcastReporter):
         return out
 
 
-def prepare_dynamic(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
+def prepare_dynamic(topology: Any, params: dict[str, Any], load: dict[str, float]) -> Inputs[DynamicInputs]:
     """Node parameters: t_p, the quantum (t_p and the pieces 1/(gamma d) whole), lam and rho, X, V, (14).
 
     Raises:
@@ -282,19 +284,20 @@ def prepare_dynamic(topology: Any, params: dict[str, Any], load: dict[str, float
     else:
         rho = load["rho"]
         lam = th.lam_from_rho(rho, sides, wrap)
-    tp = params["tp"]
+    tp = Given.of(params).tp
     g, d = th.gamma(wrap), len(sides)
     q = quantum_for(tp, g * d)
-    return {"tp": tp, "quantum": q, "tp_ticks": tp_ticks(tp, q), "lam": lam, "rho": rho,
-            "X": th.unit_broadcast_length(sides, wrap), "V": th.reservation_length(sides, wrap, tp),
-            "stability_limit": th.stability_limit(sides, wrap, tp)}
+    return Inputs(DynamicInputs(tp, tp_ticks(tp, q), lam, rho, x=th.unit_broadcast_length(sides, wrap),
+                                v=th.reservation_length(sides, wrap, tp),
+                                stability_limit=th.stability_limit(sides, wrap, tp)), quantum=q)
 
 
 def theory_dynamic(setup: Setup) -> dict[str, Any]:
     """Theorem 7's bound (11) with X, V of (9), (10); the limit (14)."""
-    geo, prm = setup.topology, setup.params
+    geo = setup.topology
+    prm: DynamicInputs = setup.params
     sides, wrap = tuple(geo.sides), bool(geo.wrap)
-    b = th.dynamic_broadcast_bounds(sides, wrap, prm["tp"], rho=prm["rho"])
+    b = th.dynamic_broadcast_bounds(sides, wrap, prm.tp, rho=prm.rho)
     return {
         "mean_delay": b["upper_bound"],
         "mean_delay_lower_bound": b["lower_bound"],
@@ -306,7 +309,7 @@ def theory_dynamic(setup: Setup) -> dict[str, Any]:
         "V": b["V"],
         "stability_limit": b["stability_limit"],
         "universal_limit": b["universal_limit"],
-        "saturation_load": saturation_load(sides, wrap, prm["tp"]),
+        "saturation_load": saturation_load(sides, wrap, prm.tp),
         "light_load_bound": b["light_load_bound"],
     }
 
@@ -322,7 +325,7 @@ def dynamic_claims(setup: Setup, th: Mapping[str, Any]) -> list[Claim]:
                   why="any scheme: a broadcast reaches the node farthest from its source")]
 
 
-def _backlog(topology: Any, params: Mapping[str, Any]) -> float:
+def _backlog(topology: Any, params: DynamicInputs) -> float:
     return MAX_BACKLOG
 
 
@@ -339,7 +342,6 @@ SCHEME = Scheme(
            Load("lam", "broadcast requests per node per time unit (Poisson)", "LAM")),
     topologies=("mesh", "torus"),
     max_backlog=_backlog,
-    quantum=lambda prm: prm["quantum"],
     faults=None,  # every kind: see ._offschedule
     claims=dynamic_claims,
 )

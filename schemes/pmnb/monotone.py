@@ -14,10 +14,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._base import Param, Scheme, Setup
+from .._base import Inputs, Param, Scheme, Setup
 from ..kit._completion import parked_when_done
 from . import theory as th
-from ._inputs import ACTIVE, PLACEMENT, PLACEMENT_SEED, SOURCE, TP, completion_claims, prepare_routing, safety_cap
+from ._inputs import (
+    ACTIVE,
+    PLACEMENT,
+    PLACEMENT_SEED,
+    SOURCE,
+    TP,
+    RoutingInputs,
+    completion_claims,
+    prepare_routing,
+    safety_cap,
+)
 from ._packing import monotone_steps
 from ._routing_node import routing_theory
 from .node import RoutingNode
@@ -26,16 +36,16 @@ from .reporter import RoutingReporter
 __all__ = ["SCHEME", "prepare_monotone", "theory_monotone"]
 
 
-def prepare_monotone(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
+def prepare_monotone(topology: Any, params: dict[str, Any], load: dict[str, float]) -> Inputs[RoutingInputs]:
     """Node parameters of ``monotone``: the active set, the targets, the quantum (:func:`._inputs.prepare_routing`)."""
     return prepare_routing(topology, params, load, "monotone")
 
 
 def theory_monotone(setup: Setup) -> dict[str, Any]:
     """Theorem 4 for ``routing_time``; plus the scan for ``completion_time`` with rank=prefix."""
-    prm = setup.params
+    prm: RoutingInputs = setup.params
     sides, wrap = tuple(setup.topology.sides), setup.topology.kind == "torus"
-    b = th.monotone_bounds(sides, wrap, prm["active"], prm["targets"] or None)
+    b = th.monotone_bounds(sides, wrap, prm.active, prm.targets or None)
     return routing_theory(setup, b, monotone_steps(sides))
 
 
@@ -63,7 +73,6 @@ SCHEME = Scheme(
         TP,
     ),
     topologies=("torus", "mesh"),
-    quantum=lambda p: int(p["quantum"]),
     until="quiescent",
     done=parked_when_done,  # its nodes park idle once their part is done; the reporter judges the work
     max_slots=safety_cap(theory_monotone, "upper_bound"),

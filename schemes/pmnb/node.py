@@ -12,7 +12,7 @@ from typing import Any
 
 from slotnet.nodes import Inbox, Node
 
-from ._inputs import is_active
+from ._inputs import RoutingInputs, is_active
 from ._offschedule import send_blocked, sleep
 from ._packing import monotone_port, packing_port, packing_steps, rank_destination
 from ._prefix import ScanNode, scan_steps
@@ -25,7 +25,7 @@ __all__ = ["RoutingNode"]
 class RoutingNode(Node):
     """Ranks by the scan (or takes them as given), then routes packets greedily.
 
-    One class serves both schemes: ``params["task"]`` picks the port rule and the arrival
+    One class serves both schemes: ``params.task`` picks the port rule and the arrival
     test, Theorem 3's (``packing``: towards the rank's node, one dimension per phase) or
     Theorem 4's (``monotone``: pack to the rank's node, then unpack to the rank's target).
 
@@ -37,21 +37,21 @@ class RoutingNode(Node):
 
     async def run(self) -> None:
         ctx = self.ctx
-        prm = ctx.params
+        prm: RoutingInputs = ctx.params
         sides = tuple(ctx.geometry.sides)
         if ctx.incarnation:  # restarted: its rank, its packet and its place in the schedule are gone
             ctx.record("stopped", "scan" if ctx.slot < start_tick(prm, sides, ctx.quantum) else "routing", "restarted")
             await sleep(ctx, "routing")
-        self.monotone = prm["task"] == "monotone"
-        self.last_step = max(phase_boundaries(sides, prm["task"]))
-        active = is_active(ctx.node, prm["active"])
+        self.monotone = prm.task == "monotone"
+        self.last_step = max(phase_boundaries(sides, prm.task))
+        active = is_active(ctx.node, prm.active)
         q = ctx.quantum
         start = start_tick(prm, sides, q)
         self.early: list[list[int]] = []  # packets that came while the scan was still on (faults only)
-        if prm["rank"] == "prefix":
+        if prm.rank == "prefix":
             rank = await self._rank(sides, active)
         else:
-            rank = bisect.bisect_left(prm["active"], ctx.node)
+            rank = bisect.bisect_left(prm.active, ctx.node)
         held: list[list[int]] = ([[ctx.node, rank]] if active else []) + self.early
         if held and ctx.slot < start:
             held.extend(self._packets(await ctx.idle(until=start)))
@@ -64,7 +64,8 @@ class RoutingNode(Node):
         ctx = self.ctx
         scan = ScanNode(ctx.coords, sides, int(active))
         steps = scan_steps(sides)
-        phase = ScanPhase(ctx, {0: scan}, 0, round(ctx.params["tp"] * ctx.quantum), 2 * steps, ctx.params["tp"], {0: steps})
+        tp = ctx.params.tp
+        phase = ScanPhase(ctx, {0: scan}, 0, round(tp * ctx.quantum), 2 * steps, tp, {0: steps})
         inbox: Inbox = ()
         while True:
             for port, msg in inbox:
@@ -94,7 +95,7 @@ class RoutingNode(Node):
     def _routable(self, pkt: list[int], sides: tuple[int, ...]) -> bool:
         """Whether the packet's rank names a node (and, for monotone, a target)."""
         r = pkt[1]
-        limit = len(self.ctx.params["targets"]) if self.monotone else math.prod(sides)
+        limit = len(self.ctx.params.targets) if self.monotone else math.prod(sides)
         return isinstance(r, int) and 0 <= r < limit
 
     def _hop(self, pkt: list[int], step: int, sides: tuple[int, ...]) -> tuple[int, int] | None:
@@ -102,7 +103,7 @@ class RoutingNode(Node):
         via = rank_destination(pkt[1], sides)
         if not self.monotone:
             return packing_port(self.ctx.coords, via, step, sides)
-        target = self.ctx.geometry.coords(self.ctx.params["targets"][pkt[1]])
+        target = self.ctx.geometry.coords(self.ctx.params.targets[pkt[1]])
         return monotone_port(self.ctx.coords, via, target, step, sides)
 
     def _final(self, pkt: list[int], step: int, sides: tuple[int, ...]) -> bool:
@@ -111,7 +112,7 @@ class RoutingNode(Node):
         via = rank_destination(pkt[1], sides)
         if not self.monotone:
             return here == via
-        target = self.ctx.geometry.coords(self.ctx.params["targets"][pkt[1]])
+        target = self.ctx.geometry.coords(self.ctx.params.targets[pkt[1]])
         return here == target and (here == via or step >= packing_steps(sides))
 
     async def _route(self, held: list[list[int]], sides: tuple[int, ...], start: int) -> None:

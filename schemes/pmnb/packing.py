@@ -12,10 +12,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._base import Param, Scheme, Setup
+from .._base import Inputs, Param, Scheme, Setup
 from ..kit._completion import parked_when_done
 from . import theory as th
-from ._inputs import ACTIVE, PLACEMENT, PLACEMENT_SEED, SOURCE, TP, completion_claims, prepare_routing, safety_cap
+from ._inputs import (
+    ACTIVE,
+    PLACEMENT,
+    PLACEMENT_SEED,
+    SOURCE,
+    TP,
+    RoutingInputs,
+    completion_claims,
+    prepare_routing,
+    safety_cap,
+)
 from ._packing import packing_steps
 from ._routing_node import routing_theory
 from .node import RoutingNode
@@ -24,15 +34,16 @@ from .reporter import RoutingReporter
 __all__ = ["SCHEME", "prepare_packing", "theory_packing"]
 
 
-def prepare_packing(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
+def prepare_packing(topology: Any, params: dict[str, Any], load: dict[str, float]) -> Inputs[RoutingInputs]:
     """Node parameters of ``packing``: the active set and the quantum (:func:`._inputs.prepare_routing`)."""
     return prepare_routing(topology, params, load, "packing")
 
 
 def theory_packing(setup: Setup) -> dict[str, Any]:
     """Theorem 3 for ``routing_time``; plus the scan for ``completion_time`` with rank=prefix."""
+    prm: RoutingInputs = setup.params
     sides, wrap = tuple(setup.topology.sides), setup.topology.kind == "torus"
-    b = th.packing_bounds(sides, wrap, setup.params["active"])
+    b = th.packing_bounds(sides, wrap, prm.active)
     return routing_theory(setup, b, packing_steps(sides))
 
 
@@ -58,7 +69,6 @@ SCHEME = Scheme(
         TP,
     ),
     topologies=("torus", "mesh"),
-    quantum=lambda p: int(p["quantum"]),
     until="quiescent",
     done=parked_when_done,  # its nodes park idle once their part is done; the reporter judges the work
     max_slots=safety_cap(theory_packing, "upper_bound"),

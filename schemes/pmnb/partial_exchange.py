@@ -35,7 +35,7 @@ from typing import Any
 from slotnet.nodes import Node, NodeContext
 from slotnet.schemes.kit import HOP_EVENTS, BaseReporter, HopWitness
 
-from .._base import Claim, Scheme, SchemeError, Setup
+from .._base import Claim, Inputs, Scheme, SchemeError, Setup
 from ..kit._completion import parked_when_done
 from . import theory as th
 from ._exchange_rule import C_SET, R_SET, ExchangeRouter, exchange_class
@@ -45,6 +45,8 @@ from ._inputs import (
     PLACEMENT_SEED,
     SOURCE,
     TP,
+    ExchangeInputs,
+    Given,
     active_ids,
     is_active,
     quantum_for,
@@ -74,10 +76,10 @@ class ExchangeNode(Node):
 
     async def run(self) -> None:
         ctx = self.ctx
-        prm = ctx.params
+        prm: ExchangeInputs = ctx.params
         p = ctx.geometry.sides[0]
-        tp, a, q = prm["tp"], prm["tp_ticks"], ctx.quantum
-        active = is_active(ctx.node, prm["active_ids"])
+        tp, a, q = prm.tp, prm.tp_ticks, ctx.quantum
+        active = is_active(ctx.node, prm.active)
         x = ctx.coords
         steps = line_scan_steps(p)
         start = steps * a
@@ -156,7 +158,9 @@ class ExchangeReporter(BaseReporter):
         self.p = setup.topology.sides[0]
         self.n = setup.topology.n_nodes
         self.q = setup.quantum
-        self.active = tuple(setup.params["active_ids"])
+        prm: ExchangeInputs = setup.params
+        self.active = tuple(prm.active)
+        self.tp = prm.tp
         self.expected = len(self.active) * (self.n - 1)
         self.sums: dict[int, tuple[int, int, int]] = {}
         self.sums_slot = -1
@@ -251,7 +255,7 @@ class ExchangeReporter(BaseReporter):
         moving = sum(1 for _r, _p, m in in_flight if isinstance(m, tuple) and len(m) == 5)
         waiting = sum(held)
         faults = sum(lost.values()) > 0
-        start = line_scan_steps(self.p) * tp_ticks(self.setup.params["tp"], self.q)
+        start = line_scan_steps(self.p) * tp_ticks(self.tp, self.q)
         started = self.due(start)
         p = self.p
         rows, cols = [0] * p, [0] * p
@@ -317,7 +321,7 @@ def packet_identity(message: Any) -> tuple[int, int] | None:
     return None
 
 
-def prepare_exchange(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
+def prepare_exchange(topology: Any, params: dict[str, Any], load: dict[str, float]) -> Inputs[ExchangeInputs]:
     """Node parameters: the active set, t_p and the quantum (t_p whole ticks).
 
     Raises:
@@ -326,20 +330,21 @@ def prepare_exchange(topology: Any, params: dict[str, Any], load: dict[str, floa
     sides = tuple(topology.sides)
     if len(sides) != 2 or sides[0] != sides[1]:
         raise SchemeError(f"partial-exchange (§5) runs on p x p arrays (and tori, on their array links), not {topology.spec}")
-    ids = active_ids(sides, params)
-    tp = params["tp"]
+    given = Given.of(params)
+    ids = active_ids(sides, given)
+    tp = given.tp
     q = quantum_for(tp)
-    return {"tp": tp, "quantum": q, "tp_ticks": tp_ticks(tp, q), "active_ids": ids, "active": len(ids),
-            "placement": params["placement"], "placement_seed": params["placement_seed"]}
+    return Inputs(ExchangeInputs(tp, tp_ticks(tp, q), ids, len(ids)), quantum=q)
 
 
 def theory_exchange(setup: Setup) -> dict[str, Any]:
     """§5's bounds beside the run: upper bound, the placement's lower bound, mN/4."""
-    geo, prm = setup.topology, setup.params
+    geo = setup.topology
+    prm: ExchangeInputs = setup.params
     sides, wrap = tuple(geo.sides), bool(geo.wrap)
-    p, n, tp = sides[0], geo.n_nodes, prm["tp"]
-    b = th.partial_exchange_bounds(sides, wrap, list(prm["active_ids"]), tp)
-    m = math.isqrt(prm["active"])
+    p, n, tp = sides[0], geo.n_nodes, prm.tp
+    b = th.partial_exchange_bounds(sides, wrap, list(prm.active), tp)
+    m = math.isqrt(prm.n_active)
     return {
         "completion_time": b["upper_bound"],
         "completion_time_lower_bound": b["lower_bound"],
@@ -384,7 +389,6 @@ SCHEME = Scheme(
     theory=theory_exchange,
     params=(ACTIVE, PLACEMENT, PLACEMENT_SEED, TP),
     topologies=("mesh", "torus"),
-    quantum=lambda prm: prm["quantum"],
     until="quiescent",
     done=parked_when_done,  # its nodes park idle once their part is done; the reporter judges the work
     max_slots=safety_cap(theory_exchange, "completion_time"),

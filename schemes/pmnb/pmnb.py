@@ -68,7 +68,7 @@ from typing import Any
 
 from slotnet.nodes import Inbox, Node
 
-from .._base import Claim, Param, Scheme, Setup, parse_bool
+from .._base import Claim, Inputs, Param, Scheme, Setup, parse_bool
 from ..kit import BaseReporter
 from ..kit._completion import parked_when_done
 from . import theory as th
@@ -78,6 +78,8 @@ from ._inputs import (
     PLACEMENT_SEED,
     SOURCE,
     TP,
+    Given,
+    PmnbInputs,
     active_ids,
     check_grid,
     completion_claims,
@@ -130,16 +132,16 @@ class PmnbNode(Node):
 
     async def run(self) -> None:
         ctx = self.ctx
-        prm = ctx.params
+        prm: PmnbInputs = ctx.params
         self.sides = tuple(ctx.geometry.sides)
         self.d = len(self.sides)
         self.wrap = ctx.geometry.kind == "torus"
-        self.split = bool(prm["split"])
+        self.split = prm.split
         self.orders = [rotation(c, self.d) for c in range(self.d)]
         if ctx.incarnation:  # restarted: its partial sums, its pieces and its place in the schedule are gone
             ctx.record("stopped", "scan", "restarted")
             await sleep(ctx, "pmnb")
-        active = is_active(ctx.node, prm["active"])
+        active = is_active(ctx.node, prm.active)
         self.early: list[tuple[int, Any]] = []
         got_m, mine, last_scan = await self._ranks(active)
         ctx.record("ranked", -1 if got_m is None else got_m, sorted(mine.items()))
@@ -150,7 +152,7 @@ class PmnbNode(Node):
         if m == 0:
             ctx.record("summary", last_scan, -1, -1, 0)
             await sleep(ctx, "pmnb")
-        self.tl = timeline(self.sides, self.wrap, self.split, float(prm["tp"]), ctx.quantum, m)
+        self.tl = timeline(self.sides, self.wrap, self.split, prm.tp, ctx.quantum, m)
         await self._route(m, mine)
         ctx.record("summary", last_scan, self.last_pack, self.last_bcast, self.overruns)
         await sleep(ctx, "pmnb")
@@ -175,7 +177,7 @@ class PmnbNode(Node):
         """(M, class -> this node's rank in that class, tick of the last scan message); M is
         None if a fault kept the total from this node (see :mod:`._offschedule`)."""
         ctx, sides, d = self.ctx, self.sides, self.d
-        tp = float(ctx.params["tp"])
+        tp = ctx.params.tp
         u = round(tp * ctx.quantum)
         steps = scan_steps(sides)
         start, m = 0, -1
@@ -370,7 +372,7 @@ class PmnbNode(Node):
         return None
 
 
-def prepare_pmnb(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
+def prepare_pmnb(topology: Any, params: dict[str, Any], load: dict[str, float]) -> Inputs[PmnbInputs]:
     """Node parameters of ``pmnb``: the active set and the quantum (t_p, 1/d, 1/(2d) exact).
 
     Raises:
@@ -378,10 +380,11 @@ def prepare_pmnb(topology: Any, params: dict[str, Any], load: dict[str, float]) 
     """
     sides, wrap = check_grid(topology, "pmnb")
     equal_side(sides, "pmnb (the d classes of Theorem 6 step through their phases together on rotated dimensions)")
-    active = active_ids(sides, params)
+    given = Given.of(params)
+    active = active_ids(sides, given)
     d = len(sides)
-    q = quantum_for(params["tp"], (2 if wrap else 1) * d) if params["split"] else quantum_for(params["tp"])
-    return {**params, "active": active, "quantum": q}
+    q = quantum_for(given.tp, (2 if wrap else 1) * d) if given.split else quantum_for(given.tp)
+    return Inputs(PmnbInputs(given.tp, given.split, active), quantum=q)
 
 
 def expected_ranks(active: Sequence[int], sides: tuple[int, ...], split: bool) -> dict[int, list[tuple[int, int]]]:
@@ -412,7 +415,7 @@ class PmnbReporter(BaseReporter):
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
-        self.active = list(setup.params["active"])
+        self.active = list(setup.params.active)
         self.got: dict[int, set[int]] = {}
         self.dups = 0
         self.totals: dict[int, int] = {}
@@ -453,8 +456,9 @@ class PmnbReporter(BaseReporter):
         return missing, wrong
 
     def _timeline(self) -> Any:
-        prm, topo = self.setup.params, self.setup.topology
-        return timeline(tuple(topo.sides), topo.kind == "torus", bool(prm["split"]), float(prm["tp"]), self.setup.quantum,
+        prm: PmnbInputs = self.setup.params
+        topo = self.setup.topology
+        return timeline(tuple(topo.sides), topo.kind == "torus", prm.split, prm.tp, self.setup.quantum,
                         len(self.active))
 
     def metrics(self) -> dict[str, Any]:
@@ -483,7 +487,7 @@ class PmnbReporter(BaseReporter):
         n = self.setup.topology.n_nodes
         missing, wrong = self._delivery()
         sides = tuple(self.setup.topology.sides)
-        want = expected_ranks(self.active, sides, bool(self.setup.params["split"]))
+        want = expected_ranks(self.active, sides, self.setup.params.split)
         tl = self._timeline()
         ranked_by, done_by = tl.scan_end, tl.starts[-1] if self.active else tl.scan_end
         ranks_due, done_due = self.due(ranked_by), self.due(done_by)
@@ -554,12 +558,13 @@ class PmnbReporter(BaseReporter):
 
 def theory_pmnb(setup: Setup) -> dict[str, Any]:
     """(5)/(6) or (5')/(6') above, (3)/(4) or the placement's bound below, and per phase."""
-    prm, topo = setup.params, setup.topology
+    prm: PmnbInputs = setup.params
+    topo = setup.topology
     sides, wrap = tuple(topo.sides), topo.kind == "torus"
     p, d, n = sides[0], len(sides), topo.n_nodes
-    m, split, tp = len(prm["active"]), bool(prm["split"]), float(prm["tp"])
+    m, split, tp = len(prm.active), prm.split, prm.tp
     g = 2 if wrap else 1
-    b = th.pmnb_bounds(sides, wrap, prm["active"], tp, split)
+    b = th.pmnb_bounds(sides, wrap, prm.active, tp, split)
     out = {k: v for k, v in b.items() if not isinstance(v, dict)}
     scans = 1 if split else 2
     out["prefix_time"] = scans * 2 * d * (p - 1) * tp
@@ -604,7 +609,6 @@ SCHEME = Scheme(
                                          "false: §4.2 whole packets, class r mod d", (True, False)),
     ),
     topologies=("torus", "mesh"),
-    quantum=lambda p: int(p["quantum"]),
     until="quiescent",
     done=parked_when_done,  # its nodes park idle once their part is done; the reporter judges the work
     max_slots=safety_cap(theory_pmnb, "upper_bound", "schedule_end"),

@@ -24,7 +24,7 @@ from typing import Any
 
 from slotnet.nodes import Inbox, Node
 
-from .._base import Claim, Param, Scheme, Setup
+from .._base import Claim, Inputs, Param, Scheme, Setup
 from ..kit import BaseReporter
 from ..kit._completion import parked_when_done
 from . import theory as th
@@ -34,6 +34,8 @@ from ._inputs import (
     PLACEMENT_SEED,
     SOURCE,
     TP,
+    Given,
+    ScanInputs,
     active_ids,
     check_grid,
     completion_claims,
@@ -57,23 +59,23 @@ class PrefixScanNode(Node):
 
     async def run(self) -> None:
         ctx = self.ctx
-        prm = ctx.params
+        prm: ScanInputs = ctx.params
         sides = ctx.geometry.sides
         if ctx.incarnation:  # restarted: its partial sums and its place in the scan are gone
             ctx.record("stopped", "scan", "restarted")
             await sleep(ctx, "scan")
-        value = ctx.rng.randrange(VALUE_RANGE) if prm["values"] == "random" else int(is_active(ctx.node, prm["active"]))
+        value = ctx.rng.randrange(VALUE_RANGE) if prm.values == "random" else int(is_active(ctx.node, prm.active))
         ctx.record("input", value)
-        u = round(prm["tp"] * ctx.quantum)
+        u = round(prm.tp * ctx.quantum)
         scans: dict[int, ScanLike]
-        if prm["variant"] == "tree":
+        if prm.variant == "tree":
             scans = {0: ScanNode(ctx.coords, sides, value)}
             ups, n_steps = {0: scan_steps(sides)}, 2 * scan_steps(sides)
         else:
             scans = {k: LineAdapter(k, LineScanNode(ctx.coords[k], p, value)) for k, p in enumerate(sides)}
             ups = {k: p // 2 for k, p in enumerate(sides)}
             n_steps = max(line_scan_steps(p) for p in sides)
-        phase = ScanPhase(ctx, scans, 0, u, n_steps, prm["tp"], ups)
+        phase = ScanPhase(ctx, scans, 0, u, n_steps, prm.tp, ups)
         inbox: Inbox = ()
         while True:
             tick = ctx.slot
@@ -84,7 +86,7 @@ class PrefixScanNode(Node):
                 break
             nxt = phase.next_tick(tick)
             inbox = await (ctx.idle(until=nxt) if nxt is not None else ctx.idle())
-        if prm["variant"] == "tree":
+        if prm.variant == "tree":
             tree = scans[0]
             assert isinstance(tree, ScanNode)
             ctx.record("result", tree.inclusive, tree.total, phase.last_up, phase.last_down)
@@ -151,7 +153,7 @@ class PrefixScanReporter(BaseReporter):
         n = self.setup.topology.n_nodes
         if len(self.inputs) != n:
             return 0, n - len(self.results)
-        expected = sequential_prefix([self.inputs[v] for v in range(n)], self.setup.topology.sides, self.setup.params["variant"])
+        expected = sequential_prefix([self.inputs[v] for v in range(n)], self.setup.topology.sides, self.setup.params.variant)
         wrong = 0
         for v, (inc, tot, _, _) in self.results.items():
             if (_plain(inc), _plain(tot)) != (_plain(expected[v][0]), _plain(expected[v][1])):
@@ -181,9 +183,10 @@ class PrefixScanReporter(BaseReporter):
 
     def scan_end(self) -> int:
         """The tick by which every node has its result: the schedule's last step ends."""
-        sides, prm = tuple(self.setup.topology.sides), self.setup.params
-        n_steps = 2 * scan_steps(sides) if prm["variant"] == "tree" else max(line_scan_steps(p) for p in sides)
-        return n_steps * round(prm["tp"] * self.setup.quantum)
+        sides = tuple(self.setup.topology.sides)
+        prm: ScanInputs = self.setup.params
+        n_steps = 2 * scan_steps(sides) if prm.variant == "tree" else max(line_scan_steps(p) for p in sides)
+        return n_steps * round(prm.tp * self.setup.quantum)
 
     def invariants(self, lost: Mapping[str, int], in_flight: Sequence[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         """Every node's result is the sequential prefix; a run cut short before the scan's
@@ -210,10 +213,11 @@ class PrefixScanReporter(BaseReporter):
         step) makes the expected results unknown (every total needs every input): those are counted ``unknown``, not wrong.
         """
         n = self.setup.topology.n_nodes
-        variant = self.setup.params["variant"]
+        prm: ScanInputs = self.setup.params
+        variant = prm.variant
         values = [self.inputs.get(v) for v in range(n)]
-        if self.setup.params["values"] == "rank":  # the inputs are the active set's: known without the nodes
-            values = [int(is_active(v, self.setup.params["active"])) for v in range(n)]
+        if prm.values == "rank":  # the inputs are the active set's: known without the nodes
+            values = [int(is_active(v, prm.active)) for v in range(n)]
         known = [v is not None for v in values]
         expected = sequential_prefix([v or 0 for v in values], self.setup.topology.sides, variant)
         wrong, unknown, first = 0, 0, None
@@ -247,24 +251,25 @@ def _plain(x: Any) -> Any:
     return x
 
 
-def prepare_prefix_scan(topology: Any, params: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
+def prepare_prefix_scan(topology: Any, params: dict[str, Any], load: dict[str, float]) -> Inputs[ScanInputs]:
     """Node parameters of ``prefix-scan``; the quantum makes t_p whole ticks.
 
     Raises:
         SchemeError: on a topology other than mesh/torus, or a bad M or t_p.
     """
     sides, _wrap = check_grid(topology, "prefix-scan")
-    active = active_ids(sides, params) if params["values"] == "rank" else ()
-    return {**params, "active": active, "quantum": quantum_for(params["tp"])}
+    given = Given.of(params)
+    active = active_ids(sides, given) if given.values == "rank" else ()
+    return Inputs(ScanInputs(given.tp, given.values, given.variant, active), quantum=quantum_for(given.tp))
 
 
 def theory_prefix_scan(setup: Setup) -> dict[str, Any]:
     """§4.1 Phase 1 (tree: ``2 sum (p_k - 1) t_p``, exact) or §5 Phase 1 (line: ``p t_p``)."""
     sides, wrap = tuple(setup.topology.sides), setup.topology.kind == "torus"
-    prm = setup.params
-    b = th.prefix_scan_bounds(sides, wrap, prm["tp"])
-    tp = prm["tp"]
-    if prm["variant"] == "tree":
+    prm: ScanInputs = setup.params
+    b = th.prefix_scan_bounds(sides, wrap, prm.tp)
+    tp = prm.tp
+    if prm.variant == "tree":
         half = sum(p - 1 for p in sides) * tp
         return {"upper_bound": b["upper_bound"], "which": b["which"], "lower_bound": b["lower_bound"],
                 "lower_which": b["lower_which"], "forward_time": half, "reverse_time": half}
@@ -302,7 +307,6 @@ SCHEME = Scheme(
         ACTIVE, PLACEMENT, PLACEMENT_SEED,
     ),
     topologies=("torus", "mesh"),
-    quantum=lambda p: int(p["quantum"]),
     until="quiescent",
     done=parked_when_done,  # its nodes park idle once their part is done; the reporter judges the work
     max_slots=safety_cap(theory_prefix_scan, "upper_bound"),

@@ -30,6 +30,7 @@ from typing import Any
 
 from .._base import Setup
 from ..kit import BaseReporter
+from ._inputs import RoutingInputs
 from ._offschedule import FAULT_EVENTS, FaultNotes
 from ._packing import rank_destination, ranks
 from ._routing_node import phase_boundaries, start_tick
@@ -52,9 +53,9 @@ class RoutingReporter(BaseReporter):
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
-        prm = setup.params
+        prm: RoutingInputs = setup.params
         self.sides = tuple(setup.topology.sides)
-        self.task = prm["task"]
+        self.task = prm.task
         self.start = start_tick(prm, self.sides, setup.quantum)
         self.bounds = phase_boundaries(self.sides, self.task)
         self.scan_ranks: dict[int, int] = {}
@@ -84,9 +85,9 @@ class RoutingReporter(BaseReporter):
 
     def _delivery(self) -> tuple[int, int, int]:
         """(delivered right, wrong or repeated, missing)."""
-        prm = self.setup.params
+        prm: RoutingInputs = self.setup.params
         topo = self.setup.topology
-        expected = ranks(prm["active"], self.sides)
+        expected = ranks(prm.active, self.sides)
         seen: set[int] = set()
         right = wrong = 0
         for node, _slot, origin, rank in self.arrivals:
@@ -95,7 +96,7 @@ class RoutingReporter(BaseReporter):
                 wrong += 1
                 continue
             seen.add(origin)
-            goal = topo.node_at(rank_destination(r, self.sides)) if self.task == "packing" else prm["targets"][r]
+            goal = topo.node_at(rank_destination(r, self.sides)) if self.task == "packing" else prm.targets[r]
             if node == goal:
                 right += 1
             else:
@@ -107,7 +108,7 @@ class RoutingReporter(BaseReporter):
         last = max((slot for _, slot, _, _ in self.arrivals), default=self.start)
         mid = [c for c in self.crowds if c[1] not in self.bounds]
         return {
-            "prefix_time": (self.scan_last / q) if self.setup.params["rank"] == "prefix" else 0.0,
+            "prefix_time": (self.scan_last / q) if self.setup.params.rank == "prefix" else 0.0,
             "routing_time": (last - self.start) / q,
             "delivered": self._delivery()[0],
             "link_conflicts": self.conflicts,
@@ -135,8 +136,8 @@ class RoutingReporter(BaseReporter):
             "at_most_two_per_node": {"ok": most <= 2, "max_at_node": most},
             "no_message_lost": self.notes.no_message_lost(self.lost_messages, lost),
         }
-        if self.setup.params["rank"] == "prefix":
-            expected = ranks(self.setup.params["active"], self.sides)
+        if self.setup.params.rank == "prefix":
+            expected = ranks(self.setup.params.active, self.sides)
             if self.due(self.start):
                 bad = sum(1 for v, r in expected.items() if self.scan_ranks.get(v) != r) + len(set(self.scan_ranks) - set(expected))
                 out["ranks_by_prefix"] = {"ok": bad == 0, "wrong": bad}
@@ -156,9 +157,9 @@ class RoutingReporter(BaseReporter):
 
     def correctness(self, routed_by: int) -> dict[str, Any]:
         """Under faults: every packet once at its node or not, the first that is not, wrong ranks."""
-        prm = self.setup.params
+        prm: RoutingInputs = self.setup.params
         topo = self.setup.topology
-        expected = ranks(prm["active"], self.sides)
+        expected = ranks(prm.active, self.sides)
         where: dict[int, list[int]] = {}
         for node, _slot, origin, _rank in self.arrivals:
             where.setdefault(origin, []).append(node)
@@ -166,7 +167,7 @@ class RoutingReporter(BaseReporter):
         first: dict[str, Any] | None = None
         for origin in sorted(expected):
             r = expected[origin]
-            goal = topo.node_at(rank_destination(r, self.sides)) if self.task == "packing" else prm["targets"][r]
+            goal = topo.node_at(rank_destination(r, self.sides)) if self.task == "packing" else prm.targets[r]
             nodes = where.get(origin, [])
             if nodes == [goal]:
                 right += 1
@@ -178,12 +179,12 @@ class RoutingReporter(BaseReporter):
                                "not_delivered": sum(1 for v in expected if v not in where),
                                "wrong_node": sum(1 for v, r in expected.items() if v in where and any(
                                    n != (topo.node_at(rank_destination(r, self.sides)) if self.task == "packing"
-                                         else prm["targets"][r]) for n in where[v])),
+                                         else prm.targets[r]) for n in where[v])),
                                "routing_end": routed_by,
                                "last_arrival": max((slot for _, slot, _, _ in self.arrivals), default=None)}
         if first is not None:
             out["first_wrong"] = first
-        if prm["rank"] == "prefix":
+        if prm.rank == "prefix":
             bad = sorted(v for v, r in expected.items() if self.scan_ranks.get(v) != r)
             out["wrong_ranks"] = len(bad)
             if bad:

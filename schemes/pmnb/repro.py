@@ -30,7 +30,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from .._base import Experiment, Row, Runner, SchemeError
+from .._base import SchemeError
+from .._repro import Experiment, Row, Runner
 from . import theory as th
 from ._dynamic_schedule import saturation_load
 from ._inputs import quantum_for

@@ -34,7 +34,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._base import Setup
+from .._base import HOP_EVENT, PacketBook, Setup
 from ..kit import HOP_EVENTS, UNICAST_EVENTS, BroadcastReporter, UnicastReporter
 from .node import LINK_FIELDS
 
@@ -72,7 +72,7 @@ class StarReporter(BroadcastReporter):
     def handlers(self) -> Mapping[str, Any]:
         inner = self.unicast.handlers()
         return {**super().handlers(), "links": self.links, "born": inner["born"], "delivered": inner["delivered"],
-                "hop": inner["hop"]}
+                HOP_EVENT: inner[HOP_EVENT]}
 
     def links(self, node: int, slot: int, counters: tuple[int, ...]) -> None:
         """Keep the node's latest cumulative counters, and the last ones before the warm-up ends."""
@@ -173,6 +173,10 @@ class StarReporter(BroadcastReporter):
     def crash_losses(self, losses: Sequence[tuple[int, int, Sequence[Any]]]) -> None:
         """What each crash destroyed in a node's queues (``(slot, node, held packets)``): the unicasts among them."""
         self.unicast_crashed = sum(1 for _, _, items in losses for key in items if key[0] < 0)
+
+    def packet_books(self) -> Sequence[PacketBook]:
+        """The broadcasts' book (``exactly_once``) and the unicasts' (``unicast_conservation``)."""
+        return (*super().packet_books(), PacketBook("unicast_conservation", "unicast"))
 
     def invariants(self, lost: Mapping[str, int], in_flight: Sequence[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         """Exactly-once broadcast reception (kit) and conservation of unicast packets."""

@@ -44,7 +44,8 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._base import Experiment, Row, Runner, SchemeError
+from .._base import SchemeError
+from .._repro import Experiment, Row, Runner
 from .theory import gd1_wait, rates_from_rho, throughput_factor, unicast_hops
 
 __all__ = ["EXPERIMENTS", "EXP_HOPS", "EXP_WAITS", "FIGURES", "hops_request", "hops_rows", "wait_rows", "yeh"]

@@ -37,7 +37,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from .._base import Claim, Load, Param, Scheme, SchemeError, Setup
+from .._base import Claim, Inputs, Load, Param, Scheme, SchemeError, Setup
 from ..kit.choices import Distribution, Uniform
 from ._theory_loads import HOPS_RULES, unicast_hops
 from .node import StarNode
@@ -72,7 +72,7 @@ def link_scale(kind: str) -> int:
     return 2 if kind == "hypercube" else 1
 
 
-def prepare(topology: Any, p: dict[str, Any], load: dict[str, float]) -> dict[str, Any]:
+def prepare(topology: Any, p: dict[str, Any], load: dict[str, float]) -> Inputs[dict[str, Any]]:
     """Validate the run and compute x once; returns every node's parameters.
 
     Raises:
@@ -110,10 +110,10 @@ def prepare(topology: Any, p: dict[str, Any], load: dict[str, float]) -> dict[st
         x = [float(k == ending - 1) for k in range(d)]
     else:
         x = [float(v) for v in ending_dimension_probs(sides, lam, lam_u, hops=hops)]
-    return {
+    return Inputs({
         "lam": lam, "rho": rho, "lam_unicast": lam_u, "x": x, "ending": ending, "discipline": discipline,
         "classes": classes, "n_classes": 1 if discipline == "fcfs" else classes, "hops": hops,
-    }
+    })
 
 
 def star_theory(setup: Setup) -> dict[str, Any]:

@@ -297,7 +297,9 @@ class _CheckIn(Node):
 
 
 class _Plain:
-    """A reporter of the user's own that is no BaseReporter (no ``run_ended``)."""
+    """A reporter of the user's own that is no BaseReporter: it has every member of the
+    Reporter protocol, the end-of-run hooks included, and keeps no deadline (``run_ended``
+    is told and ignored)."""
 
     events: Mapping[str, tuple[str, ...]] = {}
 
@@ -318,6 +320,15 @@ class _Plain:
 
     def holdings(self, per_node: Iterable[Any]) -> None:
         pass
+
+    def run_ended(self, slot: int, complete: bool) -> None:
+        pass
+
+    def crash_losses(self, losses: Sequence[tuple[int, int, Sequence[Any]]]) -> None:
+        pass
+
+    def packet_books(self) -> Sequence[Any]:
+        return ()
 
     def metrics(self) -> dict[str, Any]:
         return {}
@@ -376,8 +387,8 @@ def test_a_user_deadline_counts_once_it_has_passed(user_scheme):
     assert skipped.completion["complete"] and not skipped.ok  # completed: node 2 never will
 
 
-def test_a_reporter_without_run_ended_still_runs(user_scheme):
-    """``run_ended`` is optional: a reporter of the user's own without it is judged as it judges itself."""
+def test_a_reporter_of_the_users_own_is_told_how_the_run_ended(user_scheme):
+    """A reporter not built on BaseReporter is called through the protocol alone, and judged as it judges itself."""
     name = user_scheme("plain", _Forever, _Plain)
     r = run(RunSpec(name, "mesh:4", slots=2))
     assert r.ok and r.completion["ended_by"] == "slots"

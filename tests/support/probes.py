@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from slotnet.nodes import Node
-from slotnet.schemes import SCHEMES, Param, Scheme
+from slotnet.schemes import SCHEMES, Inputs, Param, Scheme
 from slotnet.schemes.kit import BaseReporter
 
 
@@ -46,9 +46,10 @@ class LogReporter(BaseReporter):
 
 
 def register(name: str, node_cls: type[Node], monkeypatch, params=("sizes", "wake"),
-             topologies=("hypercube", "torus", "mesh"), **fields: Any) -> None:
-    """Register a probe scheme for the duration of one test (``fields``: more Scheme fields)."""
+             topologies=("hypercube", "torus", "mesh"), quantum: int = 1, **fields: Any) -> None:
+    """Register a probe scheme for the duration of one test (``quantum``: its prepare's time
+    quantum; ``fields``: more Scheme fields)."""
     scheme = Scheme(name=name, summary="probe", source="tests", node=node_cls, reporter=LogReporter,
-                    prepare=lambda topo, params, load: dict(params), topologies=topologies,
+                    prepare=lambda topo, params, load: Inputs(dict(params), quantum=quantum), topologies=topologies,
                     params=tuple(Param(p, _same, None, "probe parameter") for p in params), **fields)
     monkeypatch.setitem(SCHEMES, name, scheme)

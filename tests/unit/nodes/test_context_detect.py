@@ -246,7 +246,7 @@ def test_a_long_message_lost_mid_transmission_was_sent_when_its_link_looked_aliv
     """A two-tick message started in tick 0 on a live link that dies (seen at once) before it ends is lost
     to link_down, but not avoidably: the node chose the link when it was alive. Judging the send at the
     tick the message ends would call the link known dead by then."""
-    register("longsend", LongSender, monkeypatch, quantum=lambda p: 2, until="quiescent", params=("again", "other"))
+    register("longsend", LongSender, monkeypatch, quantum=2, until="quiescent", params=("again", "other"))
     faults = FaultSchedule.parse([f"link-down@{down_at}:0:0"], detect=0)
     r = run(RunSpec("longsend", "hypercube:1", slots=8, faults=faults))
     assert r.fault_impact["messages"]["lost"] == {"link_down": 1}
@@ -255,7 +255,7 @@ def test_a_long_message_lost_mid_transmission_was_sent_when_its_link_looked_aliv
 
 def test_a_long_message_started_on_a_link_seen_dead_is_avoidable(monkeypatch):
     """The same node starting its second packet in tick 2 on the link it sees dead since tick 1: avoidable."""
-    register("longsend", LongSender, monkeypatch, quantum=lambda p: 2, until="quiescent", params=("again", "other"))
+    register("longsend", LongSender, monkeypatch, quantum=2, until="quiescent", params=("again", "other"))
     faults = FaultSchedule.parse(["link-down@1:0:0"], detect=0)
     r = run(RunSpec("longsend", "hypercube:1", slots=8, faults=faults, params={"again": 2}))
     assert r.fault_impact["messages"]["lost"] == {"link_down": 2}
@@ -266,7 +266,7 @@ def test_a_long_message_is_judged_by_the_slot_it_was_started_in_not_its_last(mon
     """Node 0 of the 2-cube starts a two-tick packet on port 0 in tick 0; both its links die in tick 1 (seen at
     once), and in tick 1 it sends a one-tick message on port 1, which it sees dead: that loss is avoidable, the
     long packet's (it ends in the same tick) is not."""
-    register("longsend", LongSender, monkeypatch, quantum=lambda p: 2, until="quiescent", params=("again", "other"))
+    register("longsend", LongSender, monkeypatch, quantum=2, until="quiescent", params=("again", "other"))
     faults = FaultSchedule.parse(["link-down@1:0:0", "link-down@1:0:1"], detect=0)
     r = run(RunSpec("longsend", "hypercube:2", slots=8, faults=faults, params={"other": 1}))
     assert r.fault_impact["messages"]["lost"] == {"link_down": 2}

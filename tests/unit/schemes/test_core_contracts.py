@@ -81,7 +81,7 @@ class Timed(Node):
 
 def test_messages_hold_their_link_for_their_duration(monkeypatch):
     """At quantum 4 a size-1 packet arrives 4 ticks later, a 1/4 message 1 tick later; the link is busy meanwhile."""
-    register("timed", Timed, monkeypatch, quantum=lambda p: 4, until="quiescent")
+    register("timed", Timed, monkeypatch, quantum=4, until="quiescent")
     r = run(RunSpec("timed", "hypercube:1", slots=50))
     log = [w for _, _, w in sorted(r.metrics["log"], key=lambda e: (e[1], e[0]))]
     assert log[:4] == [("left", 0, 0.0), ("left", 1, 0.0), ("left", 2, 0.0), ("left", 3, 0.0)]
@@ -102,7 +102,7 @@ class Eager(Node):
 
 def test_sending_on_a_busy_link_is_refused(monkeypatch):
     """A multi-tick message keeps its link: a send before it ends is a CapacityError."""
-    register("eager", Eager, monkeypatch, quantum=lambda p: 3)
+    register("eager", Eager, monkeypatch, quantum=3)
     with pytest.raises(CapacityError, match="port 0 in slot 1"):
         run(RunSpec("eager", "hypercube:1", slots=5))
 
@@ -115,7 +115,7 @@ class Odd(Node):
 
 def test_a_size_that_is_not_a_whole_number_of_ticks_is_refused(monkeypatch):
     """0.3 units at quantum 4 is 1.2 ticks: refused, naming the quantum."""
-    register("odd", Odd, monkeypatch, quantum=lambda p: 4)
+    register("odd", Odd, monkeypatch, quantum=4)
     with pytest.raises(FabricError, match="quantum 4"):
         run(RunSpec("odd", "hypercube:1", slots=5))
 

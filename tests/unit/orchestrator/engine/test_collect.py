@@ -18,7 +18,7 @@ from slotnet.errors import SchemeError, SlotnetError
 from slotnet.fabric import FaultLedger, FaultSchedule
 from slotnet.orchestrator.engine._collect import EndState, _packets, collect, fault_impact, single_error
 from slotnet.orchestrator.engine._stability import StabilityMonitor
-from slotnet.schemes._base import Claim
+from slotnet.schemes._base import Claim, PacketBook
 
 # ------------------------------------------------------------------ single_error
 
@@ -50,13 +50,21 @@ def test_single_error_first_of_several_slotnet_errors():
 
 
 class _Reporter:
-    def __init__(self, invariants=None, metrics=None, optional=True):
+    def __init__(self, invariants=None, metrics=None, books=()):
         self.calls: list = []
         self._inv = invariants if invariants is not None else {"conservation": {"ok": True}}
         self._metrics = metrics if metrics is not None else {"delay": 2.0, "delay_ci95": 0.1}
-        if optional:
-            self.run_ended = lambda last, complete: self.calls.append(("run_ended", last, complete))
-            self.crash_losses = lambda crashed: self.calls.append(("crash_losses", crashed))
+        self._books = list(books)
+
+    def run_ended(self, last, complete):
+        self.calls.append(("run_ended", last, complete))
+
+    def crash_losses(self, crashed):
+        self.calls.append(("crash_losses", crashed))
+
+    def packet_books(self):
+        self.calls.append(("packet_books",))
+        return self._books
 
     def holdings(self, packets):
         self.calls.append(("holdings", packets))
@@ -122,10 +130,11 @@ def test_collect_fault_free_result():
     assert r.performance == {"messages": 8, "node_wakeups": 11, "messages_per_second": 4.0, "build": build()}
 
 
-def test_collect_without_optional_reporter_methods_and_zero_wall():
-    rep = _Reporter(optional=False)
+def test_collect_calls_every_end_hook_in_order_and_zero_wall():
+    """collect always calls run_ended, holdings, crash_losses, invariants (no books asked in a fault-free run)."""
+    rep = _Reporter()
     r = collect(_prep(), rep, _stable_monitor(), 60, 0.0, _end())
-    assert [c[0] for c in rep.calls] == ["holdings", "invariants"]
+    assert [c[0] for c in rep.calls] == ["run_ended", "holdings", "crash_losses", "invariants"]
     assert r.performance["messages_per_second"] is None
     assert r.ok
 
@@ -212,13 +221,16 @@ def test_collect_under_faults():
     ledger.add("duplicated", "dup", 2)
     faults = FaultSchedule.parse(["crash@50:1"])
     crashed = [(50, 1, ["x"])]
-    rep = _Reporter()
+    inv = {"conservation": {"ok": True, "created": 4, "delivered": 4}}
+    rep = _Reporter(invariants=inv, books=[PacketBook("conservation", "unicast")])
     r = collect(_prep(faults=faults), rep, _stable_monitor(), 60, 1.0, _end(ledger=ledger, crashed=crashed))
     assert ("crash_losses", crashed) in rep.calls
     assert r.faults == faults.to_list() == ["crash@50:1"]
     # delivered 7 + in flight 1 + the ledger's net count (3 lost - 2 copies)
     assert r.performance["messages"] == 9
-    assert r.fault_impact == fault_impact(faults, ledger, r.invariants, r.metrics)
+    assert r.fault_impact == fault_impact(faults, ledger, r.invariants, r.metrics, rep.packet_books())
+    assert r.fault_impact["packets"] == {"conservation": {"packets": 4, "delivered": 4, "lost_to_faults": 0,
+                                                          "in_progress": 0, "dup_copies": 2}}
     assert r.fault_impact["delivered_all_deliverable"]["ok"] is True
 
 
@@ -295,47 +307,74 @@ def test_fault_impact_verdicts():
 # ------------------------------------------------------------------ _packets
 
 
+def _u(*names: str) -> list[PacketBook]:
+    return [PacketBook(n, "unicast") for n in names]
+
+
 def test_packets_unicast_book():
+    """A declared unicast book: packets, delivered, losses to faults (not node_finished), in progress, dup copies."""
     inv = {"ok": True, "conservation": {"ok": True, "created": 10, "delivered": 6, "in_flight": 1, "held": 2,
                                         "dropped": {"crash": 1, "node_finished": 4, "loss": 0}}}
-    assert _packets(inv, 0) == {"conservation": {"packets": 10, "delivered": 6, "lost_to_faults": 1,
-                                                 "in_progress": 3}}
-    assert _packets(inv, 2)["conservation"]["dup_copies"] == 2
+    assert _packets(inv, 0, _u("conservation")) == {"conservation": {"packets": 10, "delivered": 6, "lost_to_faults": 1,
+                                                                     "in_progress": 3}}
+    assert _packets(inv, 2, _u("conservation"))["conservation"]["dup_copies"] == 2
 
 
 def test_packets_unicast_born_and_lost_and_defaults():
+    """born stands for created and lost for dropped; a lost count that is no mapping counts no fault."""
     inv = {"u": {"born": 5, "delivered": 5, "lost": {"link_down": 2, "stalled": 1}, "second_deliveries": 1}}
-    assert _packets(inv, 0) == {"u": {"packets": 5, "delivered": 5, "lost_to_faults": 3, "in_progress": 0,
-                                      "second_deliveries": 1}}
+    assert _packets(inv, 0, _u("u")) == {"u": {"packets": 5, "delivered": 5, "lost_to_faults": 3, "in_progress": 0,
+                                               "second_deliveries": 1}}
     inv = {"u": {"born": 5, "delivered": 5, "lost": 3, "second_deliveries": 0}}
-    assert _packets(inv, 0) == {"u": {"packets": 5, "delivered": 5, "lost_to_faults": 0, "in_progress": 0}}
+    assert _packets(inv, 0, _u("u")) == {"u": {"packets": 5, "delivered": 5, "lost_to_faults": 0, "in_progress": 0}}
     inv = {"u": {"created": 5, "born": 9, "delivered": 4, "dropped": {"a": 1}, "lost": {"b": 7}}}
-    assert _packets(inv, 0)["u"]["packets"] == 5 and _packets(inv, 0)["u"]["lost_to_faults"] == 1
-    # neither created nor born nor broadcasts: not a packet book
-    assert _packets({"x": {"delivered": 3}, "y": 4}, 5) == {}
+    assert _packets(inv, 0, _u("u"))["u"]["packets"] == 5 and _packets(inv, 0, _u("u"))["u"]["lost_to_faults"] == 1
+
+
+def test_packets_reads_only_declared_books():
+    """An invariant shaped like a book is no book unless the reporter declares it."""
+    inv = {"u": {"created": 5, "delivered": 5}, "b": {"broadcasts": 1, "completed": 1}}
+    assert _packets(inv, 0, []) == {}
+    assert list(_packets(inv, 0, _u("u"))) == ["u"]
+
+
+@pytest.mark.parametrize("inv,book", [
+    ({"x": {"delivered": 3}}, PacketBook("x", "unicast")),
+    ({"x": {"created": 3}}, PacketBook("x", "unicast")),
+    ({"b": {"broadcasts": 4}}, PacketBook("b", "broadcast")),
+    ({}, PacketBook("gone", "broadcast")),
+    ({"y": 4}, PacketBook("y", "unicast")),
+])
+def test_a_declared_book_the_invariants_lack_is_an_error(inv, book):
+    """A declared book missing from the invariants, or without its counts, is one SlotnetError naming it."""
+    with pytest.raises(SlotnetError, match=f"packet book {book.invariant!r}"):
+        _packets(inv, 0, [book])
 
 
 def test_packets_own_dup_copies_win():
+    """A book's own dup_copies wins over the ledger's count, even when 0."""
     inv = {"u": {"created": 5, "delivered": 5, "dup_copies": 4}}
-    assert _packets(inv, 9)["u"]["dup_copies"] == 4
+    assert _packets(inv, 9, _u("u"))["u"]["dup_copies"] == 4
     inv = {"u": {"created": 5, "delivered": 5, "dup_copies": 0}}
-    assert "dup_copies" not in _packets(inv, 9)["u"]
+    assert "dup_copies" not in _packets(inv, 9, _u("u"))["u"]
 
 
 def test_packets_broadcast_book():
+    """A declared broadcast book: broadcasts, completed, missed as lost to faults, in progress."""
     inv = {"b": {"ok": True, "broadcasts": 4, "completed": 2, "missed": 1, "in_progress": 1}}
-    assert _packets(inv, 3) == {"b": {"broadcasts": 4, "completed": 2, "lost_to_faults": 1, "in_progress": 1}}
-    assert _packets({"b": {"broadcasts": 4, "completed": 4}}, 0) == {
+    b = [PacketBook("b", "broadcast")]
+    assert _packets(inv, 3, b) == {"b": {"broadcasts": 4, "completed": 2, "lost_to_faults": 1, "in_progress": 1}}
+    assert _packets({"b": {"broadcasts": 4, "completed": 4}}, 0, b) == {
         "b": {"broadcasts": 4, "completed": 4, "lost_to_faults": 0, "in_progress": 0}}
-    # broadcasts without completed is no book
-    assert _packets({"b": {"broadcasts": 4}}, 0) == {}
 
 
 def test_packets_ledger_copies_only_for_the_one_book():
+    """The ledger's copies go to a book only when it is the run's one declared book."""
     u = {"created": 5, "delivered": 5}
     b = {"broadcasts": 1, "completed": 1}
-    assert _packets({"u": dict(u), "b": dict(b)}, 3) == {
+    assert _packets({"u": dict(u), "b": dict(b)}, 3, [*_u("u"), PacketBook("b", "broadcast")]) == {
         "u": {"packets": 5, "delivered": 5, "lost_to_faults": 0, "in_progress": 0},
         "b": {"broadcasts": 1, "completed": 1, "lost_to_faults": 0, "in_progress": 0}}
-    assert "dup_copies" not in _packets({"u": dict(u), "v": dict(u)}, 3)["u"]
-    assert _packets({"u": dict(u), "x": {"delivered": 1}}, 3)["u"]["dup_copies"] == 3
+    assert "dup_copies" not in _packets({"u": dict(u), "v": dict(u)}, 3, _u("u", "v"))["u"]
+    assert _packets({"u": dict(u), "x": {"delivered": 1}}, 3, _u("u"))["u"]["dup_copies"] == 3
+

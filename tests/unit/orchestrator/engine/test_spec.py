@@ -249,18 +249,41 @@ def test_a_bad_safety_cap_is_refused(monkeypatch, cap):
         f"scheme 'fake' asked for a safety cap of {cap!r} slots (need an integer >= 1)"
 
 
+def _quantum(q: Any):
+    """deflection's prepare, its Inputs given the time quantum ``q``."""
+    base = get_scheme("deflection")
+    return lambda t, p, ld: dataclasses.replace(_spec._inputs(base, base.prepare(t, p, ld)), quantum=q)
+
+
 def test_the_schemes_quantum(monkeypatch):
-    _fake(monkeypatch, quantum=lambda p: 3)
+    """The quantum of the scheme's Inputs is the run's, in the spec and the setup alike."""
+    _fake(monkeypatch, prepare=_quantum(3))
     prep = _prep("fake")
     assert prep.quantum == 3 and prep.setup.quantum == 3
-    _fake(monkeypatch, quantum=lambda p: 1)
+    _fake(monkeypatch, prepare=_quantum(1))
     assert _prep("fake").quantum == 1
 
 
 @pytest.mark.parametrize("q", [0, -1, True, 2.0, "2"])
 def test_a_bad_quantum_is_refused(monkeypatch, q):
-    _fake(monkeypatch, quantum=lambda p: q)
+    """A quantum that is no integer >= 1 is refused, naming the scheme and the value."""
+    _fake(monkeypatch, prepare=_quantum(q))
     assert _refusal(scheme="fake") == f"scheme 'fake' asked for a time quantum of {q!r} (need an integer >= 1)"
+
+
+def test_a_mapping_from_prepare_is_inputs_at_quantum_1(monkeypatch):
+    """A plain mapping from prepare stands for Inputs(mapping): nodes see it read-only, quantum 1."""
+    _fake(monkeypatch, prepare=lambda t, p, ld: {"k": 1})
+    prep = _prep("fake")
+    assert prep.quantum == 1 and dict(prep.node_params) == {"k": 1}
+
+
+@pytest.mark.parametrize("bad", [None, 3, ("k", 1)])
+def test_prepare_returning_neither_inputs_nor_a_mapping_is_refused(monkeypatch, bad):
+    """prepare must return Inputs or a mapping: anything else is one SpecError naming the scheme and the type."""
+    _fake(monkeypatch, prepare=lambda t, p, ld: bad)
+    assert _refusal(scheme="fake") == (f"scheme 'fake': prepare returned a {type(bad).__name__}, "
+                                       "not an Inputs (or a mapping of node parameters)")
 
 
 def test_fault_kinds_the_scheme_refuses(monkeypatch):

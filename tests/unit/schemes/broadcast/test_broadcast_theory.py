@@ -302,7 +302,7 @@ def test_scheme_theory_adapters_report_their_metrics() -> None:
         (balanced.SCHEME, {}, th.balanced_metrics(6, 0.2)),
         (indirect.SCHEME, {"rule": "Dprime", "idling": True}, th.indirect_metrics(6, 0.2, "D'")),
     ):
-        out = scheme.theory(Setup(topology, scheme.prepare(topology, params, load), load, 10, 0, 1))
+        out = scheme.theory(Setup(topology, scheme.prepare(topology, params, load).params, load, 10, 0, 1))
         assert {k: out[k] for k in expected} == expected, scheme.name
         assert set(out) - set(expected) <= {"mean_broadcast_delay_slot_model"}, scheme.name
 

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from slotnet import RunSpec, run
+from slotnet.schemes import Inputs
 from slotnet.schemes.manytoone import bfs, rec
 from slotnet.schemes.manytoone._embed import embedding, virtual_coords_1d, virtual_side
 from slotnet.schemes.manytoone._inputs import CAP_FACTOR
@@ -103,7 +104,7 @@ def _delivered_once(r) -> None:
 
 
 def _instance(scheme: str, sides, params) -> Instance:
-    dest = RunSpec(scheme, _topology(sides), params=params, seed=1).prepare().node_params["dest"]
+    dest = RunSpec(scheme, _topology(sides), params=params, seed=1).prepare().node_params.dest
     return Instance(tuple(sides), tuple((s, d) for s, d in enumerate(dest) if d >= 0))
 
 
@@ -206,7 +207,7 @@ def test_every_m2o_scheme_declares_a_cap_from_its_bound(scheme):
     and a default run completes well inside it."""
     spec = RunSpec(scheme, "mesh:12x12", params={"workload": "all-to-one"}, seed=1)
     prep = spec.prepare()
-    cap = prep.scheme.max_slots(prep.topology, prep.node_params)
+    cap = prep.scheme.max_slots(prep.topology, Inputs(prep.node_params, prep.quantum))
     assert cap % CAP_FACTOR == 0
     r = run(spec)
     _delivered_once(r)

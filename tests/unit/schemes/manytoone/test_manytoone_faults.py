@@ -99,7 +99,7 @@ def test_a_source_crashed_before_its_first_step_loses_its_packet_to_the_crash(sc
 def test_a_sink_crashed_at_slot_0_loses_its_own_packet_to_the_crash(scheme):
     """The all-to-one sink's own packet is at its destination from time 0, held until the sink's first step:
     a crash at slot 0 destroys it (booked as crash), and every packet bound there is lost too."""
-    dest = RunSpec(scheme, "mesh:8x8", params={"workload": "all-to-one"}, slots=5, seed=1).prepare().node_params["dest"]
+    dest = RunSpec(scheme, "mesh:8x8", params={"workload": "all-to-one"}, slots=5, seed=1).prepare().node_params.dest
     sink = next(v for v, d in enumerate(dest) if d == v)
     r = _run(scheme, [f"crash@0:{sink}"], workload="all-to-one")
     once = closes(r)

@@ -10,6 +10,7 @@ from slotnet import RunSpec, run
 from slotnet.fabric import parse_topology
 from slotnet.schemes import Setup
 from slotnet.schemes.manytoone.reporter import M2OReporter
+from slotnet.schemes.pmnb._inputs import ArrayInputs
 from slotnet.schemes.pmnb.array_broadcast import ArrayBroadcastReporter, LineGeometry
 
 
@@ -58,7 +59,7 @@ def test_greedy_second_delivery_of_an_uncopied_packet_is_a_scheme_error():
     spec = RunSpec("m2o-greedy", "mesh:4x4", slots=400, seed=1)
     prep = spec.prepare()
     rep = M2OReporter(prep.setup)
-    dest = prep.node_params["dest"]
+    dest = prep.node_params.dest
     for src, d in enumerate(dest):
         if d >= 0:
             rep._delivered(d, 5, src, 5, 5)
@@ -126,7 +127,7 @@ def test_array_crash_reports_exactly_the_receptions_it_cut_off(split):
     crashed = 4
     spec = RunSpec("array-broadcast", "mesh:9", params={"packets": 12, "split": split}, slots=200, seed=1,
                    faults=[f"crash@0:{crashed}"])
-    sources = list(spec.prepare().node_params["sources"])
+    sources = list(spec.prepare().node_params.sources)
     r = run(spec)
     ex = r.invariants["every_packet_everywhere_once"]
     ok, total = _array_missing(9, crashed, sources)
@@ -168,7 +169,7 @@ def test_array_dup_copies_are_charged_to_the_fault(split):
 def test_array_reporter_flags_a_reception_no_fault_explains():
     """A missing reception with no loss, flight, hold or crash behind it is unexplained and fails the check."""
     topo = parse_topology("mesh:4")
-    setup = Setup(topology=topo, params={"counts": [1, 0, 0, 1], "halves": False}, load={}, slots=50, warmup=0, seed=1)
+    setup = Setup(topology=topo, params=ArrayInputs(2, [0, 3], [1, 0, 0, 1], False), load={}, slots=50, warmup=0, seed=1)
     rep = ArrayBroadcastReporter(setup)
     for v in (1, 2, 3):
         rep._got(v, v, 0, 0)

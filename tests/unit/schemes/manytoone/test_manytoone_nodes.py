@@ -12,7 +12,7 @@ import pytest
 from slotnet import RunSpec, SpecError, run
 from slotnet.schemes import SCHEMES, Setup
 from slotnet.schemes.manytoone._bfs_route import class_count
-from slotnet.schemes.manytoone._inputs import instance_of
+from slotnet.schemes.manytoone._inputs import M2OInputs, instance_of
 from slotnet.schemes.manytoone._rec_reference import reference_run
 from slotnet.schemes.manytoone.instances import Instance, instance_to_json, make_instance, mesh_coords, mesh_node
 from slotnet.schemes.manytoone.offline import node_plans
@@ -102,7 +102,7 @@ def test_rec_all_to_centre_matches_the_reference_on_16x16_and_8x8x8():
 def test_lemma_4_3_and_delivery_invariants_can_fail():
     """The reporter flags an invocation above 2 V(H), a duplicate, a wrong node and a missing packet."""
     inst = Instance((4, 4), ((0, 5), (1, 5)))
-    params = {"dest": [5, 5] + [-1] * 14}
+    params = M2OInputs([5, 5] + [-1] * 14, 2)
 
     class Geo:
         kind, sides, n_nodes, spec = "mesh", (4, 4), 16, "mesh:4x4"
@@ -268,7 +268,7 @@ def test_rec_and_bfs_take_any_sides_and_other_kinds_are_refused():
     other topology kinds and dimensions are refused."""
     for scheme in ("m2o-rec", "m2o-bfs"):
         prep = RunSpec(scheme, "mesh:6x4").prepare()
-        assert len(prep.node_params["dest"]) == 24
+        assert len(prep.node_params.dest) == 24
     with pytest.raises(SpecError, match="runs on mesh"):
         RunSpec("m2o-greedy", "torus:4x4").prepare()
     with pytest.raises(SpecError, match="dimension 1 to 3"):

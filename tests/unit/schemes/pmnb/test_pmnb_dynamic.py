@@ -103,8 +103,8 @@ def test_reported_unstable_past_saturation() -> None:
 def test_rho_and_lam_are_the_same_load() -> None:
     """--lam gives rho by (12); exactly one of the two is required."""
     prep = RunSpec("dynamic-broadcast", "mesh:4x4", load={"lam": 0.05}).prepare()
-    assert prep.node_params["rho"] == pytest.approx(0.05 * 15 / 2)
-    assert prep.quantum == 8 and prep.node_params["tp_ticks"] == 1
+    assert prep.node_params.rho == pytest.approx(0.05 * 15 / 2)
+    assert prep.quantum == 8 and prep.node_params.tp_ticks == 1
     for load in ({}, {"rho": 0.2, "lam": 0.01}):
         with pytest.raises(SpecError, match="exactly one"):
             RunSpec("dynamic-broadcast", "mesh:4x4", load=load).prepare()

@@ -104,7 +104,7 @@ def test_network_run_matches_the_reference(topology: str, kind: str, m: int, tp:
     p = int(topology.split(":")[1].split("x")[0])
     assert r.invariants["ok"], r.invariants
     assert r.completion["complete"]
-    ids = spec.prepare().node_params["active_ids"]
+    ids = spec.prepare().node_params.active
     assert len(ids) == m
     ref = simulate_exchange(ids, p, tp)
     assert r.metrics["completion_time"] == pytest.approx(ref.completion_time)
@@ -120,8 +120,9 @@ def test_reporter_flags_a_duplicate_and_a_wrong_sum() -> None:
     assert r.invariants["ok"]
     from slotnet.fabric import parse_topology
     from slotnet.schemes import Setup
+    from slotnet.schemes.pmnb._inputs import ExchangeInputs
 
-    setup = Setup(topology=parse_topology("mesh:3x3"), params={"active_ids": (0, 1), "tp": 0.125}, load={},
+    setup = Setup(topology=parse_topology("mesh:3x3"), params=ExchangeInputs(0.125, 1, (0, 1), 2), load={},
                   slots=10, warmup=0, seed=0, quantum=8)
     rep = ExchangeReporter(setup)
     rep.on_sums(0, 6, 2, 1, R_SET)

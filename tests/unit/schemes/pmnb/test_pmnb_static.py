@@ -185,8 +185,7 @@ def _explicit(monkeypatch, base: str, active: list[int]) -> str:
 
     def prepare(topology, params, load):
         out = prepare_routing(topology, params, load, base)
-        out["active"] = sorted(active)
-        return out
+        return dataclasses.replace(out, params=dataclasses.replace(out.params, active=tuple(sorted(active))))
 
     name = f"{base}-explicit"
     monkeypatch.setitem(SCHEMES, name, dataclasses.replace(scheme, name=name, prepare=prepare))
@@ -218,8 +217,7 @@ def test_monotone_round_trip_takes_exactly_2d_p_minus_1(monkeypatch):
     def prepare(topology, params, load):
         out = prepare_routing(topology, params, load, "monotone")
         n = topology.n_nodes
-        out["active"], out["targets"] = [n - 1], [n - 1]
-        return out
+        return dataclasses.replace(out, params=dataclasses.replace(out.params, active=(n - 1,), targets=[n - 1]))
 
     monkeypatch.setitem(SCHEMES, "mono-trip", dataclasses.replace(scheme, name="mono-trip", prepare=prepare))
     for topo, steps in (("mesh:4x4", 6), ("torus:3x3x3", 6), ("mesh:5x3", 6)):
@@ -237,9 +235,9 @@ def test_packing_and_monotone_runs_equal_the_step_by_step_reference(topo):
         r = run(spec)
         assert r.completion["complete"] and r.invariants["ok"], r.invariants
         if task == "packing":
-            ref = K.simulate_packing(prm["active"], sides)
+            ref = K.simulate_packing(prm.active, sides)
         else:
-            ref = K.simulate_monotone(prm["active"], prm["targets"], sides)
+            ref = K.simulate_monotone(prm.active, prm.targets, sides)
         scan = 2 * sum(p - 1 for p in sides) * 0.25
         assert r.metrics["prefix_time"] == scan
         assert r.metrics["routing_time"] == ref.completion
@@ -259,7 +257,7 @@ def test_array_broadcast_times_are_exact(topo):
     for k, placement, split, seed in itertools.product((1, 4, 9), ("corner", "random", "spread"), (True, False), (0, 2)):
         spec = RunSpec("array-broadcast", topo, params={"packets": k, "placement": placement, "split": split,
                                                          "placement_seed": seed}, slots=1000)
-        counts = spec.prepare().node_params["counts"]
+        counts = spec.prepare().node_params.counts
         r = run(spec)
         assert r.completion["complete"] and r.invariants["ok"], r.invariants
         halves = wrap and split
