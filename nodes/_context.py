@@ -2,8 +2,8 @@
 
 Public (what a scheme uses): ``node``, ``ports``, ``n_nodes``, ``geometry``, ``coords``,
 ``params``, ``rng``, ``slot``, ``quantum``, ``time``, ``send``, ``capacity_left``,
-``port``, ``port_to``, ``port_alive``, ``live_ports``, ``record``, ``next_slot``,
-``idle``. The runtime's bookkeeping lives in underscore slots that a scheme must not
+``port``, ``port_to``, ``port_alive``, ``live_ports``, ``record``, ``record_choice``,
+``next_slot``, ``idle``. The runtime's bookkeeping lives in underscore slots that a scheme must not
 touch. A scheme never sees the fabric, the runtime or the orchestrator behind it.
 
 Failure detection, as a link layer gives it: ``port_alive(port)`` and ``live_ports``
@@ -75,7 +75,7 @@ class NodeContext:
     __slots__ = (
         "node", "n_nodes", "geometry", "params", "send", "quantum", "incarnation",
         "_clock", "_parking", "_recorder", "_handlers", "_port_of",
-        "_coords", "_port_ids", "_dead", "_detect", "_outlet", "_seed", "_rng",
+        "_coords", "_port_ids", "_dead", "_detect", "_outlet", "_seed", "_rng", "_chooser",
     )
 
     def __init__(
@@ -120,6 +120,9 @@ class NodeContext:
         self._outlet = outlet
         self._seed = seed  # the run's seed: rng is node_rng(seed, node, incarnation), made on first use
         self._rng: random.Random | None = None
+        #: (node, slot, name, value) -> None: where ``record_choice`` goes; None: nowhere
+        #: (the scheme declares no choices: recording one costs nothing)
+        self._chooser: Callable[[int, int, str, Any], None] | None = None
 
     # -- what a scheme uses -------------------------------------------------------------
     @property
@@ -215,6 +218,14 @@ class NodeContext:
                 handler(self.node, self._clock.slot, *values)
                 return
         self._recorder(self.node, self._clock.slot, kind, values)
+
+    def record_choice(self, name: str, value: Any) -> None:
+        """Tell the observer the outcome of a random choice the scheme declares (``Scheme.choices``),
+        after drawing it. Draws nothing from :attr:`rng`, and is not an event: no reporter and no
+        trace sees it, so a seeded run is the same with or without it."""
+        chooser = self._chooser
+        if chooser is not None:
+            chooser(self.node, self._clock.slot, name, value)
 
     def next_slot(self) -> Awaitable[Inbox]:
         """End this slot's step; ``await`` it for the next slot's inbox (possibly empty).

@@ -26,12 +26,14 @@ from .engine._result import WALL_CLOCK_FIELDS, Result
 from .engine._spec import Prepared, RunSpec, TraceSpec, TransportFactory
 
 if TYPE_CHECKING:
+    from .tools._check import check
     from .tools._perfetto import to_perfetto
     from .tools._trace_query import read_trace, timeline
 
 #: The offline tools this package names, loaded on first use: ``import slotnet`` loads no tool
 #: (tests/contract/test_import_cost.py).
-_LAZY = {"to_perfetto": ".tools._perfetto", "read_trace": ".tools._trace_query", "timeline": ".tools._trace_query"}
+_LAZY = {"check": ".tools._check", "to_perfetto": ".tools._perfetto", "read_trace": ".tools._trace_query",
+         "timeline": ".tools._trace_query"}
 
 __all__ = [
     "NodeFailure",
@@ -42,6 +44,7 @@ __all__ = [
     "TraceSpec",
     "TransportFactory",
     "WALL_CLOCK_FIELDS",
+    "check",
     "in_process",
     "read_trace",
     "run",

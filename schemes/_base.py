@@ -404,6 +404,21 @@ class Scheme:
     #: exact values and the bounds against the measured metrics; theory values no claim
     #: names are listed as ``undeclared``. None: nothing declared.
     claims: Callable[[Setup, Mapping[str, Any]], Sequence[Claim]] | None = None
+    #: setup -> what *correct* means for the scheme, judged by the observer from what it sees
+    #: (:mod:`slotnet.schemes.kit.properties`: safety properties at every slot close, properties
+    #: at the end, message properties over its own record of every send). Each is an invariant
+    #: of the run (``invariants.properties``). None: nothing stated.
+    properties: Callable[[Setup], Sequence[Any]] | None = None
+    #: setup -> the distribution of each random choice the nodes record with
+    #: ``ctx.record_choice(name, value)`` (:mod:`slotnet.schemes.kit.choices`); a fault-free run
+    #: with enough outcomes tests each with a chi-square test (``invariants.choices``).
+    choices: Callable[[Setup], Mapping[str, Any]] | None = None
+    #: the node rule is symmetric: it treats every node and port alike up to the topology's
+    #: automorphisms (no rule keyed to a node id, a coordinate or a port number beyond what an
+    #: automorphism maps), and so does everything the scheme's ``prepare`` gives the nodes.
+    #: ``slotnet check`` then runs one fault schedule of each class of schedules the
+    #: topology's symmetries map onto each other (see :mod:`slotnet.orchestrator.tools._symmetry`).
+    symmetric: bool = False
     #: a one-shot task's completion predicate, asked with the run's reporter when the run
     #: goes quiet (no node awake or due, nothing in flight) with live nodes still waiting:
     #: True, the task is complete although those nodes wait (a rule whose nodes park idle

@@ -11,12 +11,17 @@ Example:
     True
 """
 
+from typing import TYPE_CHECKING, Any
+
 # First: with SLOTNET_PURE_PYTHON=1 it must act before any hot-path module is imported.
 from slotnet import _build  # noqa: F401  (installs the pure-Python finder when asked)
 from slotnet.errors import NodeFailure, SchemeError, SlotnetError, SpecError
 from slotnet.fabric import FaultSchedule, parse_topology
 from slotnet.orchestrator import Result, RunSpec, TraceSpec, run, run_async
 from slotnet.schemes import SCHEMES, get_scheme, register
+
+if TYPE_CHECKING:
+    from slotnet.orchestrator import check
 
 __all__ = [
     "SCHEMES",
@@ -28,6 +33,7 @@ __all__ = [
     "SlotnetError",
     "SpecError",
     "TraceSpec",
+    "check",
     "get_scheme",
     "parse_topology",
     "register",
@@ -35,3 +41,12 @@ __all__ = [
     "run_async",
 ]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    """``slotnet.check`` (an offline tool) is loaded on first use: ``import slotnet`` loads no tool."""
+    if name == "check":
+        from slotnet.orchestrator import check
+
+        return check
+    raise AttributeError(f"module 'slotnet' has no attribute {name!r}")

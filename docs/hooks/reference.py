@@ -179,7 +179,7 @@ def render_cli() -> str:
 
 def render_schemes() -> str:
     """``docs/reference/schemes.md``: every scheme slotnet ships, as ``slotnet schemes`` lists it."""
-    from slotnet.orchestrator.cli.describe import scheme_example, scheme_faults, scheme_theory
+    from slotnet.orchestrator.cli.describe import param_choices, param_default_cell, scheme_example, scheme_faults, scheme_theory
     from slotnet.schemes import SCHEMES
 
     shipped = sorted(name for name, s in SCHEMES.items() if getattr(s.node, "__module__", "").startswith("slotnet.schemes."))
@@ -228,9 +228,9 @@ def render_schemes() -> str:
         if s.params:
             lines += ["| parameter | default | meaning |", "|---|---|---|"]
             for p in s.params:
-                choices = f" (one of {', '.join(map(str, p.choices))})" if p.choices else ""
-                lines.append(f"| {_code('--param ' + p.name + '=...')} | {_code(str(p.default))} | "
-                             f"{_escape(p.help + choices)} |")
+                meaning = "; ".join(x for x in (p.help, param_choices(p)) if x)
+                lines.append(f"| {_code('--param ' + p.name + '=...')} | {_code(param_default_cell(p))} | "
+                             f"{_escape(meaning)} |")
             lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"
 

@@ -8,7 +8,7 @@ import sys
 from slotnet.schemes import SCHEMES, get_scheme
 
 from ._help import plain
-from .describe import describe_scheme, scheme_faults
+from .describe import describe_scheme, param_choices, param_default, scheme_faults
 
 __all__ = ["cmd_schemes"]
 
@@ -26,8 +26,7 @@ def cmd_schemes(args: argparse.Namespace) -> int:
         takes, refuses = scheme_faults(s)
         print(f"    faults: {takes}" + (f"; refuses {plain(refuses)}" if refuses else ""))
         for p in s.params:
-            choices = f" (one of {', '.join(map(str, p.choices))})" if p.choices else ""
-            print(f"    --param {p.name}=...  {plain(p.help)}{choices}; default {p.default}")
+            print(f"    --param {p.name}=...  " + "; ".join(x for x in (plain(p.help), param_choices(p), param_default(p)) if x))
     print("\n(`slotnet schemes NAME` shows one scheme in full, with a command that runs it)")
     from slotnet.schemes._registry import FAILED
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from slotnet.errors import NodeFailure, NodeTimeout, SlotnetError
 
+from ._cmd_check import cmd_check
 from ._cmd_explore import cmd_explore
 from ._cmd_repro import cmd_repro
 from ._cmd_run import cmd_run
@@ -28,7 +29,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = {"run": cmd_run, "theory": cmd_theory, "trace": cmd_trace, "repro": cmd_repro, "explore": cmd_explore,
-               "schemes": cmd_schemes, "shard": cmd_shard, "sweep": cmd_sweep}[args.command]
+               "check": cmd_check, "schemes": cmd_schemes, "shard": cmd_shard, "sweep": cmd_sweep}[args.command]
     if sys.stdout is None:  # started with stdout closed (``>&-``)
         print(f"slotnet {args.command}: error: stdout is closed: nothing can be printed", file=sys.stderr)
         return 1

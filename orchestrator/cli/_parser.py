@@ -38,7 +38,7 @@ def add_load(p: argparse.ArgumentParser) -> None:
         meanings: dict[str, list[str]] = {}
         for scheme, load in users:
             meanings.setdefault(plain(load.help), []).append(scheme)
-        text = "; ".join(f"{h} ({', '.join(s)})" for h, s in meanings.items())
+        text = " ".join(f"{', '.join(s)}: {h}." for h, s in meanings.items())  # each scheme's own meaning
         g.add_argument(f"--{flag}", type=float, metavar=users[0][1].metavar, help=text)
 
 
@@ -82,6 +82,12 @@ EXPLORE_EXAMPLES = examples(
      "slotnet explore bcast-simple -t hypercube:3 --rho 0.2 --faults single-node --shrink minimal.json"),
     ("five pairs of links drawn with seed 2, as one JSON object",
      "slotnet explore star -t torus:4x4 --rho 0.5 --faults double-link --samples 5 --seed 2 --json"),
+)
+CHECK_EXAMPLES = examples(
+    ("every crash and every link down, one at a time, in slots 0 to 3 of a broadcast",
+     "slotnet check bcast-simple -t hypercube:3 --rho 0.2 --slots 40 --kinds crash,link-down --window 0:3"),
+    ("every pair of stalls and crashes of a one-shot task, over two processes, as one JSON object",
+     "slotnet check prefix-scan -t mesh:2x2 --kinds crash,stall --max-faults 2 --window 0:2 --jobs 2 --json"),
 )
 REPRO_EXAMPLES = examples(
     ("a quick smoke test of Greenberg & Hajek's tables",
@@ -296,6 +302,29 @@ def add_explore(command: Command) -> None:
     ex.add_argument("--max-backlog", type=float, default=None, metavar="Q", help="as for slotnet run")
 
 
+def add_check(command: Command) -> None:
+    """``slotnet check``: its options."""
+    ck = command("check", "run every schedule of up to K faults and report each violation, shrunk", description(
+        "Run the scheme under every schedule of 1 to K faults of the given kinds, each at a slot of the window, "
+        "no two on one node or link; judge each run like `slotnet run` (invariants, the scheme's properties and "
+        "choices, completion); shrink each violation (the first ten) and print its replay command.",
+        "Kinds: crash (the node stays down), link-down (the link stays down), stall (the node sleeps through one "
+        "slot). A scheme that declares its rule symmetric runs one schedule per class of schedules the topology's "
+        "symmetries map onto each other. Exit status 1 when a run violates something."), CHECK_EXAMPLES)
+    add_common(ck)
+    ck.add_argument("--kinds", required=True, metavar="K,K,...", help="the fault kinds: crash, link-down, stall")
+    ck.add_argument("--max-faults", type=int, default=1, metavar="K", help="the most faults in a schedule (default 1)")
+    ck.add_argument("--window", metavar="A:B", help="the faults' slots, A to B included (default: every slot of the "
+                    "fault-free run)")
+    ck.add_argument("--slots", type=int, default=None, metavar="N", help="slots of every run (default: as slotnet run)")
+    ck.add_argument("--warmup", type=int, default=0, metavar="W", help="leading slots excluded from metrics (default 0)")
+    ck.add_argument("--seed", type=int, default=0, metavar="S", help="seed of every run (default 0)")
+    ck.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default 1)")
+    ck.add_argument("--no-shrink", action="store_true", help="report the violations unshrunk")
+    ck.add_argument("--no-symmetry", action="store_true", help="run every schedule, even of a symmetric scheme")
+    ck.add_argument("--max-backlog", type=float, default=None, metavar="Q", help="as for slotnet run")
+
+
 def add_repro(command: Command) -> None:
     """``slotnet repro``: its options."""
     rp = command("repro", "rerun a paper's comparisons", repro_description(), REPRO_EXAMPLES)
@@ -351,6 +380,6 @@ def build_parser() -> argparse.ArgumentParser:
         return sub.add_parser(name, help=help, description=description, epilog=epilog,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
 
-    for add in (add_run, add_sweep, add_theory, add_trace, add_explore, add_repro, add_shard, add_schemes):
+    for add in (add_run, add_sweep, add_theory, add_trace, add_explore, add_check, add_repro, add_shard, add_schemes):
         add(command)
     return parser

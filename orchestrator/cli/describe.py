@@ -6,15 +6,17 @@ The documentation's scheme reference (``docs/hooks/reference.py``) is built from
 from __future__ import annotations
 
 import shlex
+from typing import Any
 
 from slotnet.errors import SlotnetError
 from slotnet.fabric import FAULT_KINDS
-from slotnet.schemes import Scheme
+from slotnet.schemes import Param, Scheme, parse_bool  # noqa: F401  (parse_bool: a docstring example)
 
 from ..engine._spec import RunSpec
 from ._help import listing, para
 
-__all__ = ["describe_scheme", "scheme_example", "scheme_faults", "scheme_theory"]
+__all__ = ["describe_scheme", "param_choices", "param_default", "param_default_cell", "scheme_example", "scheme_faults",
+           "scheme_theory", "value_text"]
 
 
 #: Small topologies of each kind a scheme's example command tries, in order: the first its spec accepts.
@@ -81,8 +83,7 @@ def describe_scheme(scheme: Scheme) -> str:
     if scheme.params:
         params = []
         for p in scheme.params:
-            choices = f"; one of {', '.join(map(str, p.choices))}" if p.choices else ""
-            params.append((f"--param {p.name}=...", f"{p.help}{choices}; default {p.default}"))
+            params.append((f"--param {p.name}=...", "; ".join(x for x in (p.help, param_choices(p), param_default(p)) if x)))
         parts.append(listing("parameters", params))
     else:
         parts.append("parameters: none")
@@ -90,3 +91,43 @@ def describe_scheme(scheme: Scheme) -> str:
     if examples:
         parts.append("\n".join(["example:", *("  slotnet " + shlex.join(argv) for argv in examples)]))
     return "\n\n".join(parts)
+
+
+def value_text(value: Any) -> str:
+    """A parameter value as a user types it: ``true``/``false`` for a yes/no value."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def param_choices(p: Param) -> str:
+    """What a parameter accepts, in a user's words ("" for any value of its type).
+
+    Example:
+        >>> param_choices(Param("split", parse_bool, True, "split", (True, False)))
+        'true or false'
+    """
+    if not p.choices:
+        return ""
+    if all(isinstance(c, bool) for c in p.choices):
+        return "true or false"
+    return "one of " + ", ".join(value_text(c) for c in p.choices)
+
+
+def param_default(p: Param) -> str:
+    """``default X``; "" where the help states a default computed from the run (no second default).
+
+    Example:
+        >>> param_default(Param("packets", int, None, "K, the number of packets (default p)"))
+        ''
+    """
+    if p.default is None:
+        return "" if "default" in p.help else "unset by default"
+    return f"default {value_text(p.default)}"
+
+
+def param_default_cell(p: Param) -> str:
+    """The default as a table cell: the value, "computed" (the help says how) or "unset"."""
+    if p.default is None:
+        return "computed" if "default" in p.help else "unset"
+    return value_text(p.default)

@@ -60,9 +60,12 @@ async def run_local(prep: Prepared, *, progress: Progress | None = None,
     reporter, handlers, tracer, observers, one_shot = (opened.reporter, opened.handlers, opened.tracer,
                                                        opened.observers, opened.one_shot)
     factory = spec.transport or in_process
+    judge = opened.judge
     net = Network(prep, lambda clock, lost: factory(prep, clock, lost), handlers=handlers,
                   batch=SlotBatch(handlers) if spec.observer == "buffered" else None,
-                  on_lost=reporter.on_lost, tracer=tracer.buffer if tracer is not None else None)
+                  on_lost=opened.on_lost, tracer=tracer.buffer if tracer is not None else None, monitor=judge)
+    if judge is not None:
+        judge.attach(net, observers)
     t0 = time.perf_counter()
     slots_run = 0
     done = False  # quiet: nothing could happen any more
@@ -95,4 +98,4 @@ async def run_local(prep: Prepared, *, progress: Progress | None = None,
     end = EndState(t.ledger, t.in_flight(), net.held(), net.held_packets(), t.delivered, net.runtime.wakeups,
                    t.describe(), sorted(net.crashed, key=lambda c: (c[0], c[1])), quiet=done,
                    last_active=net.last_active, waiting=waiting, down=net.down(), last_events=opened.last_events)
-    return collect(prep, reporter, opened.monitor, slots_run, wall, end, tracer)
+    return collect(prep, reporter if judge is None else judge.judged(reporter), opened.monitor, slots_run, wall, end, tracer)

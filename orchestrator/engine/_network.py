@@ -109,6 +109,14 @@ class _FollowedSend:
             hop(self.node, clock.slot, port, key[0], key[1])
 
 
+def _both(first: Any, second: Any) -> Any:
+    """A tap that calls ``first`` then ``second``."""
+    def tap(node: int, slot: int, kind: str, fields: dict[str, Any]) -> None:
+        first(node, slot, kind, fields)
+        second(node, slot, kind, fields)
+    return tap
+
+
 class Network:
     """The nodes of ``local``, their contexts and tasks, the transport; the target of control faults."""
 
@@ -122,8 +130,11 @@ class Network:
         on_lost: LostSink,
         tracer: TraceBuffer | None,
         local: range | None = None,
+        monitor: Any = None,
     ) -> None:
         self.prep = prep
+        #: the judge of the scheme's properties and choices (``_properties``), or None
+        self.monitor = monitor
         self.clock = SlotClock()
         self.runtime = SlotRuntime(prep.topology.n_nodes, self._unread)
         self.tracer = tracer
@@ -210,13 +221,20 @@ class Network:
             clock=self.clock, runtime=self.runtime, incarnation=incarnation, quantum=prep.quantum,
             dead_ports=self._timeline.get(v), detect=self._detect or 0,
         )
+        mon = self.monitor
+        watch = mon.tap if mon is not None and mon.messages else None  # the observer's own record of messages
         if self.tracer is not None and self.tracer.wants_node(v):
-            ctx: NodeContext = TracedContext(tap=self.tracer.tap, recorder=traced_record, **common)
+            tap = self.tracer.tap if watch is None else _both(self.tracer.tap, watch)
+            ctx: NodeContext = TracedContext(tap=tap, recorder=traced_record, **common)
+        elif watch is not None:
+            ctx = TracedContext(tap=watch, recorder=record, **common)
         else:
             # the observer's handlers, called by the context itself (a batch keeps every event: no handlers)
             ctx = NodeContext(recorder=record, handlers=self.handlers if self.batch is None else None, **common)
         if self._followed is not None and not self._watching:
             ctx.send = _FollowedSend(ctx.send, v, self._followed)
+        if mon is not None and mon.dists:
+            ctx._chooser = mon.choose
         return ctx
 
     def _lost(self, slot: int, sender: int, port: int, receiver: int, message: Any, cause: str) -> None:

@@ -11,6 +11,7 @@ from ._completion import LastEvents, may_deadlock
 from ._network import checked_handlers
 from ._observer import SlotObservers
 from ._progress import Progress
+from ._properties import PropertyMonitor
 from ._spec import Prepared
 from ._stability import StabilityMonitor
 from ._trace import Tracer
@@ -26,6 +27,10 @@ class OpenRun:
 
     reporter: Any
     handlers: dict[str, Callable[..., None]]
+    #: where lost messages go: the reporter's ``on_lost``, through the property monitor when there is one
+    on_lost: Callable[..., None]
+    #: the scheme's stated properties and declared choices, judged by the observer (None: it states none)
+    judge: PropertyMonitor | None
     last_events: LastEvents | None
     tracer: Tracer | None
     monitor: StabilityMonitor
@@ -35,19 +40,28 @@ class OpenRun:
 
 
 def open_run(prep: Prepared, *, progress: Progress | None = None,
-             on_slot: Callable[[int], None] | None = None) -> OpenRun:
-    """Open the observer side of a run of ``prep``.
+             on_slot: Callable[[int], None] | None = None, sharded: bool = False) -> OpenRun:
+    """Open the observer side of a run of ``prep`` (``sharded``: over shard processes, where the
+    property monitor sees events but no node views). The runner attaches ``judge`` to its
+    network and observers once it has them.
 
     Raises:
-        SlotnetError: a reporter whose handlers do not match its declared events.
+        SlotnetError: a reporter whose handlers do not match its declared events, or a
+            property the run cannot judge.
     """
     spec = prep.spec
     reporter = prep.scheme.reporter(prep.setup)
     handlers = checked_handlers(reporter)
+    judge = PropertyMonitor.of(prep, reporter.events, sharded=sharded)
+    events, on_lost = reporter.events, reporter.on_lost
+    if judge is not None:
+        handlers = judge.wrap(handlers)
+        events, on_lost = judge.events_with(reporter.events), judge.on_lost_with(reporter.on_lost)
     last_events = LastEvents() if may_deadlock(prep) else None
     if last_events is not None:
         handlers = last_events.wrap(handlers)
-    tracer = Tracer(spec.trace, reporter.events) if spec.trace else None
+    tracer = Tracer(spec.trace, events) if spec.trace else None
     monitor = StabilityMonitor(prep.topology.n_nodes, spec.warmup, prep.slots, prep.max_backlog_per_node)
     observers = SlotObservers.of_run(reporter, monitor, tracer=tracer, progress=progress, on_slot=on_slot)
-    return OpenRun(reporter, handlers, last_events, tracer, monitor, observers, prep.scheme.until == "quiescent")
+    return OpenRun(reporter, handlers, on_lost, judge, last_events, tracer, monitor, observers,
+                   prep.scheme.until == "quiescent")

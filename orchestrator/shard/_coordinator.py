@@ -52,10 +52,13 @@ async def coordinate(prep: Prepared, link: CoordinatorLink, *, progress: Progres
                      on_slot: Callable[[int], None] | None = None) -> Result:
     """Run ``prep`` over the shards at the other end of ``link``; the result merges theirs."""
     spec = prep.spec
-    opened = open_run(prep, progress=progress, on_slot=on_slot)
+    opened = open_run(prep, progress=progress, on_slot=on_slot, sharded=True)
     reporter, tracer, monitor, observers, one_shot = (opened.reporter, opened.tracer, opened.monitor,
                                                       opened.observers, opened.one_shot)
     batch = SlotBatch(opened.handlers, on_lost=reporter.on_lost)
+    judge = opened.judge
+    if judge is not None:
+        judge.attach(None, observers)
     try:
         await link.start(spec_to_wire(spec))
         t0 = time.perf_counter()
@@ -80,6 +83,10 @@ async def coordinate(prep: Prepared, link: CoordinatorLink, *, progress: Progres
         observers.close()
     end = _merge(prep, finals, link)
     end.quiet, end.last_active, end.last_events = done, last_active, opened.last_events
+    if judge is not None:
+        for final in finals:
+            judge.add_counts(final.get("choices", {}))
+        reporter = judge.judged(reporter)
     return collect(prep, reporter, monitor, slots_run, wall, end, tracer)
 
 

@@ -22,6 +22,7 @@ from ..engine._collect import single_error
 from ..engine._gc import quiet_gc
 from ..engine._network import LostSink, Network
 from ..engine._observer import SlotBatch
+from ..engine._properties import PropertyMonitor
 from ..engine._trace import TraceBuffer
 from ..engine._watchdog import watching
 from ._link import Done, ShardLink
@@ -43,14 +44,17 @@ async def serve_shard(link: ShardLink) -> None:
     smap = ShardMap(parse_topology(spec.topology).n_nodes, shards)
     prep = spec.prepare(hosted=len(smap.nodes(shard)))
     reporter = prep.scheme.reporter(prep.setup)  # only for its event schema: the coordinator reports
-    tracer = TraceBuffer(spec.trace, reporter.events) if spec.trace is not None else None
-    batch = SlotBatch({kind: _never for kind in reporter.events})
+    judge = PropertyMonitor.of(prep, reporter.events, sharded=True)  # counts the declared choices here
+    events = reporter.events if judge is None else judge.events_with(reporter.events)
+    tracer = TraceBuffer(spec.trace, events) if spec.trace is not None else None
+    batch = SlotBatch({kind: _never for kind in events})
 
     def factory(clock: SlotClock, lost: LostSink) -> Transport:
         return ShardTransport(prep.topology, clock, smap, shard, spec.faults, spec.seed, on_lost=lost,
                               quantum=prep.quantum)
 
-    net = Network(prep, factory, handlers=None, batch=batch, on_lost=batch.lost, tracer=tracer, local=smap.nodes(shard))
+    net = Network(prep, factory, handlers=None, batch=batch, on_lost=batch.lost, tracer=tracer, local=smap.nodes(shard),
+                  monitor=judge)
     transport = net.transport
     assert isinstance(transport, ShardTransport)
     await link.ready()
@@ -85,7 +89,8 @@ async def serve_shard(link: ShardLink) -> None:
                 "held": [held[v] for v in net.local], "held_packets": [list(held_packets[v]) for v in net.local],
                 "delivered": transport.delivered, "wakeups": net.runtime.wakeups, "sent_local": transport.sent_local,
                 "sent_cross": transport.sent_cross, "rejected": link.rejected, "crashed": net.crashed,
-                "waiting": [[w.node, w.since, w.until] for w in waiting], "down": net.down()})
+                "waiting": [[w.node, w.since, w.until] for w in waiting], "down": net.down(),
+                "choices": judge.choice_counts() if judge is not None else {}})
 
 
 async def run_shard(broker_url: str, run_id: str, shard: int, shards: int) -> None:

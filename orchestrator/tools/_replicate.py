@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from slotnet.errors import SpecError
-from slotnet.schemes.kit import t_half_width
+from slotnet.schemes._stats import t_half_width
 
 from .._run import run
 from ..engine._result import WALL_CLOCK_FIELDS

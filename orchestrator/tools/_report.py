@@ -103,7 +103,9 @@ def format_result(r: Result, columns: Sequence[Column] = (), theory_label: str =
         verdict = f"{'ok so far' if inv.get('ok') else 'VIOLATED'}, incomplete at slot {at}"
     lines += ["", "invariants: " + verdict]
     for name, v in inv.items():
-        if isinstance(v, dict):
+        if isinstance(v, dict) and name in _NESTED and isinstance(v.get(name), dict):
+            lines += _NESTED[name](v)
+        elif isinstance(v, dict):
             detail = "  ".join(f"{k}: {_brief(x)}" for k, x in v.items() if k != "ok")
             head = f"  {name}: {'ok' if v.get('ok') else 'VIOLATED'}  "
             lines += textwrap.wrap(detail, WIDTH, initial_indent=head, subsequent_indent=" " * 6,
@@ -113,6 +115,43 @@ def format_result(r: Result, columns: Sequence[Column] = (), theory_label: str =
     if r.verdict is not None:
         lines.append("verdict: " + ("ok" if r.verdict["ok"] else "FAIL: " + "; ".join(r.verdict["reasons"])))
     return "\n".join(lines)
+
+
+def _property_lines(inv: dict[str, Any]) -> list[str]:
+    """``invariants.properties``: a line per stated property, its first violation, the replay command."""
+    lines = [f"  properties: {'ok' if inv.get('ok') else 'VIOLATED'}"]
+    replay = None
+    for name, row in inv["properties"].items():
+        text = (f"    {name}: {'ok' if row.get('ok') else 'VIOLATED'} ({row.get('violations', 0)} violation(s) "
+                f"in {row.get('checked', 0)} check(s))")
+        first = row.get("first")
+        if first:
+            nodes = ",".join(map(str, first.get("nodes", []))) or "-"
+            text += f"; first in slot {first['slot']} at node(s) {nodes}: {first['problem']}"
+            replay = replay or first.get("replay")
+        lines += textwrap.wrap(text, WIDTH, subsequent_indent=" " * 8, break_long_words=False, break_on_hyphens=False)
+    if replay:
+        lines.append(f"    replay: {replay}")
+    return lines
+
+
+def _choice_lines(inv: dict[str, Any]) -> list[str]:
+    """``invariants.choices``: a line per declared random choice and its goodness-of-fit test."""
+    lines = [f"  choices: {'ok' if inv.get('ok') else 'VIOLATED'}"]
+    for name, row in inv["choices"].items():
+        if row.get("problem"):
+            how = row["problem"]
+        elif row.get("judged"):
+            how = f"chi-square {row['chi_square']:.4g} on {row['cells'] - 1} dof, p = {row['p_value']:.3g}"
+        else:
+            how = row.get("why", "not judged (a fault in the schedule)")
+        text = f"    {name}: {'ok' if row.get('ok') else 'VIOLATED'}, {row['outcomes']} outcomes, {row['distribution']}: {how}"
+        lines += textwrap.wrap(text, WIDTH, subsequent_indent=" " * 8, break_long_words=False, break_on_hyphens=False)
+    return lines
+
+
+#: invariants whose rows are shown one per line (a row per stated property or declared choice)
+_NESTED = {"properties": _property_lines, "choices": _choice_lines}
 
 
 def _impact_lines(impact: dict[str, Any]) -> list[str]:

@@ -186,6 +186,8 @@ def spec_key(request: Mapping[str, Any]) -> dict[str, Any]:
     for name, f in known.items():
         if name in request:
             value = request[name]
+        elif name in ("scheme", "topology"):  # required, though RunSpec's own default ("") refuses them later
+            raise Uncacheable(f"the request names no {name}")
         elif f.default is not MISSING:
             value = f.default
         elif f.default_factory is not MISSING:

@@ -17,7 +17,7 @@ from .._base import Claim, Load, Param, Reporter, Scheme, SchemeError, Setup
 from ..kit import BroadcastReporter
 from . import theory as _theory
 
-__all__ = ["LOADS", "SOURCE", "delay_bound_claims", "make_scheme", "prepare", "resolve_load"]
+__all__ = ["LOADS", "SOURCE", "delay_bound_claims", "loads", "make_scheme", "prepare", "resolve_load"]
 
 SOURCE = ("Stamoulis & Tsitsiklis, Efficient routing schemes for multiple broadcasts in hypercubes, "
           "IEEE Trans. Parallel Distrib. Syst. 4(7), 1993")
@@ -27,6 +27,12 @@ LOADS = (
     Load("rho", "load factor ρ = λ(2^d−1)/d (eq. 8)", "ρ"),
     Load("lam", "Poisson birth rate λ per node per slot", "λ"),
 )
+
+
+def loads(stability: str) -> tuple[Load, ...]:
+    """:data:`LOADS` with ``--rho``'s help saying where this scheme is stable (its own limit, not one sentence for all)."""
+    rho, lam = LOADS
+    return (Load(rho.name, f"{rho.help}; {stability}", rho.metavar), lam)
 
 
 def resolve_load(topology: Any, load: dict[str, float]) -> tuple[float, float]:
@@ -67,11 +73,13 @@ def make_scheme(
     reporter: Callable[[Setup], Reporter] = BroadcastReporter,
     max_backlog: Callable[[Any, Mapping[str, Any]], float] | None = None,
     claims: Callable[[Setup, Mapping[str, Any]], Sequence[Claim]] | None = None,
+    stability: str,
+    choices: Callable[[Setup], Mapping[str, Any]] | None = None,
 ) -> Scheme:
     """A broadcast :class:`Scheme` record: the paper, the loads, :func:`prepare` and the
     hypercube shared by the five schemes, with the scheme's own node, theory adapter
     (the scheme module's, calling the named functions of :mod:`.theory`), parameters,
-    reporter and backlog limit."""
+    reporter, backlog limit and ``stability``: where ρ keeps it stable, for ``--rho``'s help."""
     return Scheme(
         name=name,
         summary=summary,
@@ -81,10 +89,11 @@ def make_scheme(
         prepare=prepare,
         theory=theory,
         params=params,
-        loads=LOADS,
+        loads=loads(stability),
         topologies=("hypercube",),
         max_backlog=max_backlog,
         claims=claims,
+        choices=choices,
     )
 
 

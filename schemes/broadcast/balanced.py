@@ -100,4 +100,5 @@ SCHEME = make_scheme(
                              "fifo only: order of one slot's arrivals, hops (more hops first) or inport"),
     theory=balanced_theory,
     claims=lambda setup, th: delay_bound_claims(th),
+    stability="stable for ρ below (12), ((2^d−1)/d)/⌈(2^d−1)/d⌉ (0.9932 at d = 10) under the label priority (§4.3.1)",
 )

@@ -55,6 +55,7 @@ from slotnet.nodes import NodeContext
 
 from .._base import Claim, Setup
 from ..kit import StreamLabels
+from ..kit.choices import Distribution, Uniform
 from . import theory
 from ._direct import DirectNode, discipline_params
 from ._inputs import delay_bound_claims, make_scheme
@@ -96,6 +97,7 @@ class DtreeNode(DirectNode):
     def originate(self, seq: int, slot: int) -> None:
         d, me = self.d, self.ctx.node
         j = self._randrange(d)
+        self.ctx.record_choice("tree", j)
         if self.by_label:
             label = self.labels.next(j, slot)
             self.prio.add((me, seq, j, label), label, dtree_plan(0, j, d))
@@ -134,6 +136,11 @@ def dtree_claims(setup: Setup, th: Mapping[str, Any]) -> list[Claim]:
     return out
 
 
+def dtree_choices(setup: Setup) -> dict[str, Distribution]:
+    """§4.3.2: each broadcast takes one of the d trees, each with probability 1/d."""
+    return {"tree": Uniform(range(setup.topology.d))}
+
+
 SCHEME = make_scheme(
     "bcast-dtree",
     "non-idling direct broadcast on d completely unbalanced trees, one drawn per packet (§4.3.2)",
@@ -142,4 +149,6 @@ SCHEME = make_scheme(
                              "fifo order of one slot's arrivals: hops (more hops travelled first) or inport"),
     theory=dtree_theory,
     claims=dtree_claims,
+    stability="stable for every ρ < 1, the widest range any scheme can have (§4.3.2)",
+    choices=dtree_choices,
 )

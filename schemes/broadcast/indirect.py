@@ -394,4 +394,5 @@ SCHEME = make_scheme(
     theory=indirect_theory,
     reporter=IndirectReporter,
     claims=indirect_claims,
+    stability="stable for ρ < (2/3)(1 − 2^−d), (28) of Proposition 4 (§5.4)",
 )

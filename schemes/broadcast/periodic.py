@@ -476,4 +476,5 @@ SCHEME = make_scheme(
         reporter=PeriodicReporter,
         max_backlog=_max_backlog,
         claims=periodic_claims,
+        stability="variant=mnb is stable for ρ below (12), ((2^d−1)/d)/⌈(2^d−1)/d⌉; random and simultaneous for every ρ < 1 (§4.2)",
 )

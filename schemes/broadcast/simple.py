@@ -63,4 +63,6 @@ def simple_theory(setup: Setup) -> dict[str, Any]:
 
 
 SCHEME = make_scheme("bcast-simple", "simple direct broadcast on completely unbalanced trees (§4.1)", SimpleNode,
-                     theory=simple_theory, claims=lambda setup, th: delay_bound_claims(th))
+                     theory=simple_theory, claims=lambda setup, th: delay_bound_claims(th),
+                     stability="stable only for ρ ≤ (2/d)(1 − 2^−d), which falls to 0 as d grows "
+                               "(§4.1: the dimension-1 arc into each node carries λ2^(d−1))")

@@ -83,6 +83,7 @@ class DeflectionNode(Node):
         me, d, n = ctx.node, len(ctx.ports), ctx.n_nodes
         rand = ctx.rng.random
         send = ctx.send
+        choose = ctx.record_choice
         queueing = ctx.params["mode"] == "queue"
         continuing_first = ctx.params.get("order") == "continuing-first"
         queue = cast("deque[int]", self.queue)  # only used as one where there is one
@@ -113,6 +114,8 @@ class DeflectionNode(Node):
             else:
                 accepted = offered if offered < free else free
                 admit(me, n, slot, accepted, rand, pkts, None)
+            for i in range(n_cont, len(pkts)):  # §II-A: each new packet's destination, uniform over the others
+                choose("destination", pkts[i][0] ^ me)
             deflected = dist_after = n_after = 0
             ddists: list[int] = []
             if pkts:

@@ -10,6 +10,7 @@ from dataclasses import asdict
 from typing import Any
 
 from .._base import Claim, Column, Load, Param, Scheme, SchemeError, Setup
+from ..kit.choices import Distribution, Uniform
 from . import theory
 from .node import DeflectionNode
 from .paper import TABLE_II, TABLE_II_III_COLUMNS, TABLE_III
@@ -156,6 +157,12 @@ def _transient_rows(d: int, offered: list[float]) -> list[dict[str, Any]]:
 packet_destination = tuple
 
 
+def _choices(setup: Setup) -> dict[str, Distribution]:
+    """§II-A: a new packet's destination is uniform over the other nodes; recorded as its
+    offset ``destination xor source`` from the node that admits it, uniform over 1..2^d - 1."""
+    return {"destination": Uniform(range(1, setup.topology.n_nodes))}
+
+
 SCHEME = Scheme(
     name="deflection",
     summary="one-pass deflection routing on the d-cube, blocking (§II) or input queueing (§IV)",
@@ -179,6 +186,7 @@ SCHEME = Scheme(
     must_forward=True,  # §II: a node has no buffer for packets in transit; each leaves every slot
     follow=packet_destination,
     claims=_claims,
+    choices=_choices,
     columns=(Column("link_utilization", "util"), Column("accept_fraction", "accept"),
              Column("deflection_fraction", "deflect"), Column("mean_distance", "dist")),
 )

@@ -53,6 +53,8 @@ from typing import Any
 
 from slotnet.nodes import Geometry, NodeContext
 
+from .._properties import Tally
+
 __all__ = [
     "CHECK_EVENTS",
     "HOP_EVENTS",
@@ -95,29 +97,25 @@ def eccentricity(topology: Geometry, v: int) -> int:
     return sum(max(c, n - 1 - c) for c, n in zip(topology.coords(v), topology.sides))
 
 
-class Book:
-    """One invariant's violations: how many, and the first by (slot, node, packet, problem)."""
+class Book(Tally):
+    """One invariant's violations: how many, and the first by (slot, node, packet, problem) --
+    the same tally a stated property keeps (:class:`slotnet.schemes.kit.properties.Tally`)."""
 
-    __slots__ = ("checked", "count", "_first")
+    __slots__ = ()
 
     def __init__(self) -> None:
-        self.checked = 0
-        self.count = 0
-        self._first: tuple[int, int, tuple[Any, ...], str] | None = None
+        super().__init__(_order)
 
-    def add(self, slot: int, node: int, packet: tuple[Any, ...], problem: str) -> None:
+    def add(self, slot: int, node: int, packet: tuple[Any, ...], problem: str) -> None:  # type: ignore[override]
         """Count a violation; keep it if it is the first so far (whatever the events' order)."""
-        self.count += 1
-        key = (slot, node, packet, problem)
-        if self._first is None or _order(key) < _order(self._first):
-            self._first = key
+        Tally.add(self, (slot, node, packet, problem))
 
     def result(self, ok: bool | None = None, **extra: Any) -> dict[str, Any]:
         """The invariant's dict: ``ok`` (no violation, unless given), ``checked``, ``violations``, ``first``."""
         out: dict[str, Any] = {"ok": self.count == 0 if ok is None else ok, "checked": self.checked,
                                "violations": self.count, **extra}
-        if self._first is not None:
-            slot, node, packet, problem = self._first
+        if self.first is not None:
+            slot, node, packet, problem = self.first
             out["first"] = {"slot": slot, "node": node, "packet": list(packet), "problem": problem}
         return out
 

@@ -8,32 +8,12 @@ spread of the batch values gives the interval of the overall mean.
 
 from __future__ import annotations
 
-import math
 from bisect import bisect_right
 from collections.abc import Sequence
 
+from .._stats import T_975, t_half_width
+
 __all__ = ["BatchMeans", "RunningMean", "T_975", "WindowBatches", "ratio_ci95", "t_half_width"]
-
-#: Two-sided 95% Student t quantiles by degrees of freedom (1..30).
-T_975 = [0.0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-         2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-         2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
-
-
-def t_half_width(values: Sequence[float]) -> float | None:
-    """Student-t 95% half-width of the mean of ``values`` (None below two values).
-
-    Example:
-        >>> round(t_half_width([1.0, 2.0, 3.0]), 3)
-        2.484
-    """
-    k = len(values)
-    if k < 2:
-        return None
-    m = sum(values) / k
-    var = sum((r - m) ** 2 for r in values) / (k - 1)
-    return T_975[min(k - 1, 30)] * math.sqrt(var / k)
-
 
 class BatchMeans:
     """Sums of a quantity in ``n_batches`` consecutive slot batches of the measured window.

@@ -254,6 +254,7 @@ class StarNode(BroadcastNode):
             for tau in taus:
                 dest = int(rng.random() * (n - 1))
                 dest += dest >= me
+                ctx.record_choice("destination", (dest - me) % n)  # uniform over the other nodes (§4)
                 tie = pick_tie(rng, self.sides, ctx.coords, self.coords_of[dest])
                 self.useq += 1
                 port = book.unicast_port(self._rel_to(dest), tie)

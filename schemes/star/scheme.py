@@ -38,6 +38,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._base import Claim, Load, Param, Scheme, SchemeError, Setup
+from ..kit.choices import Distribution, Uniform
 from ._theory_loads import HOPS_RULES, unicast_hops
 from .node import StarNode
 from .reporter import StarReporter
@@ -191,6 +192,12 @@ def unicast_identity(message: Any) -> tuple[int, int] | None:
     return (-head - 1, message[1]) if head < 0 else None
 
 
+def star_choices(setup: Setup) -> dict[str, Distribution]:
+    """§4: a unicast's destination is uniform over the other nodes; recorded as its offset
+    ``(destination - source) mod n`` from the node where it is born, uniform over 1..n-1."""
+    return {"destination": Uniform(range(1, setup.topology.n_nodes))}
+
+
 SCHEME = Scheme(
     name="star",
     summary="priority STAR broadcasting (and §4 unicast routing) on tori: balanced ending dimensions, priority classes",
@@ -204,4 +211,5 @@ SCHEME = Scheme(
     topologies=("torus", "hypercube"),
     follow=unicast_identity,
     claims=star_claims,
+    choices=star_choices,
 )

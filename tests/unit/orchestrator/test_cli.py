@@ -701,8 +701,8 @@ def test_load_flags_gather_each_schemes_meaning(monkeypatch):
     assert group.title == "load (declared by the schemes; which flags apply depends on the scheme)"
     acts = {a.dest: a for a in group._group_actions}
     assert acts["rho"].option_strings == ["--rho"] and acts["rho"].type is float and acts["rho"].metavar == "R"
-    assert acts["rho"].help == "ρ per node (a, b); other (c)"
-    assert acts["lam"].help == "rate (a)" and acts["lam"].metavar == "X"
+    assert acts["rho"].help == "a, b: ρ per node. c: other."
+    assert acts["lam"].help == "a: rate." and acts["lam"].metavar == "X"
     assert p.parse_args(["--rho", "2"]).rho == 2.0
 
 
@@ -1450,7 +1450,7 @@ def test_schemes_lists_every_scheme(capsys, monkeypatch):
         "    source: Doe §2\n"
         "    topologies: hypercube, ring; load: --rho\n"
         f"    faults: crash; refuses {refused}: why\n"
-        "    --param mode=...  how it goes (one of a, b); default a\n"
+        "    --param mode=...  how it goes; one of a, b; default a\n"
         "    --param k=...  a count; default 3\n"
         "\n(`slotnet schemes NAME` shows one scheme in full, with a command that runs it)\n")
     assert err == "(scheme package aa failed to load: bang)\n(scheme package zz failed to load: boom)\n"

@@ -20,6 +20,7 @@ import shlex
 import pytest
 
 from slotnet.orchestrator.cli import build_parser, main
+from slotnet.orchestrator.cli.describe import param_choices, param_default
 from slotnet.orchestrator.engine import _memory
 from slotnet.orchestrator.engine._spec import RunSpec
 from slotnet.schemes import SCHEMES
@@ -152,9 +153,13 @@ def test_schemes_name_shows_the_scheme_in_full(name):
     if not s.loads:
         assert "load flags: none" in out
     for p in s.params:
-        assert f"--param {p.name}=" in out and f"default {p.default}" in flat
+        assert f"--param {p.name}=" in out and param_default(p) in flat
+        assert flat.count(f"--param {p.name}=") == 1
+        if p.default is None:  # one default: the one the help states, or "unset by default"
+            assert "default None" not in flat
         if p.choices:
-            assert f"one of {', '.join(map(str, p.choices))}" in flat
+            assert param_choices(p) in flat
+            assert "True" not in param_choices(p) and "False" not in param_choices(p)
     theory = re.search(r"^  theory +(.*)$", out, re.M)
     assert theory is not None
     if s.theory is None:

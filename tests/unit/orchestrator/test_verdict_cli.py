@@ -9,9 +9,8 @@ import json
 from slotnet import RunSpec
 from slotnet.orchestrator.cli import main
 from slotnet.orchestrator.tools._explore import explore
+from tests.contract.test_node_errors import Loops, Raises
 from tests.support.user_ring import TokenRing, user_scheme
-
-from .test_node_errors import Loops, Raises
 
 
 def test_a_shrunk_schedule_replayed_with_run_fails_the_same_way(tmp_path, capsys):
