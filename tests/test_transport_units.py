@@ -500,7 +500,7 @@ def test_dup_delivers_and_a_copy_follows_when_the_link_is_free():
     t.outlet(0).send(1, "d")
     assert step(t) == [(1, [(0, "b")]), (2, [(1, "d")]), (3, [(0, "c")])]
     assert step(t) == [(1, [(0, "a")])]
-    assert not t.busy() and t._held == {} and step(t) == []
+    assert not t.busy() and t._pipeline.held == {} and step(t) == []
     assert t.delivered == 6
 
 
