@@ -220,8 +220,13 @@ class MessageStage(Protocol):
     def active(self, slot: int) -> bool:
         """Whether the stage can touch a message sent in ``slot``."""
 
-    def judge(self, seed: int, slot: int, receiver: int, in_port: int, k: int) -> Verdict | None:
-        """The verdict if the stage hits the ``k``-th message of the receiver's batch, else None."""
+    def judge(self, seed: int, slot: int, receiver: int, in_port: int, k: int, sent: int | None = None) -> Verdict | None:
+        """The verdict if the stage hits the ``k``-th message of the receiver's batch, else None.
+
+        ``slot`` is the message's last tick on the wire (what its draws are keyed by);
+        ``sent`` the slot its sender started it (None: ``slot``), whose windows judge it.
+        The pipeline asks only the stages :meth:`active` in ``sent``.
+        """
 
 
 class LossStage:
@@ -244,8 +249,8 @@ class LossStage:
     def active(self, slot: int) -> bool:
         return any(w.active(slot) and w.rate > 0.0 for w in self.windows)
 
-    def judge(self, seed: int, slot: int, receiver: int, in_port: int, k: int) -> Verdict | None:
-        rate = self.rate(slot)
+    def judge(self, seed: int, slot: int, receiver: int, in_port: int, k: int, sent: int | None = None) -> Verdict | None:
+        rate = self.rate(slot if sent is None else sent)
         return self.verdict if rate > 0.0 and loss_draw(seed, slot, receiver, in_port, k) < rate else None
 
 
@@ -263,6 +268,6 @@ class WindowStage:
     def active(self, slot: int) -> bool:
         return self.window.rate > 0.0 and self.window.active(slot)
 
-    def judge(self, seed: int, slot: int, receiver: int, in_port: int, k: int) -> Verdict | None:
+    def judge(self, seed: int, slot: int, receiver: int, in_port: int, k: int, sent: int | None = None) -> Verdict | None:
         hit = fault_draw(seed, self.salt, slot, receiver, in_port, k) < self.window.rate
         return self.verdict if hit else None

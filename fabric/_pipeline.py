@@ -74,18 +74,23 @@ class MessagePipeline:
         ``began``: the slot its sender started each multi-tick message arriving now, by
         (receiver, in-port).
         """
-        # Messages are judged against the faults in force in the slot they were on the wire.
-        sent = slot - 1
-        stages = [s for s in self.stages if s.active(sent)]
+        sent = slot - 1  # its last tick on the wire: the slot its draws are keyed by
+        in_force: dict[int, list[MessageStage]] = {}  # the stages whose windows hold in a slot
         kept: list[tuple[int, bytes]] = []
         checks = self.checksums
         for k, (p, b) in enumerate(pend):
+            # A message is judged by the faults in force in the slot its sender started it:
+            # a multi-tick message by its first tick on the wire, not its last.
+            start = began.get((r, p), sent)
+            stages = in_force.get(start)
+            if stages is None:
+                stages = in_force[start] = [s for s in self.stages if s.active(start)]
             cause = self._state_cause(r, p)
             copy = False
             hold = 0
             if cause is None:
                 for stage in stages:
-                    verdict = stage.judge(self.seed, sent, r, p, k)
+                    verdict = stage.judge(self.seed, sent, r, p, k, start)
                     if verdict is None:
                         continue
                     if isinstance(verdict, Lose):
@@ -99,7 +104,7 @@ class MessagePipeline:
                     elif isinstance(verdict, Hold) and not hold:
                         hold = verdict.slots
             if cause is not None:
-                self._lose(sent, r, p, b, cause, began.get((r, p), sent))
+                self._lose(sent, r, p, b, cause, start)
                 continue
             if copy:
                 self.ledger.add("duplicated", "dup")

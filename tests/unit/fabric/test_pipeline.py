@@ -21,7 +21,7 @@ class Always:
     def active(self, slot: int) -> bool:
         return slot >= self.start
 
-    def judge(self, seed: int, slot: int, receiver: int, in_port: int, k: int) -> Verdict | None:
+    def judge(self, seed: int, slot: int, receiver: int, in_port: int, k: int, sent: int | None = None) -> Verdict | None:
         self.judged.append((slot, receiver, in_port, k))
         return self.verdict
 
@@ -106,3 +106,28 @@ def test_a_stage_is_asked_only_while_active_and_checksums_are_stripped():
     pipe, _ = make(Always(Lose("loss"), start=50), checksums=True)
     frame = seal(b"\x01")
     assert pipe.judge(1, [(0, frame)], 10, {}) == [(0, b"\x01")]
+
+
+def test_a_multi_tick_message_is_judged_by_the_windows_of_the_slot_it_was_started():
+    """A message started in slot 12 that arrives at 20 meets the stages active in 12, not 19; its draws stay keyed by 19."""
+    late = Always(Lose("loss"), start=15)  # a window from 15 on: the message was sent before it
+    pipe, seen = make(late)
+    assert pipe.judge(1, [(0, b"long"), (1, b"short")], 20, {(1, 0): 12}) == [(0, b"long")]
+    assert late.judged == [(19, 1, 1, 1)]  # only the one-tick message, sent in 19, is judged
+    assert seen["lost"] == [(19, 1, 1, b"short", "loss", 19)]
+    early = Always(Lose("loss"), start=12)
+    pipe, seen = make(early)
+    assert pipe.judge(1, [(0, b"long")], 20, {(1, 0): 12}) == []
+    assert seen["lost"] == [(19, 1, 0, b"long", "loss", 12)] and early.judged == [(19, 1, 0, 0)]
+
+
+def test_a_loss_stage_rates_a_multi_tick_message_by_its_first_slot():
+    """The loss stage's rate is the one in force when the message was started; its draw is keyed by the last tick."""
+    from slotnet.fabric._fault_entries import LossStage, LossWindow, loss_draw
+
+    stage = LossStage([LossWindow(1.0, 15, 20)])
+    assert stage.judge(3, 19, 1, 0, 0, 12) is None and stage.judge(3, 19, 1, 0, 0) == Lose("loss")
+    half = LossStage([LossWindow(0.5, 0, 13)])
+    for k in range(100):
+        want = Lose("loss") if loss_draw(3, 19, 1, 0, k) < 0.5 else None
+        assert half.judge(3, 19, 1, 0, k, 12) == want
