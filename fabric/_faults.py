@@ -348,10 +348,6 @@ class FaultSchedule:
                 raise FaultSpecError(f"fault {sp.describe()}: node {v} cannot {during[0].kind} while stalled "
                                      f"({during[0].describe()})")
 
-    def loss_rate(self, slot: int) -> float:
-        """Total loss probability in force at ``slot`` (windows combine independently)."""
-        return LossStage(self.loss).rate(slot)
-
     def to_list(self) -> list[str]:
         """The schedule in CLI syntax (for reports, traces and shards: it parses back to itself)."""
         out = [ev.describe() for ev in sorted(self.events, key=lambda e: e.slot)]

@@ -20,7 +20,7 @@ shard judges the messages it receives exactly as one process would. A message a 
 or ``delay`` fault holds back waits in the pipeline, at the receiving end of its link,
 and is handed over in the first slot, from its due slot on, in which the link carries
 nothing new (one held message per link and slot). Runs without faults take none of these paths: the
-per-message cost of :meth:`Outlet.send` and :meth:`InProcessTransport.deliver` is the
+per-message cost of :meth:`Outlet.send` and :meth:`InProcessTransport.exchange` is the
 fault-free one, and frames carry a checksum only when a corrupt fault is scheduled.
 """
 
@@ -37,7 +37,6 @@ from ._faults import FaultSchedule
 from ._in_flight import InFlight, Part
 from ._ledger import AVOIDABLE, FaultLedger
 from ._pipeline import MessagePipeline
-from ._protocol import Delivery
 from ._topology import Topology
 
 __all__ = ["Frames", "InProcessTransport", "LostCallback", "Outlet", "TimedOutlet"]
@@ -509,20 +508,10 @@ class InProcessTransport:
 
     # -- delivery -------------------------------------------------------------------------
     async def exchange(self, slot: int) -> list[tuple[int, Frames]]:
-        """Hand over what is due at ``slot`` as :meth:`deliver` does, each inbox still as its
-        :class:`Frames` (decoded by the receiver when it wakes)."""
+        """Hand over what is due at ``slot``: ``(receiver, inbox)`` pairs by receiver, each inbox
+        still as its :class:`Frames` (decoded by the receiver when it wakes), ordered by
+        in-port (messages that shared one link keep their send order)."""
         return self._hand_over(slot)
-
-    def deliver(self, slot: int) -> list[Delivery]:
-        """Hand over what is due at ``slot``, as ``(receiver, inbox)`` pairs.
-
-        Each inbox is a list of ``(in_port, message)`` ordered by in-port (messages that
-        shared one link keep their send order).
-
-        Raises:
-            FabricError: a frame is not one well-formed msgpack message.
-        """
-        return [(r, frames.decode()) for r, frames in self._hand_over(slot)]
 
     def _hand_over(self, slot: int) -> list[tuple[int, Frames]]:
         began = self._began

@@ -12,7 +12,7 @@ import math
 from bisect import bisect_right
 from collections.abc import Sequence
 
-__all__ = ["BatchMeans", "RunningMean", "T_975", "WindowBatches", "ratio_ci95", "t_half_width"]
+__all__ = ["BatchMeans", "T_975", "WindowBatches", "ratio_ci95", "t_half_width"]
 
 #: Two-sided 95% Student t quantiles by degrees of freedom (1..30).
 T_975 = [0.0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
@@ -86,30 +86,6 @@ def ratio_ci95(nums: Sequence[float], dens: Sequence[float], n_batches: int = 10
         if den:
             ratios.append(sum(nums[lo:hi]) / den)
     return t_half_width(ratios)
-
-
-class RunningMean:
-    """Count, sum and sum of squares of a stream (mergeable: per-node or per-shard)."""
-
-    __slots__ = ("n", "total", "total_sq")
-
-    def __init__(self) -> None:
-        self.n = 0
-        self.total = 0.0
-        self.total_sq = 0.0
-
-    def add(self, x: float) -> None:
-        self.n += 1
-        self.total += x
-        self.total_sq += x * x
-
-    def merge(self, other: RunningMean) -> None:
-        self.n += other.n
-        self.total += other.total
-        self.total_sq += other.total_sq
-
-    def mean(self) -> float | None:
-        return self.total / self.n if self.n else None
 
 
 class WindowBatches:

@@ -3,6 +3,8 @@ through the in-process transport and a whole run."""
 
 from __future__ import annotations
 
+from _deliver import deliver
+
 import slotnet
 from slotnet.fabric import FaultSchedule, InProcessTransport, SlotClock, parse_topology
 
@@ -21,17 +23,17 @@ def test_a_window_opening_while_the_message_is_on_the_wire_does_not_touch_it():
     """loss=1@5-10: a message started in 3 and on the wire until 6 arrives; one started in 5 is lost."""
     t = _transport(["loss=1@5-10"])
     _send_long(t, 3)
-    assert t.deliver(7) == [(1, [(0, "long")])]
+    assert deliver(t, 7) == [(1, [(0, "long")])]
     _send_long(t, 7)
-    assert t.deliver(11) == [] and t.ledger.lost == {"loss": 1}
+    assert deliver(t, 11) == [] and t.ledger.lost == {"loss": 1}
 
 
 def test_a_window_closing_while_the_message_is_on_the_wire_still_judges_it():
     """dup=1@0-2: a message started in 1 is copied though its last tick (4) is past the window."""
     t = _transport(["dup=1@0-2"])
     _send_long(t, 1)
-    assert t.deliver(5) == [(1, [(0, "long")])]
-    assert t.ledger.duplicated == {"dup": 1} and t.deliver(6) == [(1, [(0, "long")])]
+    assert deliver(t, 5) == [(1, [(0, "long")])]
+    assert t.ledger.duplicated == {"dup": 1} and deliver(t, 6) == [(1, [(0, "long")])]
 
 
 def test_the_reported_run_loses_no_packet_sent_before_the_window():
