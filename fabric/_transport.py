@@ -19,9 +19,10 @@ applied at delivery, where the receiver is, from the bytes the message carries â
 shard judges the messages it receives exactly as one process would. A message a ``dup``
 or ``delay`` fault holds back waits in the pipeline, at the receiving end of its link,
 and is handed over in the first slot, from its due slot on, in which the link carries
-nothing new (one held message per link and slot). Runs without faults take none of these paths: the
-per-message cost of :meth:`Outlet.send` and :meth:`InProcessTransport.exchange` is the
-fault-free one, and frames carry a checksum only when a corrupt fault is scheduled.
+nothing new (one held message per link and slot). Runs without faults take none of
+these paths: the per-message cost of :meth:`Outlet.send` and
+:meth:`InProcessTransport.exchange` is the fault-free one, and frames carry a checksum
+only when a corrupt fault is scheduled.
 """
 
 from __future__ import annotations
