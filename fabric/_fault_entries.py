@@ -1,11 +1,12 @@
-"""Fault entries and message stages: what a schedule holds and how the transport judges a message.
+"""Fault entries, message stages and their verdicts: what a schedule holds and how a message is judged.
 
 The static data of a :class:`~slotnet.fabric.FaultSchedule` (timed control events,
 partition and stall spans, message-fault windows), the :class:`FaultTarget` control
-faults act on, and the transport's per-message pipeline stages with their deterministic
-draws: a decision hashes ``(seed, slot, receiver, in_port, k)``, salted per kind and
-window (see :mod:`._faults`). Kinds that parse and validate these entries are in
-:mod:`._fault_kinds`.
+faults act on, and the stages of the per-message pipeline (:mod:`._pipeline`) with their
+deterministic draws and the verdicts they return (:class:`Lose`, :class:`Copy`,
+:class:`Hold`, :class:`Flip`): a decision hashes ``(seed, slot, receiver, in_port, k)``,
+salted per kind and window (see :mod:`._faults`). Kinds that parse and validate these
+entries, and make the stages, are in :mod:`._fault_kinds`.
 """
 
 from __future__ import annotations
@@ -15,14 +16,19 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 __all__ = [
+    "Copy",
     "FaultEvent",
     "FaultTarget",
+    "Flip",
+    "Hold",
+    "Lose",
     "LossStage",
     "LossWindow",
     "MessageStage",
     "MessageWindow",
     "SpanEdge",
     "SpanFault",
+    "Verdict",
     "WindowStage",
     "fault_draw",
     "loss_draw",
@@ -173,30 +179,62 @@ class SpanEdge:
         return (1, self.begin, self.span.start, self.span.nodes)
 
 
-class MessageStage(Protocol):
-    """One step of the transport's per-message fault pipeline.
+@dataclass(frozen=True, slots=True)
+class Lose:
+    """A stage's verdict: the message is destroyed, lost to ``cause``."""
 
-    ``effect`` says what a hit does: ``lose`` (the message is destroyed with the cause
-    :meth:`judge` returns), ``corrupt`` or ``garble`` (bytes flipped after or before the
-    checksum), ``dup`` (a copy follows), ``delay`` (held back ``slots`` slots).
-    """
+    cause: str
 
-    effect: str
+
+@dataclass(frozen=True, slots=True)
+class Copy:
+    """A stage's verdict: the message is delivered, and a copy follows on its link (``dup``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """A stage's verdict: the message is held back ``slots`` extra slots (``delay``)."""
+
     slots: int
+
+
+@dataclass(frozen=True, slots=True)
+class Flip:
+    """A stage's verdict: bytes are flipped on the wire; ``detected``: after the checksum was
+    taken (the receiver's check fails), else before it (the check passes, the decode refuses)."""
+
+    detected: bool
+
+
+#: What a message stage decides for one message (None: it does not touch it).
+Verdict = Lose | Copy | Hold | Flip
+
+
+class MessageStage(Protocol):
+    """One step of the transport's per-message fault pipeline (:mod:`._pipeline`).
+
+    :meth:`judge` returns the :data:`Verdict` of a hit: :class:`Lose`, :class:`Copy`,
+    :class:`Hold` or :class:`Flip`; the pipeline applies it.
+    """
 
     def active(self, slot: int) -> bool:
         """Whether the stage can touch a message sent in ``slot``."""
 
-    def judge(self, seed: int, slot: int, receiver: int, in_port: int, k: int) -> str | None:
-        """The cause if the stage hits the ``k``-th message of the receiver's batch, else None."""
+    def judge(self, seed: int, slot: int, receiver: int, in_port: int, k: int, sent: int | None = None) -> Verdict | None:
+        """The verdict if the stage hits the ``k``-th message of the receiver's batch, else None.
+
+        ``slot`` is the message's last tick on the wire (what its draws are keyed by);
+        ``sent`` the slot its sender started it (None: ``slot``), whose windows judge it.
+        The pipeline asks only the stages :meth:`active` in ``sent``.
+        """
 
 
 class LossStage:
     """Random loss: windows combine independently into one rate per slot."""
 
     __slots__ = ("windows",)
-    effect = "lose"
-    slots = 0
+    #: the verdict of every hit
+    verdict = Lose("loss")
 
     def __init__(self, windows: Iterable[LossWindow]) -> None:
         self.windows = tuple(windows)
@@ -211,28 +249,25 @@ class LossStage:
     def active(self, slot: int) -> bool:
         return any(w.active(slot) and w.rate > 0.0 for w in self.windows)
 
-    def judge(self, seed: int, slot: int, receiver: int, in_port: int, k: int) -> str | None:
-        rate = self.rate(slot)
-        return "loss" if rate > 0.0 and loss_draw(seed, slot, receiver, in_port, k) < rate else None
+    def judge(self, seed: int, slot: int, receiver: int, in_port: int, k: int, sent: int | None = None) -> Verdict | None:
+        rate = self.rate(slot if sent is None else sent)
+        return self.verdict if rate > 0.0 and loss_draw(seed, slot, receiver, in_port, k) < rate else None
 
 
 class WindowStage:
-    """One ``dup``/``delay``/``corrupt`` window, drawing on its own stream (``salt``)."""
+    """One message-fault window (``dup``, ``delay``, ``corrupt``, ...) whose hits all get one
+    ``verdict`` (its kind's), drawing on its own stream (``salt``)."""
 
-    __slots__ = ("window", "salt", "effect", "slots", "cause")
+    __slots__ = ("window", "salt", "verdict")
 
-    def __init__(self, window: MessageWindow, salt: int) -> None:
+    def __init__(self, window: MessageWindow, salt: int, verdict: Verdict) -> None:
         self.window = window
         self.salt = salt
-        self.slots = window.slots
-        if window.kind == "corrupt":
-            self.effect, self.cause = ("garble", "undecodable") if window.undetected else ("corrupt", "corrupt")
-        else:
-            self.effect = self.cause = window.kind
+        self.verdict = verdict
 
     def active(self, slot: int) -> bool:
         return self.window.rate > 0.0 and self.window.active(slot)
 
-    def judge(self, seed: int, slot: int, receiver: int, in_port: int, k: int) -> str | None:
+    def judge(self, seed: int, slot: int, receiver: int, in_port: int, k: int, sent: int | None = None) -> Verdict | None:
         hit = fault_draw(seed, self.salt, slot, receiver, in_port, k) < self.window.rate
-        return self.cause if hit else None
+        return self.verdict if hit else None

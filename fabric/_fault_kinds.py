@@ -4,9 +4,11 @@ A :class:`FaultKind` parses its text (``crash@10:3``, ``loss=0.01@50-300``) and 
 object, validates an entry against the topology and the run, and either acts on the
 network at a slot through a :class:`~._fault_entries.FaultTarget` (*control* kinds:
 ``link-down``/``link-up``, ``crash``/``recover``, ``partition``, ``stall``) or yields
-the transport's :class:`~._fault_entries.MessageStage` (*message* kinds: ``loss``,
-``dup``, ``delay``, ``corrupt``). :data:`FAULT_KINDS` holds them by name; adding a kind
-is :func:`register_fault_kind`. The syntax and what each kind models are documented in
+the stages of the message pipeline (*message* kinds: ``loss``, ``dup``, ``delay``,
+``corrupt``), each returning its kind's verdict (:class:`~._fault_entries.Lose`,
+:class:`~._fault_entries.Copy`, :class:`~._fault_entries.Hold`,
+:class:`~._fault_entries.Flip`) and running in its kind's :attr:`FaultKind.order`.
+:data:`FAULT_KINDS` holds them by name; adding a kind is :func:`register_fault_kind`. The syntax and what each kind models are documented in
 :mod:`._faults`, beside the schedule that holds them.
 """
 
@@ -18,13 +20,18 @@ from typing import Any
 
 from ._errors import FaultSpecError
 from ._fault_entries import (
+    Copy,
     FaultEvent,
     FaultTarget,
+    Flip,
+    Hold,
     LossStage,
     LossWindow,
     MessageStage,
     MessageWindow,
     SpanFault,
+    Verdict,
+    WindowStage,
 )
 from ._topology import Topology
 
@@ -36,8 +43,8 @@ class FaultKind:
 
     Control kinds produce :class:`FaultEvent` entries (or :class:`SpanFault` ones, applied
     as two :class:`SpanEdge`) applied at their slot through a :class:`FaultTarget`;
-    message kinds produce window entries that the transport turns into
-    :class:`MessageStage` objects.
+    message kinds produce window entries and turn them into the :class:`MessageStage`
+    objects of the transport's message pipeline (:meth:`stages`), in their :attr:`order`.
     """
 
     name: str = ""
@@ -49,7 +56,9 @@ class FaultKind:
     after_delivery: bool = False
     #: needs a port (link kinds)
     with_port: bool = False
-    #: order among control kinds of one slot
+    #: control kinds: the order among the control faults of one slot; message kinds: the
+    #: place of their stages in the message pipeline (loss 0, corrupt 1, dup 2, delay 3:
+    #: a message is destroyed first, then copied, then held back)
     order: int = 0
     #: what a control kind switches, for the schedule's consistency check: ("node" or
     #: "link", the state it sets: True up, False down); None: not checked
@@ -61,6 +70,8 @@ class FaultKind:
     #: the cause the transport reports for what the kind does that is no loss (a copy, a
     #: message held back); None: everything it reports is a loss
     note_cause: str | None = None
+    #: frames must carry a checksum in a run that schedules an entry of this kind
+    checksums: bool = False
 
     _EVENT = re.compile(r"^([a-z-]+)@(\d+):(\d+)(?::(\d+))?$")
 
@@ -132,8 +143,13 @@ class FaultKind:
         """The fields of the ``fault`` trace event written when ``entry`` is applied."""
         return {"fault": entry.kind, "port": entry.port}
 
-    def stage(self, entries: tuple[Any, ...]) -> MessageStage:
-        """The transport's pipeline stage for all entries of this kind (message kinds)."""
+    def stages(self, entries: list[tuple[int, Any]]) -> list[MessageStage]:
+        """The message pipeline's stages for this kind's entries (message kinds).
+
+        Args:
+            entries: ``(index, entry)`` of each entry of this kind, ``index`` its place in
+                the schedule's field for the kind (:attr:`bucket`).
+        """
         raise NotImplementedError
 
 
@@ -242,12 +258,24 @@ class _WindowKind(FaultKind):
             raise FaultSpecError(f"fault {entry.describe()}: the window starts at slot {entry.start}, after the run's "
                                  f"{slots} slots (0..{slots - 1})")
 
-    def stage(self, entries: tuple[Any, ...]) -> MessageStage:
-        raise NotImplementedError  # one WindowStage per window: see FaultSchedule.message_stages
+    #: what each hit of one of its windows does (window kinds without their own stages())
+    verdict: Verdict | None = None
+
+    def stages(self, entries: list[tuple[int, Any]]) -> list[MessageStage]:
+        """One stage per window, each drawing on its own stream: salted by the kind's order
+        and the window's place among the schedule's windows, so adding a window never
+        changes another's draws."""
+        return [WindowStage(w, 1 + (self.order - 1) * 1_000_003 + i, self.verdict_of(w)) for i, w in entries]
+
+    def verdict_of(self, window: Any) -> Verdict:
+        """What a hit of ``window`` does."""
+        if self.verdict is None:
+            raise NotImplementedError(f"fault kind {self.name!r} declares no verdict")
+        return self.verdict
 
 
 class _LossKind(_WindowKind):
-    bucket = "loss"
+    bucket, order = "loss", 0
     books = (("lost", "loss"),)
 
     def __init__(self) -> None:
@@ -256,20 +284,26 @@ class _LossKind(_WindowKind):
     def make(self, rate: float, start: int, until: int | None, arg: Any) -> Any:
         return LossWindow(rate, start, until)
 
-    def stage(self, entries: tuple[Any, ...]) -> MessageStage:
-        return LossStage(entries)
+    def stages(self, entries: list[tuple[int, Any]]) -> list[MessageStage]:
+        """One stage for every loss window: they combine into one rate per slot (one draw)."""
+        return [LossStage(w for _, w in entries)]
 
 
 class _DupKind(_WindowKind):
+    order, verdict = 2, Copy()
     books = (("duplicated", "dup"),)
     note_cause = "dup"
 
 
 class _DelayKind(_WindowKind):
+    order = 3
     arg_syntax = ":SLOTS"
     json_fields = ("rate", "slots", "from", "until")
     books = (("delayed", "delay"),)
     note_cause = "delay"
+
+    def verdict_of(self, window: Any) -> Verdict:
+        return Hold(window.slots)
 
     def arg_text(self, text: str, args: list[str]) -> Any:
         if len(args) != 1:
@@ -296,6 +330,8 @@ def _delay_slots(text: str, x: Any) -> int:
 
 
 class _CorruptKind(_WindowKind):
+    order = 1
+    checksums = True
     arg_syntax = "[:undetected]"
     json_fields = ("rate", "undetected", "from", "until")
     books = (("corrupted", "corrupt"), ("lost", "corrupt"))
@@ -319,6 +355,9 @@ class _CorruptKind(_WindowKind):
 
     def make(self, rate: float, start: int, until: int | None, arg: Any) -> Any:
         return MessageWindow("corrupt", rate, start, until, undetected=arg)
+
+    def verdict_of(self, window: Any) -> Verdict:
+        return Flip(detected=not window.undetected)
 
 
 # -- span kinds -----------------------------------------------------------------------------

@@ -1,9 +1,10 @@
 """Fault schedules: registered fault kinds, parsed, validated, applied.
 
 This module holds :class:`FaultSchedule` (parsing, validation, the failure-detection
-timeline, the message pipeline's order); the entries and message stages are in
-:mod:`._fault_entries`, the registered kinds in :mod:`._fault_kinds` (their names are
-re-exported here, so ``from ._faults import ...`` keeps working).
+timeline, the message pipeline's stages in their kinds' order); the entries, message
+stages and verdicts are in :mod:`._fault_entries`, the registered kinds in
+:mod:`._fault_kinds` (their names are re-exported here, so ``from ._faults import ...``
+keeps working), and the pipeline that applies the verdicts in :mod:`._pipeline`.
 
 A :class:`FaultSchedule` is part of a run spec: static data validated against the
 topology before the run, plus deterministic decisions. Each fault kind is a registered
@@ -101,14 +102,19 @@ from typing import Any
 
 from ._errors import FaultSpecError
 from ._fault_entries import (
+    Copy,
     FaultEvent,
     FaultTarget,
+    Flip,
+    Hold,
+    Lose,
     LossStage,
     LossWindow,
     MessageStage,
     MessageWindow,
     SpanEdge,
     SpanFault,
+    Verdict,
     WindowStage,
     fault_draw,
     loss_draw,
@@ -120,10 +126,14 @@ __all__ = [
     "DEFAULT_DETECT",
     "FAULT_KINDS",
     "NOTE_CAUSES",
+    "Copy",
     "FaultEvent",
     "FaultKind",
     "FaultSchedule",
     "FaultTarget",
+    "Flip",
+    "Hold",
+    "Lose",
     "LossStage",
     "LossWindow",
     "MessageStage",
@@ -131,6 +141,7 @@ __all__ = [
     "PortTimeline",
     "SpanEdge",
     "SpanFault",
+    "Verdict",
     "WindowStage",
     "fault_draw",
     "loss_draw",
@@ -161,10 +172,6 @@ class PortTimeline(dict[int, tuple[tuple[int, ...], tuple[int, ...]]]):
             return 0
         i = bisect_right(line[0], slot) - 1
         return line[1][i] if i >= 0 else 0
-
-
-#: The order message stages run in: destroyed first, then copied, then held back.
-_STAGE_ORDER = ("corrupt", "dup", "delay")
 
 
 def _detect_value(x: Any, where: str) -> int | None:
@@ -222,19 +229,20 @@ class FaultSchedule:
     @property
     def checksums(self) -> bool:
         """Whether frames must carry a checksum (a corrupt fault is scheduled)."""
-        return any(w.kind == "corrupt" for w in self.windows)
+        return any(FAULT_KINDS[w.kind].checksums for w in self.windows)
 
     def message_stages(self) -> list[MessageStage]:
-        """The transport's per-message pipeline, in a fixed order: loss, corrupt, dup, delay.
+        """The transport's per-message pipeline: each message kind's stages (:meth:`FaultKind.stages`),
+        the kinds in their :attr:`~FaultKind.order` (loss, corrupt, dup, delay).
 
         Each window after loss draws on a stream of its own (salted by kind and its place
         among the schedule's windows), so adding a window never changes another's draws.
         """
-        stages: list[MessageStage] = [FAULT_KINDS["loss"].stage(self.loss)] if self.loss else []
-        for kind in _STAGE_ORDER:
-            for i, w in enumerate(self.windows):
-                if w.kind == kind:
-                    stages.append(WindowStage(w, 1 + _STAGE_ORDER.index(kind) * 1_000_003 + i))
+        stages: list[MessageStage] = []
+        for kind in sorted((k for k in FAULT_KINDS.values() if k.plane == "message"), key=lambda k: k.order):
+            entries = [(i, e) for i, e in enumerate(getattr(self, kind.bucket)) if e.kind == kind.name]
+            if entries:
+                stages += kind.stages(entries)
         return stages
 
     @classmethod
@@ -339,10 +347,6 @@ class FaultSchedule:
             if during:
                 raise FaultSpecError(f"fault {sp.describe()}: node {v} cannot {during[0].kind} while stalled "
                                      f"({during[0].describe()})")
-
-    def loss_rate(self, slot: int) -> float:
-        """Total loss probability in force at ``slot`` (windows combine independently)."""
-        return LossStage(self.loss).rate(slot)
 
     def to_list(self) -> list[str]:
         """The schedule in CLI syntax (for reports, traces and shards: it parses back to itself)."""

@@ -24,11 +24,9 @@ a merged ledger is exactly the one-process one.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = ["AVOIDABLE", "FaultLedger"]
-
-_BOOKS = ("lost", "duplicated", "delayed", "corrupted")
 
 #: Prefix of the ``lost`` keys that sub-count avoidable losses (hidden from the mapping).
 AVOIDABLE = "avoidable:"
@@ -37,24 +35,34 @@ AVOIDABLE = "avoidable:"
 class FaultLedger(Mapping[str, int]):
     """Counts of faulted messages; as a mapping, the net count each cause took out of the network."""
 
-    __slots__ = _BOOKS
+    #: The books, by name: each is an attribute, ``{cause: count}`` (declared here once;
+    #: the annotations below only type them).
+    BOOKS: ClassVar[tuple[str, ...]] = ("lost", "duplicated", "delayed", "corrupted")
+    __slots__ = BOOKS
+
+    lost: dict[str, int]
+    duplicated: dict[str, int]
+    delayed: dict[str, int]
+    corrupted: dict[str, int]
 
     def __init__(self) -> None:
-        self.lost: dict[str, int] = {}
-        self.duplicated: dict[str, int] = {}
-        self.delayed: dict[str, int] = {}
-        self.corrupted: dict[str, int] = {}
+        for book in self.BOOKS:
+            setattr(self, book, {})
 
     def add(self, book: str, cause: str, n: int = 1) -> None:
-        """Count ``n`` messages in ``book`` (one of lost, duplicated, delayed, corrupted)."""
+        """Count ``n`` messages in ``book`` (one of :attr:`BOOKS`)."""
         d: dict[str, int] = getattr(self, book)
         d[cause] = d.get(cause, 0) + n
 
     def merge(self, other: FaultLedger) -> None:
         """Add another ledger's counts (ledgers of shards merge exactly)."""
-        for book in _BOOKS:
+        for book in self.BOOKS:
             for cause, n in getattr(other, book).items():
                 self.add(book, cause, n)
+
+    def books(self) -> dict[str, dict[str, int]]:
+        """Every book by name, in :attr:`BOOKS` order (``lost`` without the avoidable sub-counts)."""
+        return {book: self.causes if book == "lost" else getattr(self, book) for book in self.BOOKS}
 
     @property
     def causes(self) -> dict[str, int]:
@@ -88,9 +96,4 @@ class FaultLedger(Mapping[str, int]):
 
     def to_dict(self) -> dict[str, Any]:
         """The non-empty books, for reports (``lost`` without the avoidable sub-counts)."""
-        out: dict[str, Any] = {}
-        for book in _BOOKS:
-            d = self.causes if book == "lost" else getattr(self, book)
-            if d:
-                out[book] = dict(d)
-        return out
+        return {book: dict(d) for book, d in self.books().items() if d}

@@ -14,30 +14,30 @@ At ``q = 1`` this is the plain slot model: at most one unit per link per slot, d
 at ``t + 1``.
 
 Faults. Link and node state (links down, partitions, crashed and stalled nodes) and the
-message-fault pipeline of the schedule (:mod:`._faults`: loss, corrupt, dup, delay) are
+message-fault pipeline of the schedule (:mod:`._pipeline`: loss, corrupt, dup, delay) are
 applied at delivery, where the receiver is, from the bytes the message carries — so a
 shard judges the messages it receives exactly as one process would. A message a ``dup``
-or ``delay`` fault holds back waits at the receiving end of its link and is handed over
-in the first slot, from its due slot on, in which the link carries nothing new (one
-held message per link and slot). Runs without faults take none of these paths: the
-per-message cost of :meth:`Outlet.send` and :meth:`InProcessTransport.deliver` is the
-fault-free one, and frames carry a checksum only when a corrupt fault is scheduled.
+or ``delay`` fault holds back waits in the pipeline, at the receiving end of its link,
+and is handed over in the first slot, from its due slot on, in which the link carries
+nothing new (one held message per link and slot). Runs without faults take none of
+these paths: the per-message cost of :meth:`Outlet.send` and
+:meth:`InProcessTransport.exchange` is the fault-free one, and frames carry a checksum
+only when a corrupt fault is scheduled.
 """
 
 from __future__ import annotations
 
-import heapq
 from array import array
 from operator import itemgetter
 from typing import Any
 
 from ._clock import SlotClock
-from ._codec import CHECKSUM_BYTES, DECODE_ERRORS, checked_packer, decode, packer, seal, unpackb, verify
+from ._codec import CHECKSUM_BYTES, DECODE_ERRORS, checked_packer, decode, packer, unpackb
 from ._errors import CapacityError, FabricError
-from ._faults import FaultSchedule, fault_draw
+from ._faults import FaultSchedule
 from ._in_flight import InFlight, Part
 from ._ledger import AVOIDABLE, FaultLedger
-from ._protocol import Delivery
+from ._pipeline import MessagePipeline
 from ._topology import Topology
 
 __all__ = ["Frames", "InProcessTransport", "LostCallback", "Outlet", "TimedOutlet"]
@@ -57,10 +57,6 @@ _DEAD_CAUSES = frozenset({"link_down", "partition", "node_down", "stalled"})
 
 #: Reverse-port tuples a transport keeps to share among its outlets.
 _ROWS_KEPT = 64
-
-#: Salt of the draws that pick which bytes a corrupt fault flips.
-_FLIP_SALT = 0xC0FFEE
-
 
 #: msgpack array headers for 0..15 elements (fixarray)
 _FIXARRAY = [bytes([0x90 | n]) for n in range(16)]
@@ -384,7 +380,6 @@ class InProcessTransport:
         self._links_down: set[tuple[int, int]] = set()  # ... by link-down faults
         self._cut: dict[tuple[int, int], int] = {}  # ... by partitions (how many hold each)
         self.stalled: set[int] = set()
-        self._stages = self.faults.message_stages()
         #: frames end with a CRC-32 (a corrupt fault is scheduled)
         self.checksums = self.faults.checksums
         #: ``pack(message) -> bytes`` for every outlet of this transport. One packer, not
@@ -399,11 +394,11 @@ class InProcessTransport:
         #: reverse-port tuples, one of each (every node of a hypercube or a torus has the same;
         #: at most _ROWS_KEPT kept: on a mesh of many dimensions nearly every node has its own)
         self._reverse_rows: dict[tuple[int, ...], tuple[int, ...]] = {}
-        # messages dup/delay hold back: receiver -> in_port -> heap of (due, seq, sent, bytes)
-        self._held: dict[int, dict[int, list[tuple[int, int, int, bytes]]]] = {}
-        self._held_seq = 0
         self.delivered = 0
         self.ledger = FaultLedger()
+        #: the message faults: their stages, and the messages they hold back
+        self._pipeline = MessagePipeline(self.faults.message_stages(), seed, self.checksums, self.ledger,
+                                         self._state_cause, self._lose, self._note)
         #: (sender, slot) of senders that put a message on a port they saw dead in that slot
         #: while a port they saw alive stayed idle: only their losses there are avoidable. A
         #: node with more packets than live ports (a bufferless deflection node) must use a
@@ -514,20 +509,10 @@ class InProcessTransport:
 
     # -- delivery -------------------------------------------------------------------------
     async def exchange(self, slot: int) -> list[tuple[int, Frames]]:
-        """Hand over what is due at ``slot`` as :meth:`deliver` does, each inbox still as its
-        :class:`Frames` (decoded by the receiver when it wakes)."""
+        """Hand over what is due at ``slot``: ``(receiver, inbox)`` pairs by receiver, each inbox
+        still as its :class:`Frames` (decoded by the receiver when it wakes), ordered by
+        in-port (messages that shared one link keep their send order)."""
         return self._hand_over(slot)
-
-    def deliver(self, slot: int) -> list[Delivery]:
-        """Hand over what is due at ``slot``, as ``(receiver, inbox)`` pairs.
-
-        Each inbox is a list of ``(in_port, message)`` ordered by in-port (messages that
-        shared one link keep their send order).
-
-        Raises:
-            FabricError: a frame is not one well-formed msgpack message.
-        """
-        return [(r, frames.decode()) for r, frames in self._hand_over(slot)]
 
     def _hand_over(self, slot: int) -> list[tuple[int, Frames]]:
         began = self._began
@@ -537,15 +522,19 @@ class InProcessTransport:
             for r, p, data, start in self._later.pop(slot):
                 InProcessTransport.park(self, r, p, data)  # not self.park: a shard counted it when it was sent
                 began[(r, p)] = start
-        if self._held:
-            self._touch_held(slot)
+        pipeline = self._pipeline
+        if pipeline.held:  # receivers with a held message due now take part in this slot's delivery
+            for r in pipeline.due_receivers(slot):
+                if self._pending[r] is None:
+                    self._pending[r] = []
+                    self._touched.append(r)
         touched = self._touched
         if not touched:
             return []
         touched.sort()  # receivers in id order: they are woken, and run, in the order their state was built
         pending = self._pending
         out: list[tuple[int, Frames]] = []
-        faulty = bool(self.down_links) or bool(self._stages) or self._n_dead > 0 or bool(self.stalled)
+        faulty = bool(self.down_links) or bool(pipeline.stages) or self._n_dead > 0 or bool(self.stalled)
         for r in touched:
             pend = pending[r]
             assert pend is not None
@@ -553,56 +542,13 @@ class InProcessTransport:
             if len(pend) > 1:
                 pend.sort(key=_by_port)
             if faulty:
-                pend = self._filter(r, pend, slot)
+                pend = pipeline.judge(r, pend, slot, self._began)
                 if not pend:
                     continue
             out.append((r, Frames(r, slot, pend)))
             self.delivered += len(pend)
         touched.clear()
         return out
-
-    def _filter(self, r: int, pend: list[tuple[int, bytes]], slot: int) -> list[tuple[int, bytes]]:
-        # Messages are judged against the faults in force in the slot they were on the wire.
-        sent = slot - 1
-        stages = [s for s in self._stages if s.active(sent)]
-        kept: list[tuple[int, bytes]] = []
-        checks = self.checksums
-        for k, (p, b) in enumerate(pend):
-            cause = self._state_cause(r, p)
-            copy = False
-            hold = 0
-            if cause is None:
-                for stage in stages:
-                    hit = stage.judge(self.seed, sent, r, p, k)
-                    if hit is None:
-                        continue
-                    effect = stage.effect
-                    if effect == "lose":
-                        cause = hit
-                    elif effect in ("corrupt", "garble"):
-                        cause = self._corrupt(b, effect, sent, r, p, k)
-                    elif effect == "dup":
-                        copy = True
-                    elif effect == "delay" and not hold:
-                        hold = stage.slots
-                    if cause is not None:
-                        break
-            if cause is not None:
-                self._lose(sent, r, p, b, cause, self._began.get((r, p), sent))
-                continue
-            if copy:
-                self.ledger.add("duplicated", "dup")
-                self._hold(r, p, slot + hold + 1, sent, b)
-                self._note(sent, r, p, b, "dup")
-            if hold:
-                self.ledger.add("delayed", "delay")
-                self._hold(r, p, slot + hold, sent, b)
-                self._note(sent, r, p, b, "delay")
-                continue
-            kept.append((p, b[:-CHECKSUM_BYTES] if checks else b))
-        if self._held and r in self._held:
-            kept = self._release(r, pend, kept, slot)
-        return kept
 
     def _state_cause(self, r: int, p: int) -> str | None:
         """Why a message to ``r`` on in-port ``p`` cannot arrive now (a dead node or link), or None."""
@@ -613,68 +559,6 @@ class InProcessTransport:
         if (r, p) in self.down_links:
             return "link_down" if (r, p) in self._links_down else "partition"
         return None
-
-    def _corrupt(self, data: bytes, effect: str, sent: int, r: int, p: int, k: int) -> str | None:
-        """Flip bytes of ``data`` on the wire; the cause the receiver drops it for (None: it survived).
-
-        ``corrupt``: one byte of the msgpack bytes flipped after the CRC was taken, so the
-        receiver's check fails. ``garble``: the bytes scrambled before it was taken (the
-        first made 0xc1, a byte msgpack never uses), so the check passes and decode refuses.
-        """
-        self.ledger.add("corrupted", "corrupt" if effect == "corrupt" else "undetected")
-        payload = data[:-CHECKSUM_BYTES]
-        h = int(fault_draw(self.seed, _FLIP_SALT, sent, r, p, k) * (1 << 53))
-        if effect == "corrupt":
-            flipped = bytearray(data)
-            flipped[h % len(payload)] ^= 1 + (h >> 20) % 255
-            wire = bytes(flipped)
-        else:
-            key = h.to_bytes(7, "little")
-            wire = seal(b"\xc1" + bytes(c ^ key[i % 7] for i, c in enumerate(payload[1:])))
-        got = verify(wire)
-        if got is None:
-            return "corrupt"
-        try:
-            decode(got)
-        except DECODE_ERRORS:
-            return "undecodable"
-        raise FabricError(f"node {r}: a garbled frame decoded (slot {sent})")  # pragma: no cover - 0xc1 never decodes
-
-    def _hold(self, r: int, p: int, due: int, sent: int, data: bytes) -> None:
-        self._held_seq += 1
-        heapq.heappush(self._held.setdefault(r, {}).setdefault(p, []), (due, self._held_seq, sent, data))
-
-    def _touch_held(self, slot: int) -> None:
-        """Receivers with a held message due now take part in this slot's delivery."""
-        for r, links in self._held.items():
-            if self._pending[r] is None and any(h[0][0] <= slot for h in links.values()):
-                self._pending[r] = []
-                self._touched.append(r)
-
-    def _release(self, r: int, fresh: list[tuple[int, bytes]], kept: list[tuple[int, bytes]],
-                 slot: int) -> list[tuple[int, bytes]]:
-        """Hand over one due held message on each in-port of ``r`` that carried nothing new."""
-        links = self._held[r]
-        used = {p for p, _ in fresh}
-        carried = False
-        for p in sorted(links):
-            heap = links[p]
-            if p in used or heap[0][0] > slot:
-                continue
-            _, _, sent, data = heapq.heappop(heap)
-            if not heap:
-                del links[p]
-            cause = self._state_cause(r, p)
-            if cause is not None:
-                self._lose(sent, r, p, data, cause)
-                continue
-            kept.append((p, data[:-CHECKSUM_BYTES] if self.checksums else data))
-            carried = True
-        if not links:
-            del self._held[r]
-        if carried:
-            kept.sort(key=_by_port)
-        return kept
 
     def _payload(self, data: bytes) -> Any:
         return decode(data[:-CHECKSUM_BYTES] if self.checksums else data)
@@ -707,7 +591,7 @@ class InProcessTransport:
         return bool(self.faults.port_timeline(self.topology).dead_mask(node, slot - detect) >> port & 1)
 
     def busy(self) -> bool:
-        return bool(self._touched) or bool(self._later) or bool(self._held)
+        return bool(self._touched) or bool(self._later) or bool(self._pipeline.held)
 
     def in_flight(self) -> InFlight:
         """Messages sent but not yet delivered, as ``(receiver, in_port, message)`` (held ones
@@ -716,7 +600,5 @@ class InProcessTransport:
         parts: list[Part] = [(r, list(pending[r] or ())) for r in sorted(self._touched)]
         for due in sorted(self._later):
             parts += [(r, [(p, b)]) for r, p, b, _ in self._later[due]]
-        for r in sorted(self._held):
-            for p in sorted(self._held[r]):
-                parts.append((r, [(p, item[3]) for item in sorted(self._held[r][p])]))
+        parts += self._pipeline.held_frames()
         return InFlight(parts, self._payload)

@@ -63,8 +63,6 @@ class _Stop(BaseException):
     BaseException, so that a scheme's ``except Exception`` lets it through."""
 
 
-#: (node, slot, kind, values) -> None: where recorded events go.
-Sink = Callable[[int, int, str, tuple[Any, ...]], None]
 #: (slot, sender, port, receiver, message, cause) -> None: a message a fault destroyed.
 LostSink = Callable[[int, int, int, int, Any, str], None]
 

@@ -7,7 +7,7 @@ sibling paper's private modules.
   (priority classes), :class:`LabelQueues` (keyed heaps);
 * traffic: :class:`BirthProcess` (Poisson births in continuous time), :func:`available_slot`;
 * label priorities: :func:`first_label`, :func:`next_label`, :class:`StreamLabels`;
-* statistics: :class:`BatchMeans`, :func:`ratio_ci95`, :func:`t_half_width`, :class:`RunningMean`;
+* statistics: :class:`BatchMeans`, :func:`ratio_ci95`, :func:`t_half_width`;
 * observers: :class:`BaseReporter` (with the rule for a one-shot task cut short:
   ``run_ended`` and ``due``, judge only what was owed), :class:`BroadcastReporter`
   (exactly-once, reception and broadcast delay, Q, M), :class:`UnicastReporter` (delay,
@@ -50,7 +50,7 @@ from ._labels import StreamLabels, first_label, next_label
 from ._little import RESIDENCE_EVENTS, LittlesLaw, Residence
 from ._queues import ClassQueues, LabelQueues, PortQueues, port_indices
 from ._reporter import BaseReporter, split_dup
-from ._stats import T_975, BatchMeans, RunningMean, WindowBatches, ratio_ci95, t_half_width
+from ._stats import T_975, BatchMeans, WindowBatches, ratio_ci95, t_half_width
 from ._unicast_reporter import UNICAST_EVENTS, UnicastReporter
 
 __all__ = [
@@ -80,7 +80,6 @@ __all__ = [
     "PathCheck",
     "PortQueues",
     "Residence",
-    "RunningMean",
     "ServiceOrder",
     "StepEvent",
     "StreamLabels",

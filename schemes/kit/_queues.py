@@ -176,13 +176,6 @@ class ClassQueues(_Base):
         waiting = self.waiting
         return (p for p in self.ports if waiting[p])
 
-    def head_class(self, port: int) -> int:
-        """The class the next :meth:`pop` on ``port`` serves (``port`` must be busy)."""
-        for c, q in enumerate(self.queues[port]):
-            if q:
-                return c
-        raise IndexError(f"port {port} has nothing queued")
-
     def pop(self, port: int) -> Any:
         """The oldest packet of the highest-priority non-empty class on ``port``."""
         for q in self.queues[port]:

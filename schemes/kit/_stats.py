@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from .._stats import T_975, t_half_width
 
-__all__ = ["BatchMeans", "RunningMean", "T_975", "WindowBatches", "ratio_ci95", "t_half_width"]
+__all__ = ["BatchMeans", "T_975", "WindowBatches", "ratio_ci95", "t_half_width"]
 
 class BatchMeans:
     """Sums of a quantity in ``n_batches`` consecutive slot batches of the measured window.
@@ -66,30 +66,6 @@ def ratio_ci95(nums: Sequence[float], dens: Sequence[float], n_batches: int = 10
         if den:
             ratios.append(sum(nums[lo:hi]) / den)
     return t_half_width(ratios)
-
-
-class RunningMean:
-    """Count, sum and sum of squares of a stream (mergeable: per-node or per-shard)."""
-
-    __slots__ = ("n", "total", "total_sq")
-
-    def __init__(self) -> None:
-        self.n = 0
-        self.total = 0.0
-        self.total_sq = 0.0
-
-    def add(self, x: float) -> None:
-        self.n += 1
-        self.total += x
-        self.total_sq += x * x
-
-    def merge(self, other: RunningMean) -> None:
-        self.n += other.n
-        self.total += other.total
-        self.total_sq += other.total_sq
-
-    def mean(self) -> float | None:
-        return self.total / self.n if self.n else None
 
 
 class WindowBatches:

@@ -93,7 +93,6 @@ Choices where §4 leaves the details open (each is written down where it is used
 
 from __future__ import annotations
 
-import bisect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -204,13 +203,6 @@ class Hierarchy:
             out |= ((coords[i] >> b) & 1) << pos
         return out
 
-    def coords_of_address(self, address: int) -> tuple[int, ...]:
-        """Inverse of :meth:`address`."""
-        c = [0] * len(self.sides)
-        for pos, (i, b) in enumerate(self.bits):
-            c[i] |= ((address >> pos) & 1) << b
-        return tuple(c)
-
     def corner(self, coords: Sequence[int], level: int) -> tuple[int, ...]:
         """Lowest corner of the level-``level`` cube holding ``coords``."""
         return tuple(c - c % s for c, s in zip(coords, self.level_sides(level)))
@@ -222,13 +214,6 @@ class Hierarchy:
     def local_index(self, coords: Sequence[int], level: int) -> int:
         """Position of a node inside its level-``level`` cube in the order R (0 .. V-1)."""
         return self.address(coords) & ((1 << len(self.local_bits(level))) - 1)
-
-    def node_of_local(self, corner: Sequence[int], level: int, index: int) -> tuple[int, ...]:
-        """Coordinates of the node with local index ``index`` in the cube at ``corner``."""
-        c = list(corner)
-        for pos, (i, b) in enumerate(self.local_bits(level)):
-            c[i] |= ((index >> pos) & 1) << b
-        return tuple(c)
 
     def children(self, corner: Sequence[int], level: int) -> list[tuple[int, ...]]:
         """Corners of the level-(level+1) cubes of a level-``level`` cube, in the order R."""
@@ -392,14 +377,6 @@ class LevelPlan:
     def fixed_time(self) -> int:
         """Steps before the first recursive call: Step 1 + Step 2.1."""
         return self.approx_time + self.sort_time
-
-    def segment_at(self, offset: int) -> Segment | None:
-        """The segment running ``offset`` steps after the invocation start (None after Step 2.1)."""
-        if not 0 <= offset < self.fixed_time:
-            return None
-        starts = [s.start for s in self.segments]
-        return self.segments[bisect.bisect_right(starts, offset) - 1]
-
 
 def level_plan(hier: Hierarchy, level: int) -> LevelPlan:
     """Build the fixed schedule of an invocation at ``level`` (see the module docstring)."""

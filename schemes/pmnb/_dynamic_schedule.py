@@ -124,18 +124,6 @@ class IntervalSchedule:
             return pre * self.prefix_ticks + (step - pre) * self.packing_ticks
         return pre * self.prefix_ticks + pack * self.packing_ticks + (step - pre - pack) * self.broadcast_ticks
 
-    def step_at(self, offset: int) -> int:
-        """The step that starts ``offset`` ticks into the interval.
-
-        Raises:
-            ValueError: if no step starts there (messages only arrive at step starts).
-        """
-        base, start, per = self._phase_of(offset)
-        step, rest = divmod(offset - start, per)
-        if rest or offset < 0:
-            raise ValueError(f"no step starts {offset} ticks into an interval")
-        return base + step
-
     def step_containing(self, offset: int) -> tuple[int, bool]:
         """``(step, starts)``: the step running ``offset`` ticks in, and whether it starts there."""
         base, start, per = self._phase_of(offset)

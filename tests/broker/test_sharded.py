@@ -16,6 +16,7 @@ from slotnet.fabric import ShardMap, ShardTransport, SlotClock, parse_topology
 from slotnet.orchestrator.cli import main
 from slotnet.orchestrator.shard import _broker
 from tests.support.broker_noise import sharded_run_with_noise
+from tests.support.deliver import deliver
 
 
 def test_a_shard_counts_each_message_once_whatever_its_duration():
@@ -34,7 +35,7 @@ def test_a_shard_counts_each_message_once_whatever_its_duration():
     out.send(to_cross, "two ticks", 1.0)
     for slot in range(2, 5):
         clock.slot = slot
-        shard.deliver(slot)
+        deliver(shard, slot)
     assert (shard.sent_local, shard.sent_cross) == (2, 2)
     assert shard.delivered == 2  # both local messages; the cross ones left in frames
     assert len(shard.frames()[1]) > 1

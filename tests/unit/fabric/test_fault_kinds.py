@@ -15,7 +15,11 @@ from hypothesis import strategies as st
 from slotnet.errors import FaultSpecError
 from slotnet.fabric import parse_topology
 from slotnet.fabric._fault_entries import (
+    Copy,
     FaultEvent,
+    Flip,
+    Hold,
+    Lose,
     LossStage,
     LossWindow,
     MessageWindow,
@@ -60,7 +64,8 @@ class Recorder:
 
 
 # -- what each kind declares -------------------------------------------------------------------------
-#: name -> (syntax, plane, bucket, after_delivery, with_port, order, sets, json_fields, books, note_cause)
+#: name -> (syntax, plane, bucket, after_delivery, with_port, order, sets, json_fields, books, note_cause); the
+#: order of a message kind is its place in the message pipeline (loss, corrupt, dup, delay)
 DECLARED = {
     "link-down": ("link-down@SLOT:NODE:PORT", "control", "events", False, True, 0, ("link", False),
                   ("slot", "node", "port"), (("lost", "link_down"),), None),
@@ -72,11 +77,11 @@ DECLARED = {
                 (), None),
     "loss": ("loss=RATE[@FROM[-UNTIL]]", "message", "loss", False, False, 0, None, ("rate", "from", "until"),
              (("lost", "loss"),), None),
-    "dup": ("dup=RATE[@FROM[-UNTIL]]", "message", "windows", False, False, 0, None, ("rate", "from", "until"),
+    "dup": ("dup=RATE[@FROM[-UNTIL]]", "message", "windows", False, False, 2, None, ("rate", "from", "until"),
             (("duplicated", "dup"),), "dup"),
-    "delay": ("delay=RATE:SLOTS[@FROM[-UNTIL]]", "message", "windows", False, False, 0, None,
+    "delay": ("delay=RATE:SLOTS[@FROM[-UNTIL]]", "message", "windows", False, False, 3, None,
               ("rate", "slots", "from", "until"), (("delayed", "delay"),), "delay"),
-    "corrupt": ("corrupt=RATE[:undetected][@FROM[-UNTIL]]", "message", "windows", False, False, 0, None,
+    "corrupt": ("corrupt=RATE[:undetected][@FROM[-UNTIL]]", "message", "windows", False, False, 1, None,
                 ("rate", "undetected", "from", "until"), (("corrupted", "corrupt"), ("lost", "corrupt")), None),
     "partition": ("partition@FROM:TO:NODES", "control", "spans", False, False, 1, None, ("from", "to", "nodes"),
                   (("lost", "partition"),), None),
@@ -92,20 +97,23 @@ def test_the_kinds_in_registration_order_and_what_each_declares():
         got = (k.syntax, k.plane, k.bucket, k.after_delivery, k.with_port, k.order, k.sets, k.json_fields, k.books,
                k.note_cause)
         assert k.name == name and got == want, name
+        assert k.checksums is (name == "corrupt"), name
 
 
 def test_the_base_kind_defaults():
     k = FaultKind()
     assert (k.name, k.syntax, k.plane, k.bucket, k.after_delivery, k.with_port, k.order, k.sets, k.json_fields,
-            k.books, k.note_cause) == ("", "", "control", "events", False, False, 0, None, ("slot", "node", "port"),
-                                       (), None)
+            k.books, k.note_cause, k.checksums) == ("", "", "control", "events", False, False, 0, None,
+                                                    ("slot", "node", "port"), (), None, False)
     with pytest.raises(NotImplementedError):
         k.apply(FaultEvent("x", 1, 1), Recorder())
     with pytest.raises(NotImplementedError):
-        k.stage(())
-    for name in ("dup", "delay", "corrupt"):
-        with pytest.raises(NotImplementedError):
-            FAULT_KINDS[name].stage(())
+        k.stages([])
+    window_kind = type(FAULT_KINDS["dup"])
+    bare = window_kind.__new__(window_kind)
+    bare.name, bare.verdict = "bare-window", None  # a window kind that declares no verdict
+    with pytest.raises(NotImplementedError, match="bare-window"):
+        bare.stages([(0, MessageWindow("bare-window", 0.5))])
     assert k.takes_effect(FaultEvent("x", 1, 1), Recorder(alive=False)) is True
 
 
@@ -337,8 +345,7 @@ def _within(hits: int, p: float) -> bool:
 def test_a_loss_stage_hits_at_its_rate(rate):
     stage = LossStage([LossWindow(rate)])
     assert _within(_hits(stage, 12345), rate)
-    assert all(stage.judge(1, s, 0, 0, k) == "loss" or stage.judge(1, s, 0, 0, k) is None for s in range(3) for k in
-               range(50))
+    assert all(stage.judge(1, s, 0, 0, k) in (Lose("loss"), None) for s in range(3) for k in range(50))
 
 
 def test_overlapping_loss_windows_combine_independently():
@@ -355,44 +362,54 @@ def test_overlapping_loss_windows_combine_independently():
 def test_loss_acts_only_inside_its_slots():
     stage = LossStage([LossWindow(1.0, 10, 20)])
     assert [stage.active(s) for s in (9, 10, 19, 20)] == [False, True, True, False]
-    assert [stage.judge(5, s, 1, 1, 0) for s in (9, 10, 19, 20)] == [None, "loss", "loss", None]
+    assert [stage.judge(5, s, 1, 1, 0) for s in (9, 10, 19, 20)] == [None, Lose("loss"), Lose("loss"), None]
     assert not LossStage([LossWindow(0.0)]).active(3) and LossStage([LossWindow(0.0)]).judge(5, 3, 1, 1, 0) is None
     assert LossStage([LossWindow(0.0), LossWindow(0.1, 5)]).active(5)
     assert not LossStage([LossWindow(0.0), LossWindow(0.1, 5)]).active(4)
     assert LossStage([]).rate(3) == 0.0 and not LossStage([]).active(3)
-    assert (LossStage.effect, LossStage.slots) == ("lose", 0)
+    assert LossStage.verdict == Lose("loss")
     # a loss draw hits exactly when it is below the rate
     stage2 = LossStage([LossWindow(0.5)])
     for k in range(200):
-        assert (stage2.judge(4, 2, 3, 1, k) == "loss") == (loss_draw(4, 2, 3, 1, k) < 0.5)
+        assert (stage2.judge(4, 2, 3, 1, k) == Lose("loss")) == (loss_draw(4, 2, 3, 1, k) < 0.5)
 
 
-@pytest.mark.parametrize("window, effect, cause", [
-    (MessageWindow("dup", 0.3), "dup", "dup"),
-    (MessageWindow("delay", 0.3, slots=4), "delay", "delay"),
-    (MessageWindow("corrupt", 0.3), "corrupt", "corrupt"),
-    (MessageWindow("corrupt", 0.3, undetected=True), "garble", "undecodable"),
+@pytest.mark.parametrize("window, verdict", [
+    (MessageWindow("dup", 0.3), Copy()),
+    (MessageWindow("delay", 0.3, slots=4), Hold(4)),
+    (MessageWindow("corrupt", 0.3), Flip(detected=True)),
+    (MessageWindow("corrupt", 0.3, undetected=True), Flip(detected=False)),
 ])
-def test_a_window_stage_says_what_a_hit_does_and_hits_at_its_rate(window, effect, cause):
-    stage = WindowStage(window, salt=17)
-    assert (stage.effect, stage.cause, stage.slots, stage.salt, stage.window) == (effect, cause, window.slots, 17,
-                                                                                  window)
+def test_a_window_stage_returns_its_kinds_verdict_and_hits_at_its_rate(window, verdict):
+    """Each window kind's stage returns its kind's verdict on a hit (the delay's slots, the corruption's
+    detection), draws on the salt its kind's order and the window's place give, and hits at its rate."""
+    (stage,) = FAULT_KINDS[window.kind].stages([(5, window)])
+    order = FAULT_KINDS[window.kind].order
+    assert (stage.verdict, stage.salt, stage.window) == (verdict, 1 + (order - 1) * 1_000_003 + 5, window)
+    stage = WindowStage(window, 17, verdict)
     hits = _hits(stage, 4242)
     assert _within(hits, 0.3)
     for k in range(300):
-        want = cause if fault_draw(8, 17, 3, 2, 1, k) < 0.3 else None
+        want = verdict if fault_draw(8, 17, 3, 2, 1, k) < 0.3 else None
         assert stage.judge(8, 3, 2, 1, k) == want
-    assert {stage.judge(8, 3, 2, 1, k) for k in range(300)} == {cause, None}
+    assert {stage.judge(8, 3, 2, 1, k) for k in range(300)} == {verdict, None}
+
+
+def test_the_loss_kind_makes_one_stage_for_all_its_windows():
+    """All loss windows combine in one stage (one draw against the combined rate), whatever their places."""
+    windows = [LossWindow(0.2, 0, 100), LossWindow(0.3, 40, 60)]
+    (stage,) = FAULT_KINDS["loss"].stages(list(enumerate(windows)))
+    assert isinstance(stage, LossStage) and stage.windows == tuple(windows)
 
 
 def test_window_stages_act_inside_their_slots_and_draw_on_their_own_streams():
-    stage = WindowStage(MessageWindow("dup", 0.5, 10, 20), salt=3)
+    stage = WindowStage(MessageWindow("dup", 0.5, 10, 20), 3, Copy())
     assert [stage.active(s) for s in (9, 10, 19, 20)] == [False, True, True, False]
-    assert not WindowStage(MessageWindow("dup", 0.0), salt=3).active(5)
-    assert WindowStage(MessageWindow("dup", 1.0), salt=3).judge(1, 2, 3, 4, 5) == "dup"
-    assert all(WindowStage(MessageWindow("dup", 0.0), salt=3).judge(1, 2, 3, 4, k) is None for k in range(100))
-    a = [WindowStage(MessageWindow("dup", 0.5), salt=1).judge(6, 2, 3, 1, k) for k in range(200)]
-    b = [WindowStage(MessageWindow("dup", 0.5), salt=2).judge(6, 2, 3, 1, k) for k in range(200)]
+    assert not WindowStage(MessageWindow("dup", 0.0), 3, Copy()).active(5)
+    assert WindowStage(MessageWindow("dup", 1.0), 3, Copy()).judge(1, 2, 3, 4, 5) == Copy()
+    assert all(WindowStage(MessageWindow("dup", 0.0), 3, Copy()).judge(1, 2, 3, 4, k) is None for k in range(100))
+    a = [WindowStage(MessageWindow("dup", 0.5), 1, Copy()).judge(6, 2, 3, 1, k) for k in range(200)]
+    b = [WindowStage(MessageWindow("dup", 0.5), 2, Copy()).judge(6, 2, 3, 1, k) for k in range(200)]
     assert a != b
     # two windows of a schedule hit independently: both at 0.5 -> both about a quarter of the time
     stages = FaultSchedule.parse(["dup=0.5", "dup=0.5"]).message_stages()
@@ -424,7 +441,9 @@ def test_entries_are_frozen_slotted_values():
         assert not hasattr(v, "__dict__"), type(v).__name__
         assert hash(v) == hash(dataclasses.replace(v))
     assert len({FaultEvent("crash", 1, 2), FaultEvent("crash", 1, 2, None)}) == 1
-    for stage in (LossStage([]), WindowStage(MessageWindow("dup", 0.1), 1)):
+    for stage in (LossStage([]), WindowStage(MessageWindow("dup", 0.1), 1, Copy())):
         assert not hasattr(stage, "__dict__")
+    for verdict in (Lose("loss"), Copy(), Hold(2), Flip(True)):  # verdicts are frozen, slotted values too
+        assert not hasattr(verdict, "__dict__") and verdict == dataclasses.replace(verdict)
     with pytest.raises(dataclasses.FrozenInstanceError):
         setattr(FaultSchedule(), "detect", 3)  # noqa: B010

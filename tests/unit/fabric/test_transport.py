@@ -26,6 +26,7 @@ from slotnet.fabric._transport import (
     _decode_inbox,
     _unwatched,
 )
+from tests.support.deliver import deliver
 
 #: the pure-Python build, whose private fields a test may read (the compiled Outlet hides them)
 PURE = not str(_transport.__file__).endswith((".so", ".pyd"))
@@ -41,7 +42,7 @@ def make(topo: str = "hypercube:2", faults: list[str] | None = None, quantum: in
 def step(t: InProcessTransport) -> list:
     """Deliver what is due in the next slot and move the clock there."""
     t.clock.slot += 1
-    return t.deliver(t.clock.slot)
+    return deliver(t, t.clock.slot)
 
 
 # ------------------------------------------------------------------ constants and decoding
@@ -138,7 +139,7 @@ def test_describe_and_outlet_kind():
     assert (t.seed, t.quantum, t.on_lost, t.delivered) == (0, 1, None, 0)
     assert t.faults.empty and not t.checksums
     assert t.alive == [True] * 4 and t.stalled == set() and t.down_links == set() and t.unforced == set()
-    assert not t.busy() and t.deliver(1) == [] and t.in_flight() is not None and list(t.in_flight()) == []
+    assert not t.busy() and deliver(t, 1) == [] and t.in_flight() is not None and list(t.in_flight()) == []
 
 
 @pytest.mark.parametrize("port", [-1, 2, 5, 2**70, "x", None, 1.5])
@@ -422,7 +423,7 @@ def test_a_loss_window_judges_the_slot_a_message_was_sent_in():
     for s in range(5):
         t.clock.slot = s
         t.outlet(0).send(0, s)
-        got += t.deliver(s + 1)
+        got += deliver(t, s + 1)
     assert got == [(1, [(0, 0)]), (1, [(0, 1)]), (1, [(0, 3)]), (1, [(0, 4)])]
 
 
@@ -435,7 +436,7 @@ def test_partial_loss_is_seeded_and_per_message():
                 for p in range(3):
                     t.outlet(v).send(p, (s, v, p))
         t.clock.slot = 6
-        return sum(len(m) for _, m in t.deliver(6)), t.ledger.lost.get("loss", 0)
+        return sum(len(m) for _, m in deliver(t, 6)), t.ledger.lost.get("loss", 0)
 
     a = run(1)
     assert a == run(1) and a[0] + a[1] == 144 and 40 < a[1] < 104 and run(2) != a
@@ -450,7 +451,7 @@ def test_corrupt_frames_fail_their_check():
         for v in range(8):
             for p in range(3):
                 t.outlet(v).send(p, ("msg", s, v, p, "x" * (s * 7)))
-        assert t.deliver(s + 1) == []
+        assert deliver(t, s + 1) == []
     assert t.ledger.to_dict() == {"lost": {"corrupt": 144}, "corrupted": {"corrupt": 144}}
     assert len(lost) == 144 and {c for *_, c in lost} == {"corrupt"}
     assert lost[0] == (0, 1, 0, 0, ("msg", 0, 1, 0, ""), "corrupt")
@@ -464,7 +465,7 @@ def test_undetected_corruption_is_refused_by_the_decoder():
         for v in range(8):
             for p in range(3):
                 t.outlet(v).send(p, [s, v, p, "y" * s, {1: 2.5}])
-        assert t.deliver(s + 1) == []
+        assert deliver(t, s + 1) == []
     assert t.ledger.to_dict() == {"lost": {"undecodable": 96}, "corrupted": {"undetected": 96}}
     assert lost[0][5] == "undecodable" and lost[0][4] == (0, 1, 0, "", {1: 2.5})
 
@@ -500,7 +501,7 @@ def test_dup_delivers_and_a_copy_follows_when_the_link_is_free():
     t.outlet(0).send(1, "d")
     assert step(t) == [(1, [(0, "b")]), (2, [(1, "d")]), (3, [(0, "c")])]
     assert step(t) == [(1, [(0, "a")])]
-    assert not t.busy() and t._held == {} and step(t) == []
+    assert not t.busy() and t._pipeline.held == {} and step(t) == []
     assert t.delivered == 6
 
 
@@ -704,8 +705,8 @@ def test_timed_outlet_reports_and_parks_later_with_the_start_slot():
     assert got == [(1, 5, 0, "short", 0), (1, 5, 1, "long", 0)]
     assert t._later == {8: [(3, 1, encode("long"), 5)]}
     t.clock.slot = 6
-    assert t.deliver(6) == [(0, [(0, "short")])]
-    assert t.deliver(8) == [(3, [(1, "long")])]
+    assert deliver(t, 6) == [(0, [(0, "short")])]
+    assert deliver(t, 8) == [(3, [(1, "long")])]
     assert t._later == {}
 
 
@@ -717,15 +718,15 @@ def test_a_multi_tick_loss_is_judged_by_the_slot_it_was_started():
     o.send(0, "early", 1.0)  # started at 1, before the port was seen dead: not avoidable
     t.set_link(0, 0, False)
     t.clock.slot = 3
-    assert t.deliver(3) == []
+    assert deliver(t, 3) == []
     assert t.ledger.lost == {"link_down": 1}
     t.clock.slot = 5
     t.mark_unforced(0, 5)
     o.send(0, "late", 1.0)
-    assert t.deliver(7) == []
+    assert deliver(t, 7) == []
     assert t.ledger.lost == {"link_down": 2, "avoidable:link_down": 1}
     assert t._began == {(1, 0): 5}
-    assert t.deliver(8) == [] and t._began == {}
+    assert deliver(t, 8) == [] and t._began == {}
 
 
 def test_in_flight_lists_pending_later_and_held():
@@ -735,7 +736,7 @@ def test_in_flight_lists_pending_later_and_held():
     t.outlet(1).send(1, "c", 1.0)
     assert list(t.in_flight()) == [(1, 0, "a"), (3, 0, "b"), (3, 1, "c")]
     t.clock.slot = 1
-    assert t.deliver(1) == []
+    assert deliver(t, 1) == []
     assert list(t.in_flight()) == [(3, 0, "b"), (3, 1, "c"), (1, 0, "a")]  # pending, later, held
 
 

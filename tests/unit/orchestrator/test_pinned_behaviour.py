@@ -164,7 +164,8 @@ def test_a_crash_at_slot_0_is_down_from_the_first_epoch():
 def test_overlapping_loss_windows_combine_independently():
     """loss=0.2@0-10 and loss=0.5@5-15: 0.2, then 1 - 0.8 x 0.5 = 0.6 where they overlap, then 0.5, then none."""
     schedule = FaultSchedule.parse(["loss=0.2@0-10", "loss=0.5@5-15"])
-    assert [schedule.loss_rate(s) for s in (0, 4, 5, 9, 10, 14, 15)] == pytest.approx([0.2, 0.2, 0.6, 0.6, 0.5, 0.5, 0.0])
+    (stage,) = schedule.message_stages()
+    assert [stage.rate(s) for s in (0, 4, 5, 9, 10, 14, 15)] == pytest.approx([0.2, 0.2, 0.6, 0.6, 0.5, 0.5, 0.0])
 
 
 class _Flood(Node):

@@ -67,6 +67,7 @@ from slotnet.orchestrator.shard._wire import (
     spec_from_wire,
     spec_to_wire,
 )
+from tests.support.deliver import deliver
 
 # ------------------------------------------------------------------ the shard map
 
@@ -124,7 +125,7 @@ def test_a_shard_transport_keeps_local_messages_and_boxes_the_others():
     assert frames[0] == encode([])
     assert decode(frames[1]) == ((0, 2, 1, encode("cross")), (0, 3, 1, encode("cross3")))
     assert t.frames() == [encode([]), encode([])]  # emptied
-    assert t.deliver(1) == [(1, [(0, "local")])]
+    assert deliver(t, 1) == [(1, [(0, "local")])]
     assert not t.busy()
 
 
@@ -138,7 +139,7 @@ def test_a_shard_accepts_the_others_frames():
     assert decode(frame)[-1] == (UNFORCED, 3, 7, b"") and UNFORCED == -1
     a.accept(frame)
     assert a.unforced == {(3, 7)}
-    assert a.deliver(1) == [(0, [(1, "to0")])]
+    assert deliver(a, 1) == [(0, [(1, "to0")])]
     assert a.sent_local == 0 and a.sent_cross == 0  # accepted messages were counted by their sender
     with pytest.raises(FabricError) as e:
         a.accept(encode([(0, 3, 0, encode("x"))]))
@@ -158,7 +159,7 @@ def test_a_shard_sends_multi_tick_messages_with_their_start():
     assert decode(frame) == (((5, 3), 0, 1, encode("long")),)
     a.accept(frame)
     assert a._later == {5: [(0, 1, encode("long"), 3)]}
-    assert a.deliver(4) == [] and a.deliver(5) == [(0, [(1, "long")])]
+    assert deliver(a, 4) == [] and deliver(a, 5) == [(0, [(1, "long")])]
     assert a.sent_local == 0
 
 

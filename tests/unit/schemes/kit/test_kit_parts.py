@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from slotnet.schemes.kit import _stats
 from slotnet.schemes.kit._births import BirthProcess, available_slot
 from slotnet.schemes.kit._labels import StreamLabels, first_label, next_label
-from slotnet.schemes.kit._stats import T_975, BatchMeans, RunningMean, WindowBatches, ratio_ci95, t_half_width
+from slotnet.schemes.kit._stats import T_975, BatchMeans, WindowBatches, ratio_ci95, t_half_width
 
 # ------------------------------------------------------------------ Student t quantiles
 
@@ -141,19 +141,8 @@ def test_window_batches_with_nothing_measured_keep_one_batch():
     assert WindowBatches(0, 5).bounds == [0, 1, 2, 3, 4]
 
 
-def test_running_mean_adds_and_merges():
-    a, b = RunningMean(), RunningMean()
-    assert a.mean() is None
-    for x in (1.0, 2.0, 6.0):
-        a.add(x)
-    b.add(-3.0)
-    assert (a.n, a.total, a.total_sq) == (3, 9.0, 41.0) and a.mean() == 3.0
-    a.merge(b)
-    assert (a.n, a.total, a.total_sq) == (4, 6.0, 50.0) and a.mean() == 1.5
-
-
 def test_stats_exports():
-    assert set(_stats.__all__) == {"BatchMeans", "RunningMean", "T_975", "WindowBatches", "ratio_ci95", "t_half_width"}
+    assert set(_stats.__all__) == {"BatchMeans", "T_975", "WindowBatches", "ratio_ci95", "t_half_width"}
 
 
 # ------------------------------------------------------------------ Poisson births

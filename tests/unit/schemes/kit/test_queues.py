@@ -226,11 +226,8 @@ def test_class_queues_need_a_class():
         ClassQueues(2, classes=0)
 
 
-def test_an_empty_port_has_no_head_class_and_nothing_to_pop():
+def test_an_empty_port_has_nothing_to_pop():
     q = ClassQueues(2)
     q.add("m", [(0, 1)])
-    assert q.head_class(0) == 1
-    with pytest.raises(IndexError, match="^port 1 has nothing queued$"):
-        q.head_class(1)
     with pytest.raises(IndexError, match="^port 1 has nothing queued$"):
         q.pop(1)
