@@ -7,6 +7,7 @@ edits; the kit (:mod:`slotnet.schemes.kit`) holds what several papers share.
 from __future__ import annotations
 
 from ._base import (
+    ANY_TOPOLOGY,
     CLAIM_KINDS,
     Claim,
     Column,
@@ -25,6 +26,7 @@ from ._base import (
 from ._registry import EXPERIMENTS, SCHEMES, get_experiment, get_scheme, register
 
 __all__ = [
+    "ANY_TOPOLOGY",
     "CLAIM_KINDS",
     "EXPERIMENTS",
     "SCHEMES",

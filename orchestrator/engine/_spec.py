@@ -9,7 +9,7 @@ from typing import Any
 
 from slotnet.errors import SchemeError, SpecError
 from slotnet.fabric import FaultSchedule, SlotClock, Topology, Transport, parse_topology
-from slotnet.schemes import Scheme, Setup, get_scheme
+from slotnet.schemes import ANY_TOPOLOGY, Scheme, Setup, get_scheme
 
 from ._memory import check_fits
 
@@ -56,6 +56,7 @@ class RunSpec:
     """
 
     scheme: str
+    #: the topology spec (``hypercube:6``, ``graph:net.txt``, ...); a Topology is taken as its spec
     topology: str
     params: Mapping[str, Any] = field(default_factory=dict)
     load: Mapping[str, float] = field(default_factory=dict)
@@ -93,6 +94,8 @@ class RunSpec:
         Raises:
             FaultSpecError: naming a malformed entry.
         """
+        if isinstance(self.topology, Topology):  # a graph built in Python: its spec rebuilds it (shards too)
+            object.__setattr__(self, "topology", self.topology.spec)
         faults: Any = self.faults
         if faults is None:
             object.__setattr__(self, "faults", FaultSchedule())
@@ -119,7 +122,7 @@ class RunSpec:
     def _prepare(self, hosted: int | None = None, check_memory: bool = True) -> Prepared:
         scheme = get_scheme(self.scheme)
         topology = parse_topology(self.topology)
-        if topology.kind not in scheme.topologies:
+        if ANY_TOPOLOGY not in scheme.topologies and topology.kind not in scheme.topologies:
             raise SpecError(f"scheme {scheme.name!r} runs on {', '.join(scheme.topologies)}, not {topology.spec}")
         counts = (("slots", self.slots, 1), ("warmup", self.warmup, 0), ("seed", self.seed, 0))
         for name, count, lo in counts if self.slots is not None else counts[1:]:
