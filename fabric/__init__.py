@@ -20,14 +20,18 @@ from ._faults import (
     parse_nodes,
     register_fault_kind,
 )
+from ._graph import AnyNet, Graph
+from ._graph_python import graph_topology, topology_from
 from ._ledger import AVOIDABLE, FaultLedger
 from ._protocol import Delivery, SendSide, Transport
 from ._sharded import ShardMap, ShardTransport
-from ._topology import Hypercube, Mesh, Port, Topology, Torus, parse_topology
+from ._topology import KINDS, Hypercube, Mesh, Port, Ring, Topology, Torus, parse_topology
 from ._transport import InProcessTransport
 
 __all__ = [
     "AVOIDABLE",
+    "KINDS",
+    "AnyNet",
     "DEFAULT_DETECT",
     "FAULT_KINDS",
     "NOTE_CAUSES",
@@ -40,6 +44,7 @@ __all__ = [
     "FaultSchedule",
     "FaultSpecError",
     "FaultTarget",
+    "Graph",
     "Hypercube",
     "InProcessTransport",
     "LossWindow",
@@ -48,6 +53,7 @@ __all__ = [
     "Mesh",
     "Port",
     "PortTimeline",
+    "Ring",
     "SendSide",
     "ShardMap",
     "ShardTransport",
@@ -61,7 +67,9 @@ __all__ = [
     "Transport",
     "decode",
     "encode",
+    "graph_topology",
     "parse_nodes",
     "parse_topology",
     "register_fault_kind",
+    "topology_from",
 ]

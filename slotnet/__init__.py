@@ -14,7 +14,7 @@ Example:
 # First: with SLOTNET_PURE_PYTHON=1 it must act before any hot-path module is imported.
 from slotnet import _build  # noqa: F401  (installs the pure-Python finder when asked)
 from slotnet.errors import NodeFailure, SchemeError, SlotnetError, SpecError
-from slotnet.fabric import FaultSchedule, parse_topology
+from slotnet.fabric import FaultSchedule, Topology, graph_topology, parse_topology, topology_from
 from slotnet.orchestrator import Result, RunSpec, TraceSpec, run, run_async
 from slotnet.schemes import SCHEMES, get_scheme, register
 
@@ -27,11 +27,14 @@ __all__ = [
     "SchemeError",
     "SlotnetError",
     "SpecError",
+    "Topology",
     "TraceSpec",
     "get_scheme",
+    "graph_topology",
     "parse_topology",
     "register",
     "run",
     "run_async",
+    "topology_from",
 ]
 __version__ = "0.1.0"
