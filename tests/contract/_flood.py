@@ -1,7 +1,8 @@
 """A user-style scheme for the any-topology tests: a flood from one node, on every kind.
 
 The source sends a token on every port in slot 0; a node that first hears it records its
-hop count and passes it on on every other port. Each node counts what it sends and reads,
+hop count and passes it on on every other port (ports its failure detector shows dead are
+skipped). Each node counts what it sends and reads,
 so the reporter can check that every message is accounted for (sent = read + lost + in
 flight) and that every node is reached at its BFS distance from the source.
 """
@@ -18,14 +19,14 @@ NAME = "flood-any"
 
 
 class Flood(Node):
-    """Flood a token from ``params['source']``; each node forwards it once, on every port but the one it came in on."""
+    """Flood a token from ``params['source']``; each node forwards it once, on every live port but the one it came in on."""
 
     async def run(self) -> None:
         ctx = self.ctx
         seen = ctx.node == ctx.params["source"]
         if seen:
             ctx.record("reached", 0)
-            self._send([p.index for p in ctx.ports], 1)
+            self._send(list(ctx.live_ports), 1)
         while True:
             inbox = await ctx.idle()
             ctx.record("got", len(inbox))
@@ -34,7 +35,7 @@ class Flood(Node):
             seen = True
             came, hops = inbox[0]
             ctx.record("reached", hops)
-            self._send([p.index for p in ctx.ports if p.index != came], hops + 1)
+            self._send([p for p in ctx.live_ports if p != came], hops + 1)
 
     def _send(self, ports: list[int], hops: int) -> None:
         for p in ports:
