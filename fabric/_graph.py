@@ -23,10 +23,12 @@ Example:
 
 from __future__ import annotations
 
+import operator
 from array import array
 from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Sequence
 from functools import cached_property
+from typing import Any
 
 from ._errors import TopologyError
 from ._topology import Port, Topology
@@ -52,6 +54,28 @@ def _int(x: object) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
+def _ids(link: Any) -> tuple[int, int]:
+    """A link's two node ids, where they are not plain ints: any integer type but bool (numpy's too).
+
+    Raises:
+        TopologyError: not two integers >= 0.
+    """
+    try:
+        u, v = link
+        if isinstance(u, bool) or isinstance(v, bool):
+            raise TypeError
+        ids = (operator.index(u), operator.index(v))
+    except (TypeError, ValueError):
+        ids = (-1, -1)
+    if min(ids) < 0:
+        try:
+            shown: Any = tuple(link)
+        except TypeError:
+            shown = link
+        raise TopologyError(f"a link must be two node ids (integers >= 0), got {shown!r}")
+    return ids
+
+
 class Graph(Topology):
     """A connected undirected graph given by its links, ports in the order the links are listed.
 
@@ -72,20 +96,24 @@ class Graph(Topology):
 
     def __init__(self, links: Iterable[Sequence[int]], *, n: int | None = None, spec: str | None = None) -> None:
         pairs: list[tuple[int, int]] = []
-        seen: set[tuple[int, int]] = set()
+        seen: set[int] = set()  # (min << 32) | max of each link kept
         top = -1
         for link in links:
-            if len(link) != 2 or not all(_int(x) and x >= 0 for x in link):
-                raise TopologyError(f"a link must be two node ids (integers >= 0), got {tuple(link)!r}")
-            u, v = int(link[0]), int(link[1])
+            try:
+                u, v = link
+            except (TypeError, ValueError):
+                u = v = -1
+            if type(u) is not int or type(v) is not int or u < 0 or v < 0:  # bool is no node id: the slow path refuses it
+                u, v = _ids(link)
             if u == v:
                 raise TopologyError(f"link {u}-{v} goes from node {u} to itself (self-loops are not supported)")
-            key = (u, v) if u < v else (v, u)
+            key = (u << 32) | v if u < v else (v << 32) | u
             if key in seen:
                 continue
             seen.add(key)
             pairs.append((u, v))
-            top = max(top, u, v)
+            if u > top or v > top:
+                top = u if u > v else v
         del seen
         if n is None:
             n = top + 1
@@ -118,7 +146,8 @@ class Graph(Topology):
         rev = array("B", [p for row in back for p in row])
         del adj, back
         self._start, self._nbr, self._rev = start, nbr, rev
-        self._pairs = pairs
+        self._ends = array("i", [x for pair in pairs for x in pair])  # u0, v0, u1, v1, ...: 8 bytes a link
+        del pairs
         #: the node of the graph object each id stands for (:func:`~._graph_python.topology_from`); None: the ids
         self.labels: tuple[Hashable, ...] | None = None
         self._rows: OrderedDict[int, array[int]] = OrderedDict()
@@ -146,7 +175,7 @@ class Graph(Topology):
 
     @property
     def n_links(self) -> int:
-        return 2 * len(self._pairs)
+        return len(self._ends)
 
     def degree(self, node: int) -> int:
         return self._start[node + 1] - self._start[node]
@@ -174,7 +203,8 @@ class Graph(Topology):
 
     def edges(self) -> list[tuple[int, int]]:
         """Every undirected link once, as listed (a pair listed twice appears once)."""
-        return list(self._pairs)
+        ends = self._ends
+        return list(zip(ends[0::2], ends[1::2]))
 
     def port_label(self, port: int) -> tuple[int, int]:
         return (port, 0)
@@ -221,22 +251,22 @@ class Graph(Topology):
         return row
 
     def _bfs(self, source: int) -> array[int]:
-        dist = array("i", [-1]) * self.n_nodes
+        # lists, not the arrays: indexing an array makes an int object per read (about twice as slow)
+        dist = [-1] * self.n_nodes
         dist[source] = 0
-        nbr, start = self._nbr, self._start
+        nbr, start = self._nbr.tolist(), self._start.tolist()
         frontier = [source]
         hop = 0
         while frontier:
             hop += 1
             nxt = []
             for v in frontier:
-                for i in range(start[v], start[v + 1]):
-                    w = nbr[i]
+                for w in nbr[start[v]:start[v + 1]]:
                     if dist[w] < 0:
                         dist[w] = hop
                         nxt.append(w)
             frontier = nxt
-        return dist
+        return array("i", dist)
 
 
 class AnyNet(Graph):
