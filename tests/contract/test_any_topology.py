@@ -171,3 +171,13 @@ def test_the_cli_runs_a_graph_file_and_refuses_a_bad_one(flood, tmp_path, capsys
         assert main(argv) != 0
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and ("none.txt" in err or "runs on hypercube, not ring:8" in err), err
+
+
+@pytest.mark.parametrize("kinds, spec", [(("any",), "hypercube:4"), (("ring",), "ring:8"),
+                                         (("graph",), "edges:0-1,1-2,2-3,3-0,0-2")])
+def test_a_scheme_for_rings_or_graphs_gets_an_example_command(monkeypatch, kinds, spec):
+    """`slotnet schemes NAME`'s example runs a scheme of any kind, a ring or a graph on a small one of its kind."""
+    from slotnet.orchestrator.cli.describe import scheme_example
+
+    name = install(monkeypatch, kinds)
+    assert scheme_example(SCHEMES[name]) == [["run", name, "-t", spec]]
