@@ -153,6 +153,15 @@ def test_a_traced_graph_run_draws_every_hop(flood, tmp_path):
     assert shown["hops"] == received and shown["nodes"] == g.n_nodes and svg.startswith("<svg")
 
 
+def test_the_trace_command_draws_a_graph_run(flood, tmp_path, capsys):
+    """slotnet trace FILE --diagram OUT -t SPEC takes a graph's spec (here a file) and draws its run."""
+    (tmp_path / "g.txt").write_text("0 1\n1 2\n2 3\n3 0\n0 2\n")
+    trace, out = tmp_path / "t.jsonl", tmp_path / "d.svg"
+    run(RunSpec(flood, f"graph:{tmp_path / 'g.txt'}", seed=1, trace=TraceSpec(str(trace))))
+    assert main(["trace", str(trace), "--diagram", str(out), "-t", f"graph:{tmp_path / 'g.txt'}"]) == 0
+    assert out.read_text().startswith("<svg") and "n3" in out.read_text()
+
+
 def test_explore_takes_down_each_link_of_a_graph(flood):
     """explore's single-link family tries every undirected link of a graph once; the flood survives each."""
     g = graph_topology([(0, 1), (1, 2), (2, 3), (3, 0), (0, 2)])

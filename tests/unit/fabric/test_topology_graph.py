@@ -228,3 +228,13 @@ def test_a_python_graph_round_trips_through_its_spec():
     assert parse_topology(spec.topology) is g and parse_topology(g) is g
     again = Graph([(0, 2), (2, 1), (1, 0), (1, 3)])
     assert again.links() == g.links()
+
+
+def test_ids_of_any_integer_type_are_node_ids():
+    """numpy integers name nodes as ints do (the slow path); a string or a bool does not."""
+    np = pytest.importorskip("numpy")
+    g = graph_topology([(np.int64(0), np.int32(1)), (np.uint8(1), 2)])
+    assert g.links() == graph_topology([(0, 1), (1, 2)]).links()
+    for bad in (["01"], [("0", "1")], [(False, 1)], [5]):
+        with pytest.raises(TopologyError, match="a link must be two node ids"):
+            graph_topology(bad)
