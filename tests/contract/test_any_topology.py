@@ -154,12 +154,17 @@ def test_a_traced_graph_run_draws_every_hop(flood, tmp_path):
 
 
 def test_the_trace_command_draws_a_graph_run(flood, tmp_path, capsys):
-    """slotnet trace FILE --diagram OUT -t SPEC takes a graph's spec (here a file) and draws its run."""
+    """slotnet trace FILE --diagram/--perfetto OUT -t SPEC takes a graph's spec (a file) and pairs every hop."""
     (tmp_path / "g.txt").write_text("0 1\n1 2\n2 3\n3 0\n0 2\n")
     trace, out = tmp_path / "t.jsonl", tmp_path / "d.svg"
     run(RunSpec(flood, f"graph:{tmp_path / 'g.txt'}", seed=1, trace=TraceSpec(str(trace))))
     assert main(["trace", str(trace), "--diagram", str(out), "-t", f"graph:{tmp_path / 'g.txt'}"]) == 0
     assert out.read_text().startswith("<svg") and "n3" in out.read_text()
+    perfetto = tmp_path / "t.json"
+    assert main(["trace", str(trace), "--perfetto", str(perfetto), "-t", f"graph:{tmp_path / 'g.txt'}"]) == 0
+    flows = [e for e in json.loads(perfetto.read_text())["traceEvents"] if e.get("ph") in ("s", "f")]
+    sent = sum(1 for ev in read_trace(trace) if ev["event"] == "received")
+    assert len(flows) == 2 * sent  # every reception paired with its send through the graph's ports
 
 
 def test_explore_takes_down_each_link_of_a_graph(flood):
