@@ -9,7 +9,7 @@
   export, diagrams, fault exploration and shrinking, run reports, paper reproductions.
 
 ``cli/`` is the ``slotnet`` command; ``_run.py`` picks the one-process driver or the
-shard coordinator. The engine imports neither of the other rooms (``tests/test_orchestrator_layers.py``).
+shard coordinator. The engine imports neither of the other rooms (``tests/contract/test_orchestrator_layers.py``).
 The tools named here (``read_trace``, ``timeline``, ``to_perfetto``) load on first use.
 """
 

@@ -17,8 +17,9 @@ source's.
 ``SLOTNET_PURE_PYTHON=1`` in the environment makes every process of a run import the
 ``.py`` files even where the compiled ones exist (the finder below), so the two builds
 can be run side by side. An extension older than its source is never loaded: the source
-runs instead (a file edited since the last install), and :func:`build` says so. ``tests/test_compiled_identity.py`` proves them identical:
-function by function on random inputs, and run by run on whole JSON results and traces.
+runs instead (a file edited since the last install), and :func:`build` says so.
+``tests/unit/slotnet/test_build_identity.py`` proves them identical: function by function on
+random inputs, and run by run on whole JSON results and traces.
 """
 
 from __future__ import annotations

@@ -23,7 +23,21 @@ __all__ = [
 
 
 class SlotnetError(Exception):
-    """Base of every error slotnet raises on purpose (bad input or a broken rule)."""
+    """Base of every error slotnet raises on purpose (bad input or a broken rule).
+
+    Every subclass pickles whole, whatever its ``__init__`` takes, so an error raised in a
+    worker process (``--seeds``, ``sweep``, ``repro``, ``explore``) reaches the caller as itself.
+    """
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return _restore, (type(self), self.args, dict(self.__dict__))
+
+
+def _restore(cls: type[SlotnetError], args: tuple[object, ...], state: dict[str, object]) -> SlotnetError:
+    exc = cls.__new__(cls)
+    exc.args = args
+    exc.__dict__.update(state)
+    return exc
 
 
 class TopologyError(SlotnetError, ValueError):

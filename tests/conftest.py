@@ -1,11 +1,34 @@
-"""Shared fixtures and helpers for the slotnet suite."""
+"""Shared fixtures and helpers for the slotnet suite, and the markers its folders set.
+
+Each top folder of ``tests/`` marks its tests with its own name (``unit``, ``contract``,
+``papers``, ``broker``, ``docs``; see ``tests/README.md``), so ``-m contract`` runs the
+contract tests wherever they are collected from; ``slow`` stays explicit, test by test.
+"""
 
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 import trio
+
+#: the folders of tests/ that mark their tests with their own name
+FOLDER_MARKERS = ("unit", "contract", "papers", "broker", "docs")
+
+_TESTS = Path(__file__).resolve().parent
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test with its top folder's name, before ``-m`` selects (hence ``tryfirst``)."""
+    for item in items:
+        try:
+            top = Path(item.path).resolve().relative_to(_TESTS).parts[0]
+        except ValueError:  # collected from outside tests/
+            continue
+        if top in FOLDER_MARKERS:
+            item.add_marker(getattr(pytest.mark, top))
 
 
 @pytest.fixture

@@ -33,6 +33,10 @@ def trace_spec(args: argparse.Namespace) -> TraceSpec | None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """``slotnet run``."""
+    if args.seeds is not None:
+        return _replications(args)
+    if args.jobs is not None:
+        raise SpecError("--jobs needs --seeds: one run is one process (or --shards K of them)")
     spec = RunSpec(
         scheme=args.scheme, topology=args.topology, params=params(args.param), load=load_args(args),
         slots=args.slots, warmup=args.warmup, seed=args.seed,
@@ -72,4 +76,34 @@ def cmd_run(args: argparse.Namespace) -> int:
     trace_errors = getattr(args, "trace_errors", None)
     if trace_errors:
         raise OutputError(trace_errors[0] + " (the results above are complete)")
+    return 0
+
+
+def _replications(args: argparse.Namespace) -> int:
+    """``slotnet run --seeds LIST``: one run per seed, each metric's mean over them."""
+    from ..engine._progress import RunsProgress
+    from ..tools._replicate import format_replications, parse_seeds, replicate, summarise
+
+    if args.seed != 0:  # --seed's default is 0
+        raise SpecError("--seed and --seeds contradict each other: give one")
+    single = [flag for flag, on in (("--trace", args.trace), ("--per-node", args.per_node), ("--series", args.series),
+                                    ("--shards", args.shards > 1), ("--no-spawn", args.no_spawn),
+                                    ("--run-id", args.run_id), ("--broker", args.broker)) if on]
+    if single:
+        raise SpecError(f"{', '.join(single)} describe one run: leave {'them' if len(single) > 1 else 'it'} out "
+                        "with --seeds (replay one seed with --seed S to trace it)")
+    seeds = parse_seeds(args.seeds)
+    request = dict(scheme=args.scheme, topology=args.topology, params=params(args.param), load=load_args(args),
+                   slots=args.slots, warmup=args.warmup,
+                   faults=FaultSchedule.parse(args.fault, args.faults, detect="default" if args.detect is None else args.detect),
+                   max_backlog_per_node=args.max_backlog)
+    RunSpec(**request, seed=seeds[0]).prepare()  # every input error before any run
+    runs = replicate(request, seeds, jobs=args.jobs, progress=None if args.no_progress else RunsProgress())
+    if args.json:
+        first = runs[0]
+        print_json({"scheme": first["scheme"], "topology": first["topology"], "load": first["load"],
+                    "params": first["params"], "seeds": seeds, "metrics": summarise(runs), "theory": first.get("theory"),
+                    "invariants_ok": sum(1 for r in runs if r["invariants"]["ok"]), "runs": runs})
+    else:
+        print(format_replications(runs, seeds))
     return 0

@@ -13,6 +13,7 @@ from ._cmd_repro import cmd_repro
 from ._cmd_run import cmd_run
 from ._cmd_schemes import cmd_schemes
 from ._cmd_shard import cmd_shard
+from ._cmd_sweep import cmd_sweep
 from ._cmd_theory import cmd_theory
 from ._cmd_trace import cmd_trace
 from ._parser import build_parser
@@ -25,7 +26,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = {"run": cmd_run, "theory": cmd_theory, "trace": cmd_trace, "repro": cmd_repro, "explore": cmd_explore,
-               "schemes": cmd_schemes, "shard": cmd_shard}[args.command]
+               "schemes": cmd_schemes, "shard": cmd_shard, "sweep": cmd_sweep}[args.command]
     if sys.stdout is None:  # started with stdout closed (``>&-``)
         print(f"slotnet {args.command}: error: stdout is closed: nothing can be printed", file=sys.stderr)
         return 1

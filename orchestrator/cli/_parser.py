@@ -165,6 +165,16 @@ def add_run(command: Command) -> None:
                         "a safety cap from the scheme's bound, and --slots N cuts it short, reported incomplete)")
     r.add_argument("--warmup", type=int, default=0, metavar="W", help="leading slots excluded from metrics (default 0)")
     r.add_argument("--seed", type=int, default=0, metavar="S", help="one seed fixes the whole run (default 0)")
+    r.add_argument("--seeds", metavar="LIST", help="independent replications, one run per seed (1-10, 1,3,5): each "
+                   "metric's mean over the seeds with a 95%% interval; --json holds every run")
+    r.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="with --seeds: worker processes (default: min(2, cores); results do not depend on it)")
+    add_faults(r)
+    add_run_rest(r)
+
+
+def add_faults(r: argparse.ArgumentParser) -> None:
+    """The fault options of run and sweep."""
     r.add_argument("--fault", action="append", default=[], metavar="F",
                    help="link-down@SLOT:NODE:PORT, link-up@..., crash@SLOT:NODE, recover@SLOT:NODE, "
                         "partition@FROM:TO:NODES, stall@FROM:TO:NODE, loss=RATE, dup=RATE, delay=RATE:SLOTS, "
@@ -173,6 +183,10 @@ def add_run(command: Command) -> None:
     r.add_argument("--detect", metavar="SLOTS|never", default=None,
                    help="slots a node takes to see a dead port (link down, neighbour crashed or stalled); "
                         "never: nodes are never told (default 1)")
+
+
+def add_run_rest(r: argparse.ArgumentParser) -> None:
+    """run's options after the faults: trace, output, limits, shards."""
     r.add_argument("--trace", metavar="FILE", help="write trace events as JSON lines")
     r.add_argument("--trace-nodes", metavar="N,N,...", help="trace only these nodes (default: all)")
     r.add_argument("--trace-slots", metavar="A:B", help="trace only slots A <= slot < B")
@@ -190,6 +204,39 @@ def add_run(command: Command) -> None:
                    "(password in $SLOTNET_MQTT_PASSWORD); default: a private mosquitto for the run")
     g.add_argument("--no-spawn", action="store_true", help="start no shards: wait for K `slotnet shard` processes")
     g.add_argument("--run-id", metavar="ID", help="the run's id (topic namespace slotnet/ID); default random")
+
+
+SWEEP_EXAMPLES = examples(
+    ("the broadcast delay of bcast-dtree on the 6-cube from rho = 0.1 to 0.6, three seeds a point",
+     "slotnet sweep bcast-dtree -t hypercube:6 --over rho=0.1:0.6:0.1 --seeds 1-3 --slots 2000 --warmup 200"),
+    ("the same as CSV and a plot of one metric",
+     "slotnet sweep bcast-dtree -t hypercube:6 --over rho=0.1:0.6:0.1 --csv dtree.csv --plot dtree.png "
+     "--plot-metric mean_broadcast_delay"),
+)
+
+
+def add_sweep(command: Command) -> None:
+    """``slotnet sweep``: its options."""
+    sw = command("sweep", "run a scheme over a range of one load or parameter", description(
+        "Run a scheme at each value of one load (rho, offered, lam, ...) or parameter, each value under one or more "
+        "seeds, and print each metric's mean (with a 95% interval over the seeds) beside the theory, one row per "
+        "value. Runs are spread over worker processes (results do not depend on how many) and kept in the results "
+        "cache, like repro's: a point run before is not run again by the same code."), SWEEP_EXAMPLES)
+    add_common(sw)
+    sw.add_argument("--over", required=True, metavar="NAME=A:B:STEP",
+                    help="the load or parameter to vary: NAME=A:B:STEP (B included) or NAME=V1,V2,...")
+    sw.add_argument("--seeds", default="1", metavar="LIST", help="seeds of each point: 1-10, 1,3,5 (default 1)")
+    sw.add_argument("--slots", type=int, default=None, metavar="N", help="slots of each run, warm-up included")
+    sw.add_argument("--warmup", type=int, default=0, metavar="W", help="leading slots excluded from metrics (default 0)")
+    add_faults(sw)
+    sw.add_argument("--metrics", metavar="M,M,...", help="the metrics of the table (default: the first four)")
+    sw.add_argument("--csv", metavar="FILE", help="also write the sweep as CSV (every metric: mean, half-width, theory)")
+    sw.add_argument("--plot", metavar="FILE", help="also draw one metric against the swept value (needs matplotlib)")
+    sw.add_argument("--plot-metric", metavar="M", help="the metric --plot draws (default: the table's first)")
+    sw.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default: min(2, cores))")
+    sw.add_argument("--cache", metavar="DIR", help="the results cache (default $SLOTNET_CACHE_DIR, else "
+                    "~/.cache/slotnet/runs)")
+    sw.add_argument("--no-cache", action="store_true", help="run everything afresh and keep nothing")
 
 
 def add_theory(command: Command) -> None:
@@ -299,6 +346,6 @@ def build_parser() -> argparse.ArgumentParser:
         return sub.add_parser(name, help=help, description=description, epilog=epilog,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
 
-    for add in (add_run, add_theory, add_trace, add_explore, add_repro, add_shard, add_schemes):
+    for add in (add_run, add_sweep, add_theory, add_trace, add_explore, add_repro, add_shard, add_schemes):
         add(command)
     return parser

@@ -70,14 +70,17 @@ OnRun = Callable[[Mapping[str, Any], Mapping[str, Any], bool], None]
 class _Runner:
     """Runs an experiment's requests in ``jobs`` worker processes, reporting each finished run.
 
-    With a ``cache``, a request kept there is answered from it (and not counted in the
-    progress), and every run finished here is kept.
+    ``work`` turns a request into what is returned and cached (default: the metrics a
+    reproduction reads; replications and sweeps keep whole results). With a ``cache``, a
+    request kept there is answered from it (and not counted in the progress), and every run
+    finished here is kept.
     """
 
     def __init__(self, jobs: int, progress: RunsProgress | None = None,
                  on_rows: Callable[[list[Row]], None] | None = None, cache: ResultsCache | None = None,
-                 on_run: OnRun | None = None) -> None:
+                 on_run: OnRun | None = None, work: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None) -> None:
         self.jobs = jobs
+        self.work = work  # what a worker returns for a request (a module-level function: it is pickled)
         self.progress = progress
         self.on_rows = on_rows
         self.cache = cache
@@ -130,14 +133,15 @@ class _Runner:
             yield i, result
 
     def _run(self, requests: list[Mapping[str, Any]], todo: list[int]) -> Iterator[tuple[int, dict[str, Any]]]:
+        work = self.work or _run_metrics
         if self.jobs <= 1 or len(todo) <= 1:
             for i in todo:
-                result = _run_metrics(requests[i])
+                result = work(requests[i])
                 self._done()
                 yield i, result
             return
         with ProcessPoolExecutor(max_workers=min(self.jobs, len(todo))) as pool:
-            futures: dict[Future[dict[str, Any]], int] = {pool.submit(_run_metrics, requests[i]): i for i in todo}
+            futures: dict[Future[dict[str, Any]], int] = {pool.submit(work, requests[i]): i for i in todo}
             pending = set(futures)
             while pending:
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)

@@ -30,5 +30,5 @@ TABLE_1 = [
 
 #: Two printed approximation entries are one last-digit unit below the correctly
 #: rounded value of (25) (9.0699887 -> 9.0700, 9.6516098 -> 9.6516); slips in the table
-#: (see tests/test_broadcast_theory.py for what was ruled out).
+#: (see tests/unit/schemes/broadcast/test_broadcast_theory.py for what was ruled out).
 TABLE_1_PRINTED_SLIPS = {0.175: 9.0700, 0.300: 9.6516}

@@ -365,7 +365,7 @@ def delay_vs_d(runner: Runner, dims: Sequence[int], *, seed: int, quick: bool, h
     is withheld from the copy used here and not reconstructed. The verdict allows, besides the
     noise, :data:`PAPER_DELAY_AGREEMENT`, the largest gap the paper shows between its
     simulated and its modelled delay (Tables II and III, d = 6): our reading of "the
-    paper's own agreement" at every d, as ``tests/test_deflection_tables.py`` reads it.
+    paper's own agreement" at every d, as ``tests/papers/test_deflection_tables.py`` reads it.
 
     Model against simulation, seed 1, this plan (sim − model, relative): d = 2 −4.07%
     (1.7311 ± 0.0011 against 1.8046), d = 3 −1.51%, d = 4 −0.42%, d = 5 −0.07%, then
