@@ -1,8 +1,9 @@
 """Any network, end to end: a user's flood declaring topologies=("any",) on every kind, built-in or not.
 
-Runs, shards (the in-memory shard link), faults, traces, diagrams, explore and the CLI on
-rings, edge lists, BookSim2 anynet files and graphs built in Python; the papers' schemes
-refuse the kinds they do not support in one line.
+Runs, shards (the in-memory shard link), faults, traces with their diagrams and Perfetto
+export, and the CLI on rings, edge lists, BookSim2 anynet files and graphs built in Python;
+the papers' schemes refuse the kinds they do not support in one line. (explore and the
+diagram's own pairing on graphs: tests/unit/orchestrator/tools/test_*_any_topology.py.)
 """
 
 from __future__ import annotations
@@ -13,19 +14,16 @@ from collections import deque
 
 import pytest
 import trio
-from graph_strategies import connected_edges
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from slotnet import SCHEMES, RunSpec, SpecError, TraceSpec, graph_topology, run
 from slotnet.fabric import FaultSpecError, parse_topology
+from slotnet.orchestrator import read_trace
 from slotnet.orchestrator.cli import main
-from slotnet.orchestrator.shard._memory_link import run_sharded_in_memory
-from slotnet.orchestrator.tools._diagram import diagram_svg
-from slotnet.orchestrator.tools._explore import explore
-from slotnet.orchestrator.tools._trace_query import read_trace
-
-from ._flood import install
+from slotnet.orchestrator.shard import run_sharded_in_memory
+from tests.support.flood import install
+from tests.support.graphs import connected_edges
 
 #: what must not depend on how the nodes are spread over shards
 SAME = ("metrics", "invariants", "stability", "slots_run", "per_node", "completion", "faults", "fault_impact")
@@ -141,18 +139,6 @@ def test_a_link_fault_on_a_graph_names_node_and_port(flood):
     assert str(info.value) == "fault link-down@0:1:2: node 1 has no port 2"
 
 
-def test_a_traced_graph_run_draws_every_hop(flood, tmp_path):
-    """A graph run's trace pairs every reception with its send on the diagram (hops = receptions)."""
-    g = graph_topology([(0, 1), (1, 2), (2, 3), (3, 4), (4, 0), (1, 3)])
-    path = tmp_path / "t.jsonl"
-    run(RunSpec(flood, g, seed=1, trace=TraceSpec(str(path))))
-    events = list(read_trace(path))
-    received = sum(ev["event"] == "received" for ev in events)
-    assert received == g.n_links - g.n_nodes + 1
-    svg, shown = diagram_svg(events, topology=g)
-    assert shown["hops"] == received and shown["nodes"] == g.n_nodes and svg.startswith("<svg")
-
-
 def test_the_trace_command_draws_a_graph_run(flood, tmp_path, capsys):
     """slotnet trace FILE --diagram/--perfetto OUT -t SPEC takes a graph's spec (a file) and pairs every hop."""
     (tmp_path / "g.txt").write_text("0 1\n1 2\n2 3\n3 0\n0 2\n")
@@ -165,13 +151,6 @@ def test_the_trace_command_draws_a_graph_run(flood, tmp_path, capsys):
     flows = [e for e in json.loads(perfetto.read_text())["traceEvents"] if e.get("ph") in ("s", "f")]
     sent = sum(1 for ev in read_trace(trace) if ev["event"] == "received")
     assert len(flows) == 2 * sent  # every reception paired with its send through the graph's ports
-
-
-def test_explore_takes_down_each_link_of_a_graph(flood):
-    """explore's single-link family tries every undirected link of a graph once; the flood survives each."""
-    g = graph_topology([(0, 1), (1, 2), (2, 3), (3, 0), (0, 2)])
-    report = explore(RunSpec(flood, g, seed=1, slots=30), "single-link", jobs=1)
-    assert report["summary"]["scenarios"] == 5 and report["summary"]["failed"] == 0
 
 
 def test_the_cli_runs_a_graph_file_and_refuses_a_bad_one(flood, tmp_path, capsys):

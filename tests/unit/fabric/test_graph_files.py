@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 
 import pytest
-from graph_strategies import connected_edges
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from slotnet import graph_topology
 from slotnet.fabric import AnyNet, TopologyError, parse_topology
 from slotnet.fabric._graph_files import parse_anynet, parse_edge_list
+from tests.support.graphs import connected_edges
 
 #: BookSim2's src/examples/anynet/anynet_file, as shipped.
 BOOKSIM_EXAMPLE = """router 0 node 0 node 1 node 2 router 1

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections import deque
 
 import pytest
-from graph_strategies import connected_edges
 from hypothesis import given, settings
 
 from slotnet import graph_topology, parse_topology
 from slotnet.schemes.kit._checks import bipartite, eccentricity, port_dimension
+from tests.support.graphs import connected_edges
 
 
 def _depths(g, root: int) -> list[int]:

@@ -1,17 +1,17 @@
-"""General graphs (fabric/_graph.py, _graph_python.py) and rings: ports, links, distances, refusals."""
+"""General graphs (fabric/_graph.py): ports in listed order, links, BFS distances and their bound, refusals."""
 
 from __future__ import annotations
 
 from collections import deque
 
 import pytest
-from graph_strategies import connected_edges
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import slotnet.fabric._graph as _graph
-from slotnet import RunSpec, graph_topology, topology_from
-from slotnet.fabric import Graph, Ring, TopologyError, Torus, parse_topology
+from slotnet import graph_topology
+from slotnet.fabric import Graph, TopologyError
+from tests.support.graphs import connected_edges
 
 # ------------------------------------------------------------------ generated graphs
 
@@ -143,91 +143,6 @@ def test_a_star_of_64_leaves_fits_the_port_mask():
     """Degree 64 is the most a node may have (the outlets' 64-bit port mask), and it is accepted."""
     g = graph_topology([(0, v) for v in range(1, 65)])
     assert g.degree(0) == g.n_ports == 64 and g.reverse_port(0, 63) == 0
-
-
-# ------------------------------------------------------------------ rings
-
-
-@pytest.mark.parametrize("n", [3, 4, 7, 10])
-def test_a_ring_is_the_cycle_graph(n):
-    """ring:N: port 0 to v+1, port 1 to v-1, distances those of the n-cycle as a graph, kind 'ring'."""
-    r = parse_topology(f"ring:{n}")
-    cycle = graph_topology([(v, (v + 1) % n) for v in range(n)])
-    assert isinstance(r, Ring) and r.kind == "ring" and r.spec == f"ring:{n}" and r.n_links == 2 * n
-    for v in range(n):
-        assert [p.neighbour for p in r.ports(v)] == [(v + 1) % n, (v - 1) % n]
-        assert [r.distance(v, w) for w in range(n)] == [cycle.distance(v, w) for w in range(n)]
-    assert [r.neighbour(v, p) for v in range(n) for p in (0, 1)] == [Torus((n,)).neighbour(v, p) for v in range(n)
-                                                                     for p in (0, 1)]
-
-
-@pytest.mark.parametrize("spec, message", [
-    ("ring:2", "ring needs at least 3 nodes, got 2 (torus:2 is two nodes with two links)"),
-    ("ring:x", "ring size must be a positive integer, got 'x' in 'ring:x'"),
-    ("edges:0-1,1", "edges: link 2 must look like u-v (node ids >= 0), got '1'"),
-    ("graph:", "graph: needs a file after the colon, as in graph:FILE"),
-    ("edges:", "edges: needs links after the colon, as in edges:U-V,U-V,..."),
-])
-def test_bad_ring_and_inline_specs_are_refused_word_for_word(spec, message):
-    """Each malformed ring or inline spec gets its one line."""
-    with pytest.raises(TopologyError) as info:
-        parse_topology(spec)
-    assert str(info.value) == message
-
-
-# ------------------------------------------------------------------ from Python
-
-
-class _Net:
-    """A stand-in for a networkx graph: nodes() and edges(), labels of any hashable kind."""
-
-    def __init__(self, nodes, edges):
-        self._nodes, self._edges = nodes, edges
-
-    def nodes(self):
-        return iter(self._nodes)
-
-    def edges(self):
-        return iter(self._edges)
-
-
-def test_topology_from_numbers_nodes_in_listed_order():
-    """Labels become 0..n-1 in nodes() order (kept in labels); ports follow edges(); extra edge data is ignored."""
-    net = _Net(["a", "b", ("c", 1), "d"], [("a", "b", {"w": 3}), ("b", ("c", 1)), (("c", 1), "d"), ("d", "a")])
-    g = topology_from(net)
-    assert g.labels == ("a", "b", ("c", 1), "d")
-    assert g.spec == "edges:0-1,1-2,2-3,3-0" and [p.neighbour for p in g.ports(0)] == [1, 3]
-
-
-@pytest.mark.parametrize("obj, message", [
-    (object(), "topology_from needs an object with nodes() and edges(), got object"),
-    (_Net([1, 2], [(1, 3)]), "topology_from: edge (1, 3) names a node that nodes() does not list"),
-    (_Net([1, 1], [(1, 1)]), "topology_from: nodes() lists a node more than once"),
-    (_Net([1, 2, 3], [(1, 2)]), "node 0 does not reach 1 node(s): 2"),
-])
-def test_topology_from_refuses_what_is_no_network(obj, message):
-    """An object without nodes()/edges(), an edge to an unknown node, a repeated node, an isolated node: one line each."""
-    with pytest.raises(TopologyError) as info:
-        topology_from(obj)
-    assert message in str(info.value)
-
-
-def test_a_networkx_graph_works_when_networkx_is_installed():
-    """networkx is no dependency; where it is installed its graphs are topologies as they are."""
-    nx = pytest.importorskip("networkx")
-    g = topology_from(nx.petersen_graph())
-    assert g.n_nodes == 10 and g.n_links == 30 and all(g.degree(v) == 3 for v in range(10))
-    assert max(g.distance(0, v) for v in range(10)) == 2
-
-
-def test_a_python_graph_round_trips_through_its_spec():
-    """A RunSpec holds a Topology's spec string; parsing it gives the same graph (the same object, in this process)."""
-    g = graph_topology([(0, 2), (2, 1), (1, 0), (1, 3)])
-    spec = RunSpec("flood", g)
-    assert spec.topology == "edges:0-2,2-1,1-0,1-3"
-    assert parse_topology(spec.topology) is g and parse_topology(g) is g
-    again = Graph([(0, 2), (2, 1), (1, 0), (1, 3)])
-    assert again.links() == g.links()
 
 
 def test_ids_of_any_integer_type_are_node_ids():
