@@ -25,14 +25,18 @@ from ._faults import (
     parse_nodes,
     register_fault_kind,
 )
+from ._graph import AnyNet, Graph
+from ._graph_python import graph_topology, topology_from
 from ._ledger import AVOIDABLE, FaultLedger
 from ._protocol import Delivery, SendSide, Transport
 from ._sharded import ShardMap, ShardTransport
-from ._topology import Hypercube, Mesh, Port, Topology, Torus, parse_topology
+from ._topology import KINDS, Hypercube, Mesh, Port, Ring, Topology, Torus, parse_topology
 from ._transport import InProcessTransport
 
 __all__ = [
     "AVOIDABLE",
+    "KINDS",
+    "AnyNet",
     "DEFAULT_DETECT",
     "FAULT_KINDS",
     "NOTE_CAUSES",
@@ -48,6 +52,7 @@ __all__ = [
     "FaultTarget",
     "Flip",
     "Hold",
+    "Graph",
     "Hypercube",
     "InProcessTransport",
     "Lose",
@@ -57,6 +62,7 @@ __all__ = [
     "Mesh",
     "Port",
     "PortTimeline",
+    "Ring",
     "SendSide",
     "ShardMap",
     "ShardTransport",
@@ -71,7 +77,9 @@ __all__ = [
     "Verdict",
     "decode",
     "encode",
+    "graph_topology",
     "parse_nodes",
     "parse_topology",
     "register_fault_kind",
+    "topology_from",
 ]

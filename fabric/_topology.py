@@ -1,9 +1,13 @@
-"""Topologies: hypercubes, tori (k-ary d-cubes) and meshes (d-dimensional arrays).
+"""Topologies: hypercubes, tori (k-ary d-cubes), meshes (d-dimensional arrays) and rings.
+
+General graphs (edge lists, BookSim2's anynet files, graphs built in Python) are in
+:mod:`._graph`; :func:`parse_topology` reads every kind's spec.
 
 A topology is a static description of nodes, directed links and port labels. Node ids
 are ints ``0 .. n_nodes-1``. Ports have fixed indices so that a node can compute the
 port of a dimension and direction locally:
 
+* ring ``N``: the one-dimensional torus of ``N >= 3`` nodes, port 0 to ``v + 1``, port 1 to ``v - 1``.
 * hypercube ``d``: port ``k`` flips bit ``k`` (dimension ``k``, direction 0).
 * torus / mesh with sides ``(n_0, ..., n_{D-1})``: port ``2k`` goes ``+1`` along
   dimension ``k`` and port ``2k+1`` goes ``-1``. On a mesh a boundary node simply lacks
@@ -28,7 +32,18 @@ from functools import cached_property
 
 from ._errors import TopologyError
 
-__all__ = ["Hypercube", "Mesh", "Port", "Topology", "Torus", "parse_topology"]
+__all__ = ["KINDS", "Hypercube", "Mesh", "Port", "Ring", "Topology", "Torus", "parse_topology"]
+
+#: Every topology kind a spec can name, with its syntax.
+KINDS = {
+    "hypercube": "hypercube:D",
+    "torus": "torus:N1xN2[x...]",
+    "mesh": "mesh:N1xN2[x...]",
+    "ring": "ring:N",
+    "graph": "graph:FILE",
+    "anynet": "anynet:FILE",
+    "edges": "edges:U-V,U-V,...",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,19 +286,42 @@ class Mesh(_Grid):
     wrap = False
 
 
+class Ring(Torus):
+    """``N`` nodes in a cycle (``N >= 3``): the torus ``torus:N`` under its own kind, ``ring``.
+
+    Port 0 leads to ``v + 1`` and port 1 to ``v - 1`` (mod ``N``). Its automorphisms are
+    the ``2N`` rotations and reflections (the dihedral group): every node looks alike.
+    """
+
+    kind = "ring"
+
+    def __init__(self, n: int) -> None:
+        if not isinstance(n, int) or isinstance(n, bool) or n < 3:
+            raise TopologyError(f"ring needs at least 3 nodes, got {n!r} (torus:2 is two nodes with two links)")
+        super().__init__((n,))
+
+    @property
+    def spec(self) -> str:
+        return f"ring:{self.n_nodes}"
+
+
 _SIDES = re.compile(r"^\d+(x\d+)*$")
 
 
-def parse_topology(spec: str) -> Topology:
-    """Parse ``hypercube:D``, ``torus:N1xN2[x...]`` or ``mesh:N1xN2[x...]``.
+def parse_topology(spec: str | Topology) -> Topology:
+    """Parse a topology spec (a :class:`Topology` is returned as it is).
+
+    Kinds: ``hypercube:D``, ``torus:N1xN2[x...]``, ``mesh:N1xN2[x...]``, ``ring:N``,
+    ``graph:FILE`` (an edge list), ``anynet:FILE`` (BookSim2's format) and
+    ``edges:U-V,U-V,...`` (an edge list inline: the spec of a graph built in Python).
 
     Raises:
         TopologyError: with a message naming what is wrong with ``spec``.
     """
+    if isinstance(spec, Topology):
+        return spec
     if not isinstance(spec, str) or ":" not in spec:
-        raise TopologyError(
-            f"topology spec {spec!r} must look like hypercube:D, torus:N1xN2[x...] or mesh:N1xN2[x...]"
-        )
+        raise TopologyError(f"topology spec {spec!r} must look like {', '.join(KINDS.values())}")
     kind, _, arg = spec.partition(":")
     kind = kind.strip().lower()
     arg = arg.strip()
@@ -296,4 +334,16 @@ def parse_topology(spec: str) -> Topology:
             raise TopologyError(f"{kind} sides must be positive integers joined by 'x', got {arg!r} in {spec!r}")
         sides = tuple(int(s) for s in arg.split("x"))
         return Torus(sides) if kind == "torus" else Mesh(sides)
-    raise TopologyError(f"unknown topology kind {kind!r} in {spec!r} (known: hypercube, torus, mesh)")
+    if kind == "ring":
+        if not arg.isdigit():
+            raise TopologyError(f"ring size must be a positive integer, got {arg!r} in {spec!r}")
+        return Ring(int(arg))
+    if kind in ("graph", "anynet", "edges"):
+        from ._graph_files import inline_graph, load_graph_file  # they build on this module
+
+        if not arg:
+            raise TopologyError(f"{kind}: needs {'a file' if kind != 'edges' else 'links'} after the colon, "
+                                f"as in {KINDS[kind]}")
+        canonical = f"{kind}:{arg}"
+        return inline_graph(canonical, arg) if kind == "edges" else load_graph_file(kind, arg, canonical)
+    raise TopologyError(f"unknown topology kind {kind!r} in {spec!r} (known: {', '.join(KINDS)})")

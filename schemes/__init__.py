@@ -7,6 +7,7 @@ edits; the kit (:mod:`slotnet.schemes.kit`) holds what several papers share.
 from __future__ import annotations
 
 from ._base import (
+    ANY_TOPOLOGY,
     CLAIM_KINDS,
     HOP_EVENT,
     Claim,
@@ -25,6 +26,7 @@ from ._registry import EXPERIMENTS, SCHEMES, get_experiment, get_scheme, registe
 from ._repro import Experiment, Row, Runner, relative
 
 __all__ = [
+    "ANY_TOPOLOGY",
     "CLAIM_KINDS",
     "EXPERIMENTS",
     "HOP_EVENT",

@@ -16,7 +16,11 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 from slotnet.errors import SchemeError
 from slotnet.nodes import Geometry, Node, NodeContext
 
+#: A scheme whose ``topologies`` hold this runs on every kind, built-in or not.
+ANY_TOPOLOGY = "any"
+
 __all__ = [
+    "ANY_TOPOLOGY",
     "CLAIM_KINDS",
     "HOP_EVENT",
     "Claim",
@@ -306,6 +310,8 @@ class Scheme:
     theory: Callable[[Setup], dict[str, Any]] | None = None
     params: tuple[Param, ...] = ()
     loads: tuple[Load, ...] = ()
+    #: the topology kinds it runs on (``hypercube``, ``torus``, ``mesh``, ``ring``, ``graph``,
+    #: ``anynet``), or ``("any",)`` (:data:`ANY_TOPOLOGY`): every kind
     topologies: tuple[str, ...] = ("hypercube",)
     #: (topology, node params) -> queued packets per node past which a run is surely
     #: unstable; None: the orchestrator's default (1000)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 # First: with SLOTNET_PURE_PYTHON=1 it must act before any hot-path module is imported.
 from slotnet import _build  # noqa: F401  (installs the pure-Python finder when asked)
 from slotnet.errors import NodeFailure, SchemeError, SlotnetError, SpecError
-from slotnet.fabric import FaultSchedule, parse_topology
+from slotnet.fabric import FaultSchedule, Topology, graph_topology, parse_topology, topology_from
 from slotnet.orchestrator import Result, RunSpec, TraceSpec, run, run_async
 from slotnet.schemes import SCHEMES, get_scheme, register
 
@@ -32,13 +32,16 @@ __all__ = [
     "SchemeError",
     "SlotnetError",
     "SpecError",
+    "Topology",
     "TraceSpec",
     "check",
     "get_scheme",
+    "graph_topology",
     "parse_topology",
     "register",
     "run",
     "run_async",
+    "topology_from",
 ]
 __version__ = "0.1.0"
 

@@ -45,7 +45,9 @@ def add_load(p: argparse.ArgumentParser) -> None:
 def add_common(p: argparse.ArgumentParser) -> None:
     """The scheme, topology, parameters, --json and load flags of run, theory and explore."""
     p.add_argument("scheme", help="scheme name (see `slotnet schemes`)")
-    p.add_argument("--topology", "-t", required=True, metavar="SPEC", help="hypercube:D, torus:N1xN2[x...] or mesh:N1xN2[x...]")
+    p.add_argument("--topology", "-t", required=True, metavar="SPEC",
+                   help="hypercube:D, torus:N1xN2[x...], mesh:N1xN2[x...], ring:N, graph:FILE (an edge list), "
+                        "anynet:FILE (BookSim2's format) or edges:U-V,U-V,...")
     p.add_argument("--param", "-p", action="append", default=[], metavar="K=V", help="scheme parameter (repeatable)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     add_load(p)

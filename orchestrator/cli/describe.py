@@ -21,7 +21,9 @@ __all__ = ["describe_scheme", "param_choices", "param_default", "param_default_c
 
 #: Small topologies of each kind a scheme's example command tries, in order: the first its spec accepts.
 EXAMPLE_TOPOLOGIES = {"hypercube": ("hypercube:4", "hypercube:3"), "torus": ("torus:4x4", "torus:8", "torus:4x4x4"),
-                       "mesh": ("mesh:4x4", "mesh:8", "mesh:4x4x4")}
+                       "mesh": ("mesh:4x4", "mesh:8", "mesh:4x4x4"), "ring": ("ring:8",),
+                       "graph": ("edges:0-1,1-2,2-3,3-0,0-2",),
+                       "any": ("hypercube:4", "torus:4x4", "mesh:4x4", "ring:8", "edges:0-1,1-2,2-3,3-0,0-2")}
 #: The value of a scheme's first load flag in its example command.
 EXAMPLE_LOAD = 0.5
 #: Slots of a slot-bound scheme's example run (a one-shot run stops when the network is quiet).

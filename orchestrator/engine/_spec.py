@@ -9,7 +9,7 @@ from typing import Any
 
 from slotnet.errors import SchemeError, SpecError
 from slotnet.fabric import FaultSchedule, SlotClock, Topology, Transport, parse_topology
-from slotnet.schemes import Inputs, Scheme, Setup, get_scheme
+from slotnet.schemes import ANY_TOPOLOGY, Inputs, Scheme, Setup, get_scheme
 
 from ._memory import check_fits
 
@@ -60,7 +60,8 @@ class RunSpec:
 
     #: the scheme's registered name (``slotnet schemes`` lists them); required
     scheme: str = ""
-    #: the topology spec, e.g. ``hypercube:6``, ``torus:8x8``, ``mesh:4x4``; required
+    #: the topology spec, e.g. ``hypercube:6``, ``torus:8x8``, ``ring:8``, ``graph:net.txt``; required
+    #: (a Topology is taken as its spec)
     topology: str = ""
     params: Mapping[str, Any] = field(default_factory=dict)
     load: Mapping[str, float] = field(default_factory=dict)
@@ -104,6 +105,8 @@ class RunSpec:
             SpecError: scheme or topology not a string, load or params not a mapping.
             FaultSpecError: naming a malformed entry.
         """
+        if isinstance(self.topology, Topology):  # a graph built in Python: its spec rebuilds it (shards too)
+            object.__setattr__(self, "topology", self.topology.spec)
         for name in ("scheme", "topology"):
             if getattr(self, name) == "":
                 raise SpecError(f"RunSpec needs a {name}: RunSpec(scheme, topology, ...), "
@@ -142,7 +145,7 @@ class RunSpec:
     def _prepare(self, hosted: int | None = None, check_memory: bool = True) -> Prepared:
         scheme = get_scheme(self.scheme)
         topology = parse_topology(self.topology)
-        if topology.kind not in scheme.topologies:
+        if ANY_TOPOLOGY not in scheme.topologies and topology.kind not in scheme.topologies:
             raise SpecError(f"scheme {scheme.name!r} runs on {', '.join(scheme.topologies)}, not {topology.spec}")
         counts = (("slots", self.slots, 1), ("warmup", self.warmup, 0), ("seed", self.seed, 0))
         for name, count, lo in counts if self.slots is not None else counts[1:]:

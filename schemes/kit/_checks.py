@@ -85,14 +85,43 @@ HOP_EVENTS: Mapping[str, tuple[str, ...]] = {HOP_EVENT: HOP_FIELDS}
 ROUTES = ("dimension-order", "one-turn")
 
 
+#: Kinds whose shape the closed forms below know (a ring is a torus of one dimension); any
+#: other (a general graph) is searched.
+_GRIDS = ("hypercube", "torus", "mesh", "ring")
+
+
 def bipartite(topology: Geometry) -> bool:
-    """Whether every cycle of the topology is even (hypercubes, meshes, tori of even sides):
-    then every walk between two nodes has the parity of their distance."""
+    """Whether every cycle of the topology is even (hypercubes, meshes, tori of even sides;
+    a general graph 2-coloured by search): then every walk between two nodes has the
+    parity of their distance."""
+    if topology.kind not in _GRIDS:
+        return _two_colourable(topology)
     return topology.kind in ("hypercube", "mesh") or all(n % 2 == 0 for n in topology.sides)
+
+
+def _two_colourable(topology: Geometry) -> bool:
+    colour = [-1] * topology.n_nodes
+    for root in range(topology.n_nodes):
+        if colour[root] >= 0:
+            continue
+        colour[root] = 0
+        todo = [root]
+        while todo:
+            v = todo.pop()
+            for p in topology.ports(v):
+                w = p.neighbour
+                if colour[w] < 0:
+                    colour[w] = 1 - colour[v]
+                    todo.append(w)
+                elif colour[w] == colour[v]:
+                    return False
+    return True
 
 
 def eccentricity(topology: Geometry, v: int) -> int:
     """The largest distance from ``v`` to any node (a broadcast from ``v`` needs at least this many hops)."""
+    if topology.kind not in _GRIDS:
+        return max(topology.distance(v, w) for w in range(topology.n_nodes))
     if topology.wrap:  # vertex-transitive: every node's is the diameter
         return sum(n // 2 for n in topology.sides)
     return sum(max(c, n - 1 - c) for c, n in zip(topology.coords(v), topology.sides))
@@ -383,7 +412,7 @@ class ServiceOrder:
 
 def port_dimension(topology: Geometry) -> Callable[[int], int]:
     """Out-port -> the dimension it crosses (port ``k`` of a hypercube, ``2k``/``2k+1`` of a grid)."""
-    if topology.kind == "hypercube":
+    if topology.kind not in ("torus", "mesh", "ring"):  # a hypercube's port k, a graph's port p: its own
         return int
     return lambda port: port >> 1
 

@@ -161,14 +161,17 @@ def test_sizes_at_and_past_the_limit():
         assert str(info.value) == message
 
 
+LOOKS = "hypercube:D, torus:N1xN2[x...], mesh:N1xN2[x...], ring:N, graph:FILE, anynet:FILE, edges:U-V,U-V,..."
+
+
 @pytest.mark.parametrize("spec, message", [
-    ("hypercube", "topology spec 'hypercube' must look like hypercube:D, torus:N1xN2[x...] or mesh:N1xN2[x...]"),
-    (7, "topology spec 7 must look like hypercube:D, torus:N1xN2[x...] or mesh:N1xN2[x...]"),
+    ("hypercube", "topology spec 'hypercube' must look like " + LOOKS),
+    (7, "topology spec 7 must look like " + LOOKS),
     ("hypercube:x", "hypercube dimension must be a positive integer, got 'x' in 'hypercube:x'"),
     ("hypercube:-2", "hypercube dimension must be a positive integer, got '-2' in 'hypercube:-2'"),
     ("torus:4x", "torus sides must be positive integers joined by 'x', got '4x' in 'torus:4x'"),
     ("mesh:4*4", "mesh sides must be positive integers joined by 'x', got '4*4' in 'mesh:4*4'"),
-    ("ring:8", "unknown topology kind 'ring' in 'ring:8' (known: hypercube, torus, mesh)"),
+    ("ring8:8", "unknown topology kind 'ring8' in 'ring8:8' (known: hypercube, torus, mesh, ring, graph, anynet, edges)"),
 ])
 def test_bad_specs_are_refused_word_for_word(spec, message):
     with pytest.raises(TopologyError) as info:

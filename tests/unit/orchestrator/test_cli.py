@@ -1345,9 +1345,12 @@ def test_scheme_example_picks_the_first_topology_the_spec_accepts():
     ex = cli.scheme_example(q)
     assert ex[0][:4] == ["run", "pmnb", "-t", "torus:4x4"] and "--slots" not in ex[0] and len(ex[0]) == 4
     assert ex[1] == ["theory", "pmnb", "-t", "torus:4x4"]
-    assert describe.EXAMPLE_TOPOLOGIES == {"hypercube": ("hypercube:4", "hypercube:3"),
-                                       "torus": ("torus:4x4", "torus:8", "torus:4x4x4"),
-                                       "mesh": ("mesh:4x4", "mesh:8", "mesh:4x4x4")}
+    graph = "edges:0-1,1-2,2-3,3-0,0-2"
+    want = {"hypercube": ("hypercube:4", "hypercube:3"), "torus": ("torus:4x4", "torus:8", "torus:4x4x4"),
+            "mesh": ("mesh:4x4", "mesh:8", "mesh:4x4x4"), "ring": ("ring:8",), "graph": (graph,),
+            "any": ("hypercube:4", "torus:4x4", "mesh:4x4", "ring:8", graph)}
+    assert want == describe.EXAMPLE_TOPOLOGIES
+    assert cli.scheme_example(dataclasses.replace(d, topologies=("anynet",))) == []  # no file to name
 
 
 def test_scheme_example_skips_topologies_the_spec_refuses(monkeypatch):
