@@ -31,6 +31,7 @@ from ._gc import quiet_gc
 from ._network import Network, checked_handlers
 from ._observer import SlotBatch, SlotObservers
 from ._progress import Progress
+from ._provenance import trace_header
 from ._result import Result
 from ._spec import Prepared
 from ._stability import StabilityMonitor
@@ -56,7 +57,7 @@ async def run_local(prep: Prepared, *, progress: Progress | None = None,
     spec = prep.spec
     reporter = prep.scheme.reporter(prep.setup)
     handlers = checked_handlers(reporter)
-    tracer = Tracer(spec.trace, reporter.events) if spec.trace else None
+    tracer = Tracer(spec.trace, reporter.events, trace_header(spec)) if spec.trace else None
     factory = spec.transport or in_process
     net = Network(prep, lambda clock, lost: factory(prep, clock, lost), handlers=handlers,
                   batch=SlotBatch(handlers) if spec.observer == "buffered" else None,

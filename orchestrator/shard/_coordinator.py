@@ -29,6 +29,7 @@ from ..engine._collect import EndState, collect, complete
 from ..engine._network import checked_handlers
 from ..engine._observer import SlotBatch, SlotObservers
 from ..engine._progress import Progress
+from ..engine._provenance import trace_header
 from ..engine._result import Result
 from ..engine._spec import Prepared
 from ..engine._stability import StabilityMonitor
@@ -55,7 +56,7 @@ async def coordinate(prep: Prepared, link: CoordinatorLink, *, progress: Progres
     spec = prep.spec
     reporter = prep.scheme.reporter(prep.setup)
     batch = SlotBatch(checked_handlers(reporter), on_lost=reporter.on_lost)
-    tracer = Tracer(spec.trace, reporter.events) if spec.trace else None
+    tracer = Tracer(spec.trace, reporter.events, trace_header(spec)) if spec.trace else None
     monitor = StabilityMonitor(prep.topology.n_nodes, spec.warmup, prep.slots, prep.max_backlog_per_node)
     observers = SlotObservers.of_run(reporter, monitor, tracer=tracer, progress=progress, on_slot=on_slot)
     one_shot = prep.scheme.until == "quiescent"

@@ -3,7 +3,6 @@ deliveries counted once, a restart, a stall, and packets whose phases are over."
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 import pytest
 
 from slotnet import RunSpec, TraceSpec, run
+from slotnet.orchestrator.tools._trace_query import read_trace
 from slotnet.schemes import SCHEMES
 from slotnet.schemes.pmnb.node import RoutingNode
 
@@ -42,7 +42,7 @@ class _DeliversTwice(RoutingNode):
 
 
 def _events(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    return list(read_trace(path))
 
 
 @pytest.mark.parametrize("scheme", ["packing", "monotone"])
