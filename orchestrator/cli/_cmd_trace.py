@@ -120,7 +120,8 @@ def _check_filters(path: str, kinds: set[str] | None, nodes: set[int] | None, pa
     known_kinds = _known_kinds(path, census["kinds"])
     for kind in sorted(kinds or ()):
         if kind not in known_kinds:
-            raise SpecError(f"--event {kind}: no such event in {path!r}; its kinds: {', '.join(sorted(known_kinds))}")
+            raise SpecError(f"--event {kind!r}: no such event in {path!r}; its kinds: "
+                            f"{', '.join(k if k.isprintable() else ascii(k) for k in sorted(known_kinds))}")
     known = set(range(topology.n_nodes)) if topology is not None else census["nodes"]
     for node in sorted(nodes or ()):
         if node not in known:
@@ -128,6 +129,6 @@ def _check_filters(path: str, kinds: set[str] | None, nodes: set[int] | None, pa
                 ", ".join(map(str, sorted(known)[:20])) + (" ..." if len(known) > 20 else ""))
             raise SpecError(f"--node {node}: no node {node} in {path!r}; its nodes: {span or 'none'}")
     if packet is not None and not census["packet_seen"]:
-        ids = "; ".join(",".join(map(str, i)) for i in census["packets"]) or "none"
-        raise SpecError(f"--packet {','.join(map(str, packet))}: no message of that packet in {path!r}; a packet's id "
+        ids = "; ".join(ascii(",".join(map(str, i)))[1:-1] for i in census["packets"]) or "none"
+        raise SpecError(f"--packet {','.join(map(str, packet))!r}: no message of that packet in {path!r}; a packet's id "
                         f"is the leading fields of its messages, e.g. {ids}")

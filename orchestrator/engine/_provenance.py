@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._spec import RunSpec
 
-__all__ = ["TRACE_FORMAT", "git_commit", "provenance", "run_command", "trace_header"]
+__all__ = ["TRACE_FORMAT", "git_commit", "provenance", "run_command", "stamp", "trace_header"]
 
 #: The trace format a header names (``slotnet_trace``); a reader refuses a later one.
 TRACE_FORMAT = 1
@@ -118,7 +118,12 @@ def git_commit(root: str | Path | None = None) -> str | None:
 
 
 def provenance(spec: RunSpec) -> dict[str, Any]:
-    """``{"slotnet": version, "build": ..., "commit": sha (only in a checkout), "command": ...}``."""
+    """A run's: ``{"slotnet": version, "build": ..., "commit": sha (only in a checkout), "command": ...}``."""
+    return stamp(run_command(spec))
+
+
+def stamp(command: str) -> dict[str, Any]:
+    """The provenance of any result the command ``command`` reproduces (a run, a ``repro``)."""
     from slotnet._build import build
     from slotnet._version import version
 
@@ -126,7 +131,7 @@ def provenance(spec: RunSpec) -> dict[str, Any]:
     commit = git_commit()
     if commit is not None:
         out["commit"] = commit
-    out["command"] = run_command(spec)
+    out["command"] = command
     return out
 
 

@@ -63,9 +63,9 @@ def test_the_diagram_takes_the_topology_from_the_header_and_refuses_another(trac
 
 
 @pytest.mark.parametrize(("argv", "phrase"), [
-    (["--event", "nosuch"], "--event nosuch: no such event in"),
+    (["--event", "nosuch"], "--event 'nosuch': no such event in"),
     (["--node", "999"], "--node 999: no node 999 in"),
-    (["--packet", "nonsense"], "--packet nonsense: no message of that packet in"),
+    (["--packet", "nonsense"], "--packet 'nonsense': no message of that packet in"),
 ])
 def test_filters_the_run_cannot_have_are_refused_with_the_known_values(trace, capsys, argv, phrase):
     """An unknown event kind, node or packet: exit 2, one line naming the kinds, the nodes or example packet ids."""
