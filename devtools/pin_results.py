@@ -2,7 +2,8 @@
 
 Runs every registered scheme on a small topology over a few seeds, fault-free and (where the
 scheme runs under faults) with a mixed fault schedule, each with a full trace, and writes one
-JSON object: case name -> the run's result without its machine-dependent ``timing``, plus the
+JSON object: case name -> the run's result without its machine-dependent ``timing`` and
+``provenance`` (``WALL_CLOCK_FIELDS``), plus the
 trace fingerprint. Compare two such files with ``--compare``.
 
 Usage:
@@ -50,6 +51,7 @@ FAULTS = ["link-down@5:1:0", "link-up@20:1:0", "crash@8:2", "recover@25:2", "los
 
 def _one(scheme: str, topology: str, load: dict, params: dict, seed: int, faults: list[str], slots: int = SLOTS) -> dict:
     import slotnet
+    from slotnet.orchestrator import WALL_CLOCK_FIELDS
 
     with tempfile.TemporaryDirectory() as tmp:
         spec = slotnet.RunSpec(scheme, topology, params=params, load=load, slots=slots, warmup=10, seed=seed,
@@ -59,7 +61,8 @@ def _one(scheme: str, topology: str, load: dict, params: dict, seed: int, faults
         except slotnet.SlotnetError as exc:
             return {"refused": f"{type(exc).__name__}: {exc}"}
         out = result.to_dict(per_node=True)
-        out.pop("timing", None)
+        for key in WALL_CLOCK_FIELDS:  # timing and provenance: machine-dependent
+            out.pop(key, None)
         return json.loads(json.dumps(out, default=repr))
 
 

@@ -73,8 +73,9 @@ class Transport(Protocol):
     def is_alive(self, node: int) -> bool:
         """Whether ``node`` is up."""
 
-    def lose_unread(self, node: int, message: Any, cause: str) -> None:
-        """Account a delivered message its receiver never read (it crashed or finished)."""
+    def lose_unread(self, node: int, message: Any, cause: str, in_port: int | None = None) -> None:
+        """Account a delivered message its receiver never read (it crashed or finished); ``in_port``,
+        the port it came in on, names its sender."""
 
     def busy(self) -> bool:
         """Whether any message is still on its way."""

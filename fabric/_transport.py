@@ -465,11 +465,16 @@ class InProcessTransport:
         else:
             self.stalled.discard(node)
 
-    def lose_unread(self, node: int, message: Any, cause: str) -> None:
-        """Account a delivered message its receiver never read (it crashed or finished)."""
+    def lose_unread(self, node: int, message: Any, cause: str, in_port: int | None = None) -> None:
+        """Account a delivered message its receiver never read (it crashed or finished); with
+        the ``in_port`` it came in on, its sender and the sender's port are named (else -1)."""
         self.ledger.add("lost", cause)
         if self.on_lost is not None:
-            self.on_lost(self.clock.slot, -1, -1, node, message, cause)
+            sender = self.topology.neighbour(node, in_port) if in_port is not None else None
+            if sender is None or in_port is None:
+                self.on_lost(self.clock.slot, -1, -1, node, message, cause)
+            else:
+                self.on_lost(self.clock.slot, sender, self.topology.reverse_port(node, in_port), node, message, cause)
 
     def set_link(self, node: int, port: int, up: bool) -> None:
         """Take both directions of the link at (node, port) out of or into service."""

@@ -50,6 +50,11 @@ def cmd_repro(args: argparse.Namespace) -> int:
         print(format_rows(batch, legend=False), flush=True)
         printed.extend(batch)
 
+    from ..engine._provenance import stamp
+    from ..tools._paper_run import repro_command
+
+    made_by = stamp(repro_command(args.paper, args.seed, args.quick, {
+        "sweep_d": args.sweep_d, "sweep_rho": rhos, "sweep_only": args.sweep_only, "dims": getattr(args, "dims", None)}))
     try:
         # only a paper that names them takes these
         extra = {k: v for k, v in (("dims", args.dims), ("hours", args.hours), ("shards", args.shards)) if v is not None}
@@ -58,7 +63,8 @@ def cmd_repro(args: argparse.Namespace) -> int:
                            on_rows=None if args.json else show, cache=cache, **extra)
     except PartialRepro as exc:  # never discard what was computed: print it, then fail
         if args.json:
-            print_json({"paper": args.paper, "seed": args.seed, "error": str(exc), "rows": [r.as_dict() for r in exc.rows]})
+            print_json({"paper": args.paper, "seed": args.seed, "error": str(exc), "provenance": made_by,
+                        "rows": [r.as_dict() for r in exc.rows]})
         else:
             rest = [r for r in exc.rows if not any(r is p for p in printed)]
             if rest:
@@ -66,7 +72,7 @@ def cmd_repro(args: argparse.Namespace) -> int:
         raise OutputError(str(exc)) from None
     if args.json:
         print_json({"paper": args.paper, "seed": args.seed, "timing": {"wall_seconds": wall},
-                    "rows": [r.as_dict() for r in rows]})
+                    "provenance": made_by, "rows": [r.as_dict() for r in rows]})
     else:
         rest = [r for r in rows if not any(r is p for p in printed)]
         if rest:

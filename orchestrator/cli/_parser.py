@@ -273,8 +273,9 @@ def add_trace(command: Command) -> None:
     tr.add_argument("--slots", metavar="A:B", help="only slots A <= slot < B")
     tr.add_argument("--packet", metavar="ID", help="follow one packet from birth to its last reception: the leading "
                     "fields of its messages, e.g. ORIGIN,SEQ for a broadcast, DEST,BIRTH,ORIGIN for deflection")
-    tr.add_argument("--topology", "-t", metavar="SPEC", help="the run's topology: pairs every hop of --perfetto and "
-                    "--diagram exactly (without it hops are inferred from the messages)")
+    tr.add_argument("--topology", "-t", metavar="SPEC", help="the run's topology, for a trace without a header (a trace "
+                    "names its own, and a -t that disagrees is refused): pairs every hop of --perfetto and --diagram "
+                    "exactly (without it hops are inferred from the messages)")
     tr.add_argument("--perfetto", metavar="OUT", help="write the Chrome/Perfetto trace-event JSON to OUT")
     tr.add_argument("--diagram", metavar="OUT", help="draw the slot diagram (nodes as columns, slots as rows, "
                     "messages as arrows; at most 16 nodes and 40 slots) as SVG to OUT")

@@ -20,6 +20,7 @@ from slotnet.schemes import PacketBook
 
 from ._completion import LastEvents, Waiting, completion
 from ._invariants import check_invariants, theory_agreement
+from ._provenance import provenance
 from ._result import Result
 from ._spec import Prepared
 from ._stability import StabilityMonitor
@@ -137,6 +138,7 @@ def collect(prep: Prepared, reporter: Any, monitor: StabilityMonitor, slots_run:
         performance={"messages": hops, "node_wakeups": end.wakeups,
                      "messages_per_second": hops / wall if wall else None,
                      "build": build()},  # this process's hot path: compiled or pure Python
+        provenance=provenance(spec),
     )
     judged = verdict(result)
     result.verdict = {"ok": judged.ok, "reasons": list(judged.reasons)}

@@ -249,14 +249,16 @@ class Network:
         if self.tracer is not None:
             fields: dict[str, Any] = {"from": sender, "port": port, "to": receiver, "message": message}
             fields.update({"fault": cause} if note else {"cause": cause})
+            # written once: at the sender when it is traced, else at the receiver
             for v in (sender, receiver):
                 if v >= 0 and self.tracer.wants_node(v):
                     self.tracer.driver_tap(v, self.clock.slot, "fault" if note else "lost", fields)
+                    break
 
     def _unread(self, node: int, inbox: Any) -> None:
         cause = "node_down" if not self.transport.is_alive(node) else "node_finished"
-        for _, message in inbox:
-            self.transport.lose_unread(node, message, cause)
+        for in_port, message in inbox:
+            self.transport.lose_unread(node, message, cause, in_port)
 
     # -- node tasks -----------------------------------------------------------------------
     def _build(self, v: int) -> Node:

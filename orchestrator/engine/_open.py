@@ -12,6 +12,7 @@ from ._network import checked_handlers
 from ._observer import SlotObservers
 from ._progress import Progress
 from ._properties import PropertyMonitor
+from ._provenance import trace_header
 from ._spec import Prepared
 from ._stability import StabilityMonitor
 from ._trace import Tracer
@@ -60,7 +61,7 @@ def open_run(prep: Prepared, *, progress: Progress | None = None,
     last_events = LastEvents() if may_deadlock(prep) else None
     if last_events is not None:
         handlers = last_events.wrap(handlers)
-    tracer = Tracer(spec.trace, events) if spec.trace else None
+    tracer = Tracer(spec.trace, events, trace_header(spec)) if spec.trace else None
     monitor = StabilityMonitor(prep.topology.n_nodes, spec.warmup, prep.slots, prep.max_backlog_per_node)
     observers = SlotObservers.of_run(reporter, monitor, tracer=tracer, progress=progress, on_slot=on_slot)
     return OpenRun(reporter, handlers, on_lost, judge, last_events, tracer, monitor, observers,

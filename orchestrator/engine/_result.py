@@ -66,9 +66,10 @@ def _pointer(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 #: Keys of ``to_dict()`` that depend on the machine, not on the spec and seed: everything
-#: timed is under ``"timing"`` (``wall_seconds`` and ``performance``); drop it and the
-#: rest is byte-identical for one spec and seed.
-WALL_CLOCK_FIELDS = ("timing",)
+#: timed is under ``"timing"`` (``wall_seconds`` and ``performance``), and where the result
+#: came from under ``"provenance"`` (slotnet's version, the build, the git commit, the
+#: command that reruns it); drop them and the rest is byte-identical for one spec and seed.
+WALL_CLOCK_FIELDS = ("timing", "provenance")
 
 
 @dataclass
@@ -106,6 +107,10 @@ class Result:
     #: the run's one verdict ``{"ok", "reasons"}`` (``engine.verdict``; ``slotnet run`` with
     #: faults and ``explore`` add explore's rules); None: not judged
     verdict: dict[str, Any] | None = None
+    #: where the result came from: ``slotnet`` (version), ``build`` (compiled, pure or mixed),
+    #: ``commit`` (the git commit, in a checkout only) and ``command`` (the ``slotnet run``
+    #: command that reruns it); machine-dependent, like ``timing``
+    provenance: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -182,6 +187,8 @@ class Result:
         out |= {
             "timing": {"wall_seconds": self.wall_seconds, "performance": self.performance},
         }
+        if self.provenance:
+            out["provenance"] = self.provenance
         if self.note is not None:
             out["note"] = self.note
         if self.completion is not None:

@@ -1,5 +1,7 @@
 """The trace writer: the chosen events of a run, as JSON lines.
 
+The first line is a header naming the run (``slotnet_trace``, the version, scheme,
+topology, seed and the command that reruns it: :func:`._provenance.trace_header`).
 Events of one slot are kept in a :class:`TraceBuffer` and written sorted by node; within
 a node, events the node itself caused keep their order, and events the driver emitted
 about it (losses, faults) come first in a canonical order. So a trace is identical
@@ -100,13 +102,19 @@ class Tracer:
             read-only device), before any slot runs.
     """
 
-    def __init__(self, spec: TraceSpec, schema: Mapping[str, tuple[str, ...]]) -> None:
+    def __init__(self, spec: TraceSpec, schema: Mapping[str, tuple[str, ...]],
+                 header: Mapping[str, Any] | None = None) -> None:
         self.spec = spec
         try:
             self._out: IO[str] | None = open(spec.path, "w", encoding="utf-8")  # noqa: SIM115 - closed in close()
         except OSError as exc:
             raise SpecError(f"cannot write trace {spec.path!r}: {exc.strerror or exc}") from None
         self._probe()
+        if header is not None:  # the run that wrote the trace (:func:`._provenance.trace_header`)
+            try:
+                self._out.write(json.dumps(dict(header), separators=(",", ":")) + "\n")
+            except OSError as exc:
+                self._fail_early(exc)
         #: where the run's events are kept until their slot closes
         self.buffer = TraceBuffer(spec, schema)
         self._slot = 0
@@ -127,6 +135,12 @@ class Tracer:
         with contextlib.suppress(OSError):  # not a regular file: readers skip the blank line
             out.seek(0)
             out.truncate()
+
+    def _fail_early(self, exc: OSError) -> None:
+        out, self._out = self._out, None
+        if out is not None:
+            _close_quietly(out)
+        raise SpecError(f"cannot write trace {self.spec.path!r}: {exc.strerror or exc}") from None
 
     def end_slot(self) -> None:
         """Write the slot's events in (node, sequence) order."""

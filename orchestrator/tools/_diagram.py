@@ -4,7 +4,7 @@ The Lamport (space-time) diagram Maelstrom draws, for small runs: at most
 :data:`MAX_NODES` nodes and :data:`MAX_SLOTS` slots. A message sent in slot ``t`` and
 read in slot ``t + 1`` is an arrow from the sender's column at row ``t`` to the
 receiver's at row ``t + 1``, coloured by its packet (the first two fields of the
-message), with the message as its tooltip. A message a fault destroyed is a dashed red
+message), with the message as its tooltip. A message lost (to a fault, or to a node that had returned from ``run()``) is a dashed red
 arrow ending in a cross; a fault is a red diamond on its node; a birth (the broadcast
 kit's ``step`` births, the unicast kit's ``born``) is a green ring. Messages to or from
 a node outside the diagram are short stubs naming the other end where it is known.
@@ -152,7 +152,8 @@ def diagram_svg(events: Iterable[dict[str, Any]], *, topology: Any = None,
     ly = _TOP + rows * _RH + 22
     out.append(f'<text x="{_LEFT}" y="{ly}" fill="#333">arrow: a message, sent in one slot and read in the next '
                f'(colour: its packet; hover for the message)</text>')
-    out.append(f'<text x="{_LEFT}" y="{ly + 16}" fill="#333"><tspan fill="{_RED}">dashed ×: lost to a fault · '
+    out.append(f'<text x="{_LEFT}" y="{ly + 16}" fill="#333"><tspan fill="{_RED}">'
+               f'dashed ×: a message lost (hover: to which fault, or to a finished node) · '
                f'◆: fault · red lifeline: node down</tspan> · <tspan fill="#2ca02c">○: birth</tspan> · '
                f'dotted stub: the other end is not drawn</text>')
     out.append("</svg>")
@@ -206,8 +207,10 @@ def _stub(x0: float, y0: float, side: int, message: Any, what: str, *, incoming:
 
 def _lost(x1: float, y1: float, x2: float, y2: float, ev: Mapping[str, Any]) -> str:
     mx, my = x1 + (x2 - x1) * 0.6, y1 + (y2 - y1) * 0.6
-    tip = escape(f"slot {ev['slot']}: lost ({ev.get('cause')}) n{ev.get('from')} → n{ev.get('to')}: "
-                 f"{message_key(ev.get('message'))}")
+    cause = ev.get("cause")
+    why = (f"lost: n{ev.get('to')} had returned from run() (the scheme's doing, not a fault)" if cause == "node_finished"
+           else f"lost to a fault ({cause})")
+    tip = escape(f"slot {ev['slot']}: {why} n{ev.get('from')} → n{ev.get('to')}: {message_key(ev.get('message'))}")
     return (f'<g><title>{tip}</title><line x1="{x1}" y1="{y1}" x2="{mx}" y2="{my}" stroke="{_RED}" '
             f'stroke-width="1.4" stroke-dasharray="4,2"/>'
             f'<path d="M{mx - 4},{my - 4} L{mx + 4},{my + 4} M{mx - 4},{my + 4} L{mx + 4},{my - 4}" '

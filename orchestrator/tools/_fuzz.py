@@ -38,6 +38,8 @@ from typing import Any
 
 from slotnet.fabric import Topology
 
+from ..engine._result import WALL_CLOCK_FIELDS
+
 __all__ = [
     "DRAWN_KINDS",
     "book_failures",
@@ -295,12 +297,13 @@ def _jsonable(x: Any) -> Any:
 
 
 def canonical(result: Mapping[str, Any]) -> str:
-    """A run's ``--json`` object without its ``timing``, as one text (keys sorted): equal for equal results.
+    """A run's ``--json`` object without its machine-dependent keys (``timing``, ``provenance``:
+    ``WALL_CLOCK_FIELDS``), as one text (keys sorted): equal for equal results.
 
     ``result`` is ``Result.to_dict()`` or the object ``slotnet run --json`` printed; both
     give the same text.
     """
-    data = {k: v for k, v in result.items() if k != "timing"}
+    data = {k: v for k, v in result.items() if k not in WALL_CLOCK_FIELDS}
     return json.dumps(_jsonable(data), sort_keys=True)
 
 

@@ -1,6 +1,7 @@
 """Reading traces back: checked events, per-node timelines, one packet's journey, hops.
 
-A trace is the JSON lines a run writes (``slotnet.orchestrator.engine._trace``). Reading
+A trace is the JSON lines a run writes (``slotnet.orchestrator.engine._trace``): a header
+naming the run (:func:`read_header`), then its events (:func:`read_trace`). Reading
 validates every line (``slot`` and ``node`` integers, ``event`` a string). :class:`Hops`
 pairs each ``received`` event with the ``sent`` event it answers, for the Perfetto export
 (``_perfetto``) and the diagram (``_diagram``).
@@ -16,7 +17,7 @@ from typing import Any
 from ..engine._spec import SpecError
 
 __all__ = ["Hops", "carries", "describe_follow", "follow", "format_event", "learn_links", "message_key", "parse_packet",
-           "peer", "read_trace", "timeline"]
+           "peer", "read_header", "read_trace", "timeline", "trace_census"]
 
 #: Bytes that open a gzip file.
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -49,11 +50,50 @@ def read_trace(path: str | Path) -> Iterator[dict[str, Any]]:
                 line = raw.decode("utf-8")
                 if not line.strip():
                     continue
+                if i == 1 and line.startswith('{"slotnet_trace"'):  # the header: read_header's
+                    _header(line, name)
+                    continue
                 yield _event(line, name, i)
         except UnicodeDecodeError:
             raise SpecError(f"trace {name!r} line {i} is not UTF-8 text: not a trace written by slotnet run") from None
         except OSError as exc:
             raise SpecError(f"cannot read trace {name!r}: {exc.strerror or exc}") from None
+
+
+def read_header(path: str | Path) -> dict[str, Any] | None:
+    """The header a trace starts with (the run that wrote it: ``slotnet_trace``, ``slotnet``,
+    ``scheme``, ``topology``, ``seed``, ``command``), or None for a trace without one.
+
+    Raises:
+        SpecError: if the file cannot be read, or its header is malformed or of a later format.
+    """
+    name = str(path)
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline(1 << 16)
+    except OSError as exc:
+        raise SpecError(f"cannot read trace {name!r}: {exc.strerror or exc}") from None
+    try:
+        line = first.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return _header(line, name) if line.startswith('{"slotnet_trace"') else None
+
+
+def _header(line: str, name: str) -> dict[str, Any]:
+    from ..engine._provenance import TRACE_FORMAT
+
+    try:
+        head = json.loads(line, parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        raise SpecError(f"trace {name!r} line 1 is not a JSON header") from None
+    fmt = head.get("slotnet_trace") if isinstance(head, dict) else None
+    if not isinstance(fmt, int) or isinstance(fmt, bool) or not isinstance(head.get("topology"), str):
+        raise SpecError(f"trace {name!r} line 1 is not a slotnet trace header (needs slotnet_trace and topology)")
+    if fmt > TRACE_FORMAT:
+        raise SpecError(f"trace {name!r} is of trace format {fmt}, newer than this slotnet reads ({TRACE_FORMAT}): "
+                        f"it was written by slotnet {head.get('slotnet')}")
+    return head
 
 
 def _no_constant(name: str) -> Any:
@@ -168,7 +208,7 @@ def follow(events: Iterable[dict[str, Any]], packet: tuple[Any, ...]) -> tuple[l
         elif ev["event"] in ("received", "step") and what in ("message", "reception"):
             receptions.setdefault(ev["node"], ev["slot"])
             receptions[ev["node"]] = max(receptions[ev["node"]], ev["slot"])
-        elif ev["event"] == "lost" and ev["node"] == ev.get("from", ev["node"]):
+        elif ev["event"] == "lost":  # each lost copy is written once (at its sender when traced)
             lost += 1
     last = max(receptions.values(), default=None)
     if last is not None:
@@ -176,6 +216,27 @@ def follow(events: Iterable[dict[str, Any]], packet: tuple[Any, ...]) -> tuple[l
     summary = {"packet": list(packet), "birth": birth, "nodes_reached": len(receptions), "last_reception": last,
                "copies_lost": lost, "events": len(mine)}
     return mine, summary
+
+
+def trace_census(events: Iterable[dict[str, Any]], packet: tuple[Any, ...] | None = None) -> dict[str, Any]:
+    """What a trace holds, for refusing filters it cannot match: its event ``kinds``, its
+    ``nodes``, the first few packet ids of its messages (``packets``: their first two fields)
+    and whether any event concerns ``packet`` (``packet_seen``)."""
+    kinds: set[str] = set()
+    nodes: set[int] = set()
+    ids: list[tuple[Any, ...]] = []
+    seen = False
+    for ev in events:
+        kinds.add(ev["event"])
+        nodes.add(ev["node"])
+        msg = ev.get("message")
+        if ev["event"] == "sent" and isinstance(msg, (list, tuple)) and len(ids) < 3:
+            pid = tuple(msg[:2])
+            if pid not in ids and all(isinstance(x, (int, str)) for x in pid):
+                ids.append(pid)
+        if packet is not None and not seen and _mentions(ev, packet) is not None:
+            seen = True
+    return {"kinds": kinds, "nodes": nodes, "packets": ids, "packet_seen": seen}
 
 
 def describe_follow(summary: Mapping[str, Any]) -> str:

@@ -39,6 +39,7 @@ from slotnet.errors import SlotnetError, SpecError
 from slotnet.schemes import Row
 
 from ..engine._progress import RunsProgress, _clock
+from ..engine._provenance import stamp
 from ..engine._result import json_ready
 from ._paper_run import VERDICTS, PaperRun, repro_command, run_command, verdict_counts, verdict_word
 from .results_cache import ResultsCache, file_mode
@@ -390,6 +391,7 @@ def repro_many(args: argparse.Namespace, sweep_rho: list[float] | None) -> int:
     if args.json:
         print(json.dumps(json_ready({"seed": args.seed, "quick": args.quick, "html": args.html, "papers": [
             {"paper": r.paper, **({"options": r.options} if r.options else {}), "timing": {"wall_seconds": r.wall_s},
+             "provenance": stamp(r.command),
              "runs": len(r.runs), "from_cache": r.cached,
              "rows": [row.as_dict() for row in r.rows], **({"error": r.error} if r.error else {})} for r in runs]}), allow_nan=False))
     else:

@@ -288,8 +288,9 @@ class DeflectionReporter(BaseReporter):
         over the packets absorbed and in flight, plus ``T + 1 - a`` for those still queued
         after the last slot ``T`` -- exactly, with no statistical slack. A stamp that does
         not tell when a packet arrived or entered (the arrival stamped with the entry
-        slot: no wait, while packets queue) breaks it. Judged without faults only (a fault
-        destroys packets whose waits are then unknown).
+        slot: no wait, while packets queue) breaks it. Judged without faults only: under
+        faults both totals are reported with ``judged`` false and the reason (a fault
+        destroys packets whose waits are then unknown), as the kit's check does.
         """
         s = self.sums
         end = self.last_slot + 1
@@ -300,6 +301,9 @@ class DeflectionReporter(BaseReporter):
                                "waits": waits}
         if end > 0:
             out["mean_queue_per_node"] = self.queue_area / (self.n_nodes * end)
+        out["judged"] = not faults
+        if faults:
+            out["why"] = "faults: a fault destroys queued packets, whose waits are then unknown"
         if not out["ok"]:
             out["problem"] = (f"the input queues held {self.queue_area} packet-slots over the {end} slots run, but the "
                               f"packets' arrival and entry stamps add up to {waits} slots of waiting "

@@ -139,6 +139,15 @@ class FaultNotes:
             out["stopped"] = sorted(self.stops)[:32]
         return out
 
+    def finished_not_excused(self, check: dict[str, Any], lost: Mapping[str, int]) -> None:
+        """Under faults, fail ``check`` if a message reached a node that returned from ``run()``
+        (``node_finished``): no fault causes that (a node of these schemes never returns), so
+        it is the scheme's error, for the schemes whose books have no ``no_message_lost``."""
+        finished = lost.get("node_finished", 0)
+        if finished:
+            check["ok"] = False
+            check["messages_to_finished_nodes"] = finished
+
     def no_message_lost(self, lost_messages: int, lost: Mapping[str, int]) -> dict[str, Any]:
         """``no_message_lost``: without faults none; under faults none but the faults' own
         (a message to a node that returned, ``node_finished``, would be the scheme's)."""

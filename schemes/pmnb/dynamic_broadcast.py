@@ -262,6 +262,7 @@ class DynamicReporter(BroadcastReporter):
             ex["nodes_missed"] = self._nodes_missed(in_flight)
             ex["correctness"] = {"result_correct": ex["missed"] == 0 and ex["completed"] == ex["broadcasts"],
                                  "schedule": schedule} | self.notes.report()
+            self.notes.finished_not_excused(ex, lost)
         elif self.notes.scheme_error(lost):
             out["exactly_once"] |= {"ok": False, **self.notes.report()}
         return out

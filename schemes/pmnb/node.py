@@ -53,11 +53,11 @@ class RoutingNode(Node):
         else:
             rank = bisect.bisect_left(prm.active, ctx.node)
         held: list[list[int]] = ([[ctx.node, rank]] if active else []) + self.early
-        if held and ctx.slot < start:
-            held.extend(self._packets(await ctx.idle(until=start)))
-        elif not held:
-            inbox = await ctx.idle()
-            held.extend(self._packets(inbox))
+        # Routing begins at ``start`` and with a packet. A node can wake before ``start``
+        # only under faults: its scan ended early (a message of it never came) and a late
+        # scan message woke it; it is counted (``wrong phase``) and the node sleeps on.
+        while not held or ctx.slot < start:
+            held.extend(self._packets(await (ctx.idle(until=start) if held else ctx.idle())))
         await self._route(held, sides, start)
 
     async def _rank(self, sides: tuple[int, ...], active: bool) -> int:

@@ -293,6 +293,7 @@ class ExchangeReporter(BaseReporter):
                 check = dict(out.pop(name))
                 schedule[name] = {"holds": check.pop("ok"), **check}
             once["correctness"] = self.correctness(wrong_sums, start) | {"schedule": schedule}
+            self.notes.finished_not_excused(once, lost)
         elif self.notes.scheme_error(lost):
             out["exactly_once"] |= {"ok": False, **self.notes.report()}
         return out

@@ -1287,8 +1287,10 @@ def test_repro_json(capsys, fake_repro):
     code, out, err = _call(capsys, "repro", "stamoulis", "--json", "--seed", "3")
     assert (code, err) == (0, "")
     assert fake_repro["calls"][0][1]["on_rows"] is None
-    assert json.loads(out) == {"paper": "stamoulis", "seed": 3, "timing": {"wall_seconds": 1.25},
-                               "rows": [json.loads(json.dumps(r.as_dict())) for r in fake_repro["rows"]]}
+    d = json.loads(out)
+    assert d.pop("provenance")["command"] == "slotnet repro stamoulis --seed 3"  # machine-dependent apart from it
+    assert d == {"paper": "stamoulis", "seed": 3, "timing": {"wall_seconds": 1.25},
+                 "rows": [json.loads(json.dumps(r.as_dict())) for r in fake_repro["rows"]]}
 
 
 def test_repro_partial_results_are_printed_then_fail(capsys, fake_repro):
@@ -1303,8 +1305,9 @@ def test_repro_partial_results_are_printed_then_fail(capsys, fake_repro):
     assert out == _repro.format_rows([first], legend=False) + "\n"
     code, out, err = _call(capsys, "repro", "stamoulis", "--json", "--seed", "2")
     assert (code, err) == (1, "slotnet repro: error: plot failed\n")
-    assert json.loads(out) == {"paper": "stamoulis", "seed": 2, "error": "plot failed",
-                               "rows": [json.loads(json.dumps(first.as_dict()))]}
+    d = json.loads(out)
+    assert d.pop("provenance")["command"] == "slotnet repro stamoulis --seed 2"
+    assert d == {"paper": "stamoulis", "seed": 2, "error": "plot failed", "rows": [json.loads(json.dumps(first.as_dict()))]}
 
 
 def test_repro_refusals_and_all(capsys, fake_repro):

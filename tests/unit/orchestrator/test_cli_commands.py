@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from slotnet.orchestrator.cli import build_parser, main
+from slotnet.orchestrator.tools._trace_query import read_trace
 from tests.support.cli import call_main as _run
 
 
@@ -62,7 +63,7 @@ def test_trace_then_timeline_and_perfetto(capsys, tmp_path):
     code, _, _ = _run(capsys, "run", "deflection", "-t", "hypercube:3", "--offered", "1", "--slots", "20",
                       "--trace", str(trace), "--trace-nodes", "2,5", "--trace-slots", "0:10")
     assert code == 0
-    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    events = list(read_trace(trace))  # the header line skipped
     assert events and {e["node"] for e in events} <= {2, 5} and max(e["slot"] for e in events) < 10
     assert {"sent", "step"} <= {e["event"] for e in events}
     code, out, _ = _run(capsys, "trace", str(trace), "--node", "2")

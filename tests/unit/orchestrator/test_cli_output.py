@@ -73,14 +73,16 @@ def test_progress_goes_to_stderr_with_json_too(capsys, monkeypatch):
 
 
 def test_timing_is_one_key_users_can_drop():
-    """Machine-dependent figures live under 'timing'; without it two runs of one spec are byte-identical."""
+    """Machine-dependent figures live under 'timing' (and where the result came from under 'provenance');
+    without them two runs of one spec are byte-identical."""
     spec = RunSpec("bcast-simple", "hypercube:3", load={"rho": 0.2}, slots=200, seed=3)
     a, b = run(spec).to_dict(), run(spec).to_dict()
-    assert WALL_CLOCK_FIELDS == ("timing",)
+    assert WALL_CLOCK_FIELDS == ("timing", "provenance")
     assert set(a["timing"]) == {"wall_seconds", "performance"} and "wall_seconds" not in a and "performance" not in a
     assert a["timing"]["performance"]["messages"] > 0
     for d in (a, b):
         d.pop("timing")
+        d.pop("provenance")
     assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
 
@@ -244,6 +246,7 @@ def test_repro_json_keeps_timing_apart(capsys, monkeypatch):
     code, out, _ = _main(capsys, "repro", "fake", "--json")
     d = json.loads(out)
     assert code == 0 and "wall_seconds" in d["timing"] and [r["verdict"] for r in d["rows"]][0] == "within"
+    assert d["provenance"]["command"] == "slotnet repro fake --seed 1" and d["provenance"]["slotnet"]
 
 
 def test_readme_python_section_runs(capsys):

@@ -270,7 +270,8 @@ def _run(argv: str, tmp: Path, pure: bool, extra: tuple[str, ...] = ()) -> tuple
     assert proc.returncode == 0, proc.stderr[-2000:]
     result = json.loads(proc.stdout)
     assert result["timing"]["performance"]["build"] == ("pure" if pure else "compiled")
-    del result["timing"]
+    assert result["provenance"]["build"] == result["timing"]["performance"]["build"]
+    del result["timing"], result["provenance"]
     result["transport"].pop("broker", None)  # a private broker's port and run id differ from run to run
     return result, trace.read_bytes()
 

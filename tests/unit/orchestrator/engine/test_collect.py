@@ -84,7 +84,10 @@ class _Reporter:
 
 
 def _prep(faults=None, theory=None, claims=None, trace=None, until="slots", cap=None, quantum=1, warmup=10):
-    spec = SimpleNamespace(faults=faults or FaultSchedule(), seed=5, warmup=warmup, trace=trace)
+    spec = SimpleNamespace(faults=faults or FaultSchedule(), seed=5, warmup=warmup, trace=trace,
+                           # what the provenance's command names
+                           scheme="sch", topology="ring:4", params={"a": 1}, load={"lam": 0.25}, slots=100,
+                           max_backlog_per_node=None, series=False, shards=1)
     scheme = SimpleNamespace(name="sch", theory=theory, claims=claims, until=until)
     return SimpleNamespace(spec=spec, scheme=scheme, setup=SimpleNamespace(load={"lam": 0.25}),
                            topology=SimpleNamespace(describe=lambda: {"kind": "ring", "n": 4}), slots=100,
@@ -119,6 +122,7 @@ def test_collect_fault_free_result():
     assert list(rep.calls[3][2]) == [(1, 0, "m")]
     assert r.scheme == "sch" and r.topology == {"kind": "ring", "n": 4} and r.seed == 5 and r.slots == 100
     assert r.warmup == 10 and r.params == {"a": 1} and r.load == {"lam": 0.25}
+    assert r.provenance["command"] == "slotnet run sch -t ring:4 --param a=1 --lam 0.25 --slots 100 --warmup 10 --seed 5"
     assert r.metrics == {"delay": 2.0, "delay_ci95": 0.1, "stable": True}
     assert r.invariants == {"link_capacity": {"ok": True, "enforced": "every send"}, "conservation": {"ok": True},
                             "ok": True}

@@ -121,7 +121,7 @@ def test_result_defaults():
     assert r.theory is None and r.stability == {} and r.per_node == {} and r.series == [] and r.faults == []
     assert r.slots_run == 0 and r.transport == {"kind": "inprocess"} and r.completion is None
     assert r.fault_impact is None and r.trace_fingerprint is None and r.wall_seconds == 0.0 and r.performance == {}
-    assert WALL_CLOCK_FIELDS == ("timing",)
+    assert WALL_CLOCK_FIELDS == ("timing", "provenance") and r.provenance == {}
 
 
 def test_result_ok():

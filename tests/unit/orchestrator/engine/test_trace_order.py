@@ -18,12 +18,13 @@ import trio
 from slotnet import FaultSchedule, RunSpec, TraceSpec, run
 from slotnet.orchestrator.engine._trace import Tracer
 from slotnet.orchestrator.shard._memory_link import run_sharded_in_memory
+from slotnet.orchestrator.tools._trace_query import read_trace
 
 DRIVER = ("lost", "fault")
 
 
 def _read(path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    return list(read_trace(path))
 
 
 def test_the_writer_orders_by_slot_then_node_driver_events_first(tmp_path):

@@ -1047,6 +1047,8 @@ def test_repro_all_json_has_no_headings(monkeypatch: pytest.MonkeyPatch, capsys:
     doc = json.loads(capsys.readouterr().out)
     assert [p["paper"] for p in doc["papers"]] == ["pa", "pb"] and doc["seed"] == 1 and doc["quick"] is True
     assert [len(p["rows"]) for p in doc["papers"]] == [1, 1] and doc["papers"][0]["rows"][0]["case"] == "d=3"
+    assert [p["provenance"]["command"].split()[:3] for p in doc["papers"]] == [["slotnet", "repro", "pa"],
+                                                                               ["slotnet", "repro", "pb"]]
     assert calls[0]["on_rows"] is None  # the headings are called, and print nothing under --json
 
 

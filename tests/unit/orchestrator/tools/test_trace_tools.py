@@ -186,8 +186,7 @@ def _broadcast_trace() -> list[dict]:
         _ev(1, 7, "step", births=[], received=[[6, 1]]),
         _ev(1, 7, "sent", port=0, message=[6, 1, "fwd"]),
         _ev(2, 0, "received", port=1, message=[6, 1, "fwd"]),
-        _ev(2, 0, "lost", **{"from": 0, "to": 1, "cause": "link_down"}, message=[6, 1]),
-        _ev(2, 1, "lost", **{"from": 0, "to": 1, "cause": "link_down"}, message=[6, 1]),
+        _ev(2, 0, "lost", **{"from": 0, "to": 1, "cause": "link_down"}, message=[6, 1]),  # written once, at its sender
         _ev(2, 2, "received", port=1, message=[6, 1]),
         _ev(3, 2, "received", port=1, message=[6, 1]),
         _ev(5, 3, "lost", **{"from": 3, "to": 4, "cause": "x"}, message=[6, 1]),
@@ -200,8 +199,8 @@ def test_follow_a_broadcast():
     evs = _broadcast_trace()
     mine, summary = follow(evs, (6, 1))
     assert summary == {"packet": [6, 1], "birth": {"slot": 0, "node": 6, "time": 0.25}, "nodes_reached": 4,
-                       "last_reception": 6, "copies_lost": 2, "events": 12}
-    assert mine == [e for e in evs if e is not evs[11]]
+                       "last_reception": 6, "copies_lost": 2, "events": 11}
+    assert mine == [e for e in evs if e is not evs[10]]
     assert describe_follow(summary) == ("packet 6,1: born at node 6 in slot 0 (time 0.250); reached 4 nodes, "
                                         "the last in slot 6; 2 copies lost")
 
@@ -212,8 +211,8 @@ def test_follow_cuts_after_the_last_reception_but_keeps_losses():
     mine, summary = follow(evs, (1, 1))
     assert mine == [evs[0], evs[1], evs[3]]
     assert summary == {"packet": [1, 1], "birth": {"slot": 0, "node": 1, "time": None}, "nodes_reached": 1,
-                       "last_reception": 1, "copies_lost": 0, "events": 3}
-    assert describe_follow(summary) == "packet 1,1: born at node 1 in slot 0; reached 1 nodes, the last in slot 1; 0 copies lost"
+                       "last_reception": 1, "copies_lost": 1, "events": 3}
+    assert describe_follow(summary) == "packet 1,1: born at node 1 in slot 0; reached 1 nodes, the last in slot 1; 1 copies lost"
     # the later reception at the same node keeps the latest slot
     evs2 = [*evs[:2], _ev(4, 2, "received", message=[1, 1]), _ev(5, 2, "received", message=[1, 1, 0])]
     assert follow(evs2, (1, 1))[1]["last_reception"] == 5
@@ -240,14 +239,15 @@ def test_follow_birth_rules():
     assert describe_follow(follow([], (4, 2))[1]) == "packet 4,2: birth not in the trace; reached 0 nodes; 0 copies lost"
 
 
-def test_follow_counts_receptions_by_step_and_losses_at_the_sender():
+def test_follow_counts_receptions_by_step_and_every_lost_copy():
+    """Receptions by the kit's step events; each lost event is one lost copy (a trace writes each once)."""
     evs = [_ev(1, 2, "step", received=[[4, 2]]), _ev(2, 3, "step", received=[[4, 2], [1, 1]]),
            _ev(2, 3, "sent", message=[4, 2]),
            _ev(3, 5, "lost", message=[4, 2]),  # no "from": the node itself
            _ev(3, 6, "lost", message=[4, 2], **{"from": 5}),
            _ev(4, 9, "other", message=[4, 2])]
     mine, s = follow(evs, (4, 2))
-    assert s["nodes_reached"] == 2 and s["last_reception"] == 2 and s["copies_lost"] == 1
+    assert s["nodes_reached"] == 2 and s["last_reception"] == 2 and s["copies_lost"] == 2
     assert mine == evs[:5]
 
 
@@ -695,7 +695,7 @@ def test_marks():
         '<text x="19.0" y="24.0" font-size="9" fill="#d62728">fault</text></g>')
     assert "delay p0 at n2" in _diagram._fault(0, 0, _ev(3, 2, "fault", fault="delay", port=0))
     assert _diagram._lost(0.0, 0.0, 10.0, 20.0, _ev(4, 1, "lost")) == (
-        '<g><title>slot 4: lost (None) nNone → nNone: null</title><line x1="0.0" y1="0.0" x2="6.0" y2="12.0" '
+        '<g><title>slot 4: lost to a fault (None) nNone → nNone: null</title><line x1="0.0" y1="0.0" x2="6.0" y2="12.0" '
         'stroke="#d62728" stroke-width="1.4" stroke-dasharray="4,2"/>'
         '<path d="M2.0,8.0 L10.0,16.0 M2.0,16.0 L10.0,8.0" stroke="#d62728" stroke-width="2"/></g>')
     assert _diagram._stub(100.0, 50.0, -1, "u", "w<", incoming=True, label="") == (
@@ -729,7 +729,7 @@ def test_diagram_stub_labels():
     assert '<line x1="92.0" y1="99.0" x2="65.12" y2="117.0" stroke="#d62728"' in svg
     # a loss at the receiver from a node drawn is not drawn again
     svg, _ = diagram_svg([_ev(0, 2, "lost", message="m", **{"from": 2, "to": 3}), _ev(1, 3, "x")])
-    assert "lost (" not in svg
+    assert "lost to a fault (" not in svg
 
 
 def test_write_diagram(tmp_path):

@@ -108,7 +108,7 @@ def test_diagram_is_svg_with_a_column_per_node_and_an_arrow_per_message(broadcas
     assert shown == {"nodes": 8, "slots": 30, "first": 0, "last": 29, "hops": received, "note": ""}
     assert len(arrows) == received
     titles = [t.text or "" for t in root.iter(f"{SVG}title")]
-    assert any("crash at n5" in t for t in titles) and any("lost (node_down)" in t for t in titles)
+    assert any("crash at n5" in t for t in titles) and any("lost to a fault (node_down)" in t for t in titles)
 
 
 def test_diagram_limits_and_cuts(capsys, tmp_path):

@@ -8,13 +8,13 @@ trace writes them. ``devtools/mutation.sh`` runs these against every mutant of t
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slotnet import RunSpec, TraceSpec, run
+from slotnet.orchestrator.tools._trace_query import read_trace
 from slotnet.schemes.kit import LittlesLaw, Residence
 
 # -- the node's ledger --------------------------------------------------------------------------
@@ -155,7 +155,7 @@ def test_a_trace_replays_the_check_from_its_named_fields(tmp_path):
     spec = RunSpec("bcast-simple", "hypercube:3", load={"rho": 0.4}, slots=25, warmup=0, seed=3,
                    trace=TraceSpec(str(path), kinds=frozenset({"step", "residence"})))
     result = run(spec)
-    events = [json.loads(line) for line in path.read_text().splitlines() if line]
+    events = list(read_trace(path))
     residences = [ev for ev in events if ev["event"] == "residence"]
     assert residences and all(set(ev) == {"slot", "node", "event", "served", "released", "held", "stamps"}
                               for ev in residences)

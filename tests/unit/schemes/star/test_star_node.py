@@ -16,6 +16,7 @@ from slotnet import RunSpec, TraceSpec, run
 from slotnet.errors import SpecError
 from slotnet.fabric import parse_topology
 from slotnet.orchestrator.cli import main
+from slotnet.orchestrator.tools._trace_query import read_trace
 
 
 @cache  # several tests read one run: run it once
@@ -76,8 +77,7 @@ def test_unicasts_are_delivered_on_shortest_paths_and_conserved(tmp_path):
     top = parse_topology("torus:4x5")
     paths: dict[tuple[int, int], list[int]] = {}
     dest_of = {}
-    for line in trace.read_text().splitlines():  # slot order: a packet's senders in path order
-        ev = json.loads(line)
+    for ev in read_trace(trace):  # slot order: a packet's senders in path order
         msg = ev["message"]
         if msg[0] < 0:
             key = (-msg[0] - 1, msg[1])
@@ -114,7 +114,7 @@ def test_lone_packets_take_exactly_the_sdc_path_length(topology, tmp_path):
                     trace=TraceSpec(str(trace), kinds=frozenset({"step"}))))
     assert r.metrics["mean_wait"] == 0  # no transmission ever waited: no contention
     diam, mean = _brute_distances(topology)
-    taus = [tau for line in trace.read_text().splitlines() for _, tau in json.loads(line)["births"]]
+    taus = [tau for ev in read_trace(trace) for _, tau in ev["births"]]
     done = [t for t in taus if math.ceil(t) + diam < slots]
     assert len(done) == r.metrics["broadcasts_measured"] >= 10
     sync = sum(math.ceil(t) - t for t in done) / len(done)
