@@ -18,6 +18,7 @@ __all__ = [
     "SchemeError",
     "SlotnetError",
     "SpecError",
+    "Stopped",
     "TopologyError",
 ]
 
@@ -60,3 +61,13 @@ class NodeFailure(SlotnetError):
     def __init__(self, node: int, slot: int, exc: BaseException) -> None:
         super().__init__(f"node {node} failed in slot {slot}: {type(exc).__name__}: {exc}")
         self.node, self.slot = node, slot
+
+
+class Stopped(SlotnetError):
+    """A run was stopped from outside by a signal (SIGTERM) after stopping what it started."""
+
+    def __init__(self, signum: int, what: str) -> None:
+        import signal
+
+        super().__init__(f"stopped by {signal.Signals(signum).name}: {what}")
+        self.signum = signum

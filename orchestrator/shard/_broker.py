@@ -117,7 +117,9 @@ def private_broker(run_id: str) -> Iterator[BrokerAddress]:
         (d / "mosquitto.conf").write_text("\n".join(conf) + "\n")
         log = d / "mosquitto.log"
         with open(log, "wb") as out:
-            proc = subprocess.Popen([exe, "-c", str(d / "mosquitto.conf")], stdout=out, stderr=subprocess.STDOUT)
+            # its own process group: a terminal's Ctrl-C reaches the run, which stops the broker last
+            proc = subprocess.Popen([exe, "-c", str(d / "mosquitto.conf")], stdout=out, stderr=subprocess.STDOUT,
+                                    process_group=0)
         try:
             _wait_listening(port, proc, log)
             yield BrokerAddress("127.0.0.1", port, user, password)

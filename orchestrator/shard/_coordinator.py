@@ -35,6 +35,7 @@ from ..engine._stability import StabilityMonitor
 from ..engine._trace import Tracer
 from ._link import CoordinatorLink
 from ._mqtt_link import coordinator_link
+from ._stops import stopping_on_signals
 from ._wire import ledger_from_wire, spec_to_wire
 
 __all__ = ["coordinate", "run_sharded"]
@@ -44,9 +45,16 @@ async def run_sharded(prep: Prepared, *, progress: Progress | None = None,
                       on_slot: Callable[[int], None] | None = None, spawn: bool = True,
                       run_id: str | None = None) -> Result:
     """The coordinator of a run over ``prep.spec.shards`` shard processes and an MQTT broker
-    (started here unless ``prep.spec.broker`` names one; shards are started here unless not ``spawn``)."""
-    async with coordinator_link(prep.spec, run_id or secrets.token_hex(6), spawn=spawn) as link:
+    (started here unless ``prep.spec.broker`` names one; shards are started here unless not ``spawn``).
+
+    Raises:
+        Stopped, KeyboardInterrupt: SIGTERM or SIGINT arrived; the shards and the broker
+            started here were stopped first.
+    """
+    # SIGTERM/SIGINT: the shards and the broker are stopped first
+    async with stopping_on_signals(), coordinator_link(prep.spec, run_id or secrets.token_hex(6), spawn=spawn) as link:
         return await coordinate(prep, link, progress=progress, on_slot=on_slot)
+    raise AssertionError("unreachable: a cancelled run raises on its way out")  # pragma: no cover
 
 
 async def coordinate(prep: Prepared, link: CoordinatorLink, *, progress: Progress | None = None,

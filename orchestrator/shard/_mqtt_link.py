@@ -197,8 +197,13 @@ async def _beating(client: MqttClient, topic: str, sender: int) -> AsyncIterator
         raise single_error(group) from None
 
 
-def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
-    """Wait for the shards to exit (they do once they sent their final state); kill stragglers."""
+def _stop(procs: list[subprocess.Popen[bytes]], failed: bool) -> None:
+    """Wait for the shards to exit (they do once they sent their final state); kill stragglers.
+    A run that ``failed`` (or was stopped) terminates them first: their work is void."""
+    if failed:
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
     for p in procs:
         try:
             p.wait(timeout=5)
@@ -237,8 +242,10 @@ class MqttCoordinatorLink:
                 # -P: not the working directory first on sys.path, where a clone's slotnet/ would shadow the install
                 cmd = [sys.executable, "-P", "-m", "slotnet", "shard", "--broker", self.broker.url, "--run", self.run_id,
                        "--shard", f"{i}/{k}"]
-                self.procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
-            self._stack.callback(_stop, self.procs)
+                # a process group of its own: a terminal's Ctrl-C reaches the coordinator alone, which stops the shards
+                self.procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                                   process_group=0))
+            self._stack.push(lambda exc_type, exc, tb: _stop(self.procs, exc is not None))
         self._stack.push(self._abort)
         await self.inbox.take("hello", k, None, "the shards to start")
         for i in range(k):
