@@ -181,6 +181,8 @@ class Network:
         #: ``(slot, node, its held_packets())`` for every crash that destroyed packets a node held
         self.crashed: list[tuple[int, int, list[Any]]] = []
         self.last_active = -1
+        #: node objects built so far (with the runtime's steps: a shard's progress in its heartbeat)
+        self.built = 0
 
     # -- contexts and events ------------------------------------------------------------
     def _record(self, node: int, slot: int, kind: str, values: tuple[Any, ...]) -> None:
@@ -249,6 +251,7 @@ class Network:
         except Exception as exc:
             raise NodeFailure(v, self.clock.slot, exc) from exc
         self.nodes[v] = node
+        self.built += 1
         return node
 
     async def node_main(self, v: int, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:

@@ -107,6 +107,10 @@ class MqttClient:
             with contextlib.suppress(RuntimeError, ValueError):
                 info.wait_for_publish(timeout=wait)
 
+    def pending(self) -> int:
+        """How many messages have come and wait to be received."""
+        return self._recv.statistics().current_buffer_used
+
     async def receive(self) -> tuple[str, bytes]:
         """The next message (topic, payload).
 
@@ -125,3 +129,8 @@ class MqttClient:
             self._paho.disconnect()
         finally:
             self._paho.loop_stop()
+            # paho closes the socket pair that wakes its thread only when the client is
+            # collected; in a reference cycle the sockets may be collected first, unclosed
+            reset = getattr(self._paho, "_reset_sockets", None)
+            if reset is not None:
+                reset()

@@ -52,6 +52,9 @@ async def serve_shard(link: ShardLink) -> None:
     net = Network(prep, factory, handlers=None, batch=batch, on_lost=batch.lost, tracer=tracer, local=smap.nodes(shard))
     transport = net.transport
     assert isinstance(transport, ShardTransport)
+    runtime = net.runtime
+    phases = [0]  # slot phases done: the work between node steps (frames out, frames in) counts too
+    link.report_progress(lambda: runtime.steps + net.built + phases[0])
     await link.ready()
     try:
         async with trio.open_nursery() as nursery:
@@ -60,15 +63,18 @@ async def serve_shard(link: ShardLink) -> None:
                 slot = 0
                 while True:
                     frames = transport.frames()
+                    phases[0] += 1
                     for j in range(shards):
                         if j != shard:
                             link.send(slot, j, frames[j])
                     idle = net.quiescent() and not any(len(f) > 1 for f in frames)
                     traced = tracer.take() if tracer is not None else []
                     link.done(Done(slot, shard, batch.frame(), traced, idle, net.last_active))
+                    phases[0] += 1
                     go = await link.go(slot)
                     for frame in await link.frames(slot):
                         transport.accept(frame)  # after the last slot too: they are the messages still in flight
+                        phases[0] += 1
                     if not go:
                         break
                     slot += 1
