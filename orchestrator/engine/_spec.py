@@ -7,8 +7,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from slotnet.errors import SchemeError, SpecError
-from slotnet.fabric import FaultSchedule, SlotClock, Topology, Transport, parse_topology
+from slotnet.errors import FabricError, SchemeError, SpecError
+from slotnet.fabric import FaultSchedule, ShardMap, SlotClock, Topology, Transport, parse_topology
 from slotnet.schemes import Scheme, Setup, get_scheme
 
 from ._memory import check_fits
@@ -128,6 +128,8 @@ class RunSpec:
         if not isinstance(self.series, bool):
             raise SpecError(f"series must be True or False, got {self.series!r}")
         shards = self.shards if isinstance(self.shards, int) and not isinstance(self.shards, bool) else 1
+        if shards > 1:  # before the memory check, which counts a process per shard
+            _check_split(topology, shards)
         planned = self.slots if self.slots is not None else DEFAULT_SLOTS
         if check_memory:  # before anything per node
             check_fits(topology, planned, series=self.series, shards=shards, hosted=hosted, scheme=scheme.name)
@@ -175,6 +177,19 @@ class RunSpec:
                       not self.faults.empty)
         spec = self if self.slots == slots else replace(self, slots=slots)
         return Prepared(spec, scheme, topology, params, node_params, setup, float(backlog), quantum, cap)
+
+
+def _check_split(topology: Topology, shards: int) -> None:
+    """Refuse ``shards`` that cannot each host a block of ``topology``'s nodes (more shards
+    than nodes, or a last shard left empty), before any shard process starts.
+
+    Raises:
+        SpecError: naming the shards, the topology and why.
+    """
+    try:
+        ShardMap(topology.n_nodes, shards)
+    except FabricError as exc:
+        raise SpecError(f"shards={shards} does not fit {topology.spec}: {exc}") from None
 
 
 def _safety_cap(scheme: Scheme, topology: Topology, node_params: Mapping[str, Any]) -> int:
