@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 import trio
 
+from slotnet.errors import SpecError
+
 from .engine._driver import run_local
 from .engine._progress import Progress
 from .engine._result import Result
@@ -28,6 +30,7 @@ async def run_async(spec: RunSpec, *, progress: Progress | None = None,
         NodeFailure: a node's rule raised.
         CapacityError: a node oversent a port.
     """
+    _check_spec(spec)
     prep = spec.prepare()
     if spec.shards > 1:
         from .shard._coordinator import run_sharded  # the broker machinery, loaded only when asked for
@@ -37,5 +40,16 @@ async def run_async(spec: RunSpec, *, progress: Progress | None = None,
 
 
 def run(spec: RunSpec, *, progress: Progress | None = None) -> Result:
-    """Run ``spec`` to completion (starts its own Trio loop)."""
+    """Run ``spec`` to completion (starts its own Trio loop).
+
+    Raises:
+        SpecError: ``spec`` is no :class:`RunSpec`, or any input error (before a slot runs).
+    """
+    _check_spec(spec)
     return trio.run(lambda: run_async(spec, progress=progress))
+
+
+def _check_spec(spec: object) -> None:
+    if not isinstance(spec, RunSpec):
+        raise SpecError(f"run() takes a RunSpec, e.g. slotnet.run(slotnet.RunSpec('deflection', 'hypercube:6', "
+                        f"load={{'offered': 1.0}})); got {type(spec).__name__} {spec!r:.60}")

@@ -105,8 +105,23 @@ SCHEMES: MutableMapping[str, Scheme] = _Registry("SCHEMES", "name")
 EXPERIMENTS: MutableMapping[str, Experiment] = _Registry("EXPERIMENTS", "paper")
 
 
-def register(scheme: Scheme) -> Scheme:
-    """Make ``scheme`` known for this process (for schemes built at run time)."""
+def register(scheme: Scheme, *, replace: bool = False) -> Scheme:
+    """Make ``scheme`` known for this process (for schemes built at run time).
+
+    Args:
+        scheme: the scheme record; its ``name`` is what ``RunSpec`` and the CLI take.
+        replace: replace a scheme of the same name, built-in or registered before.
+
+    Raises:
+        SchemeError: ``scheme`` is no :class:`Scheme`, or its name is taken and ``replace`` is false.
+    """
+    if not isinstance(scheme, Scheme):
+        raise SchemeError(f"register() takes a Scheme record, got {type(scheme).__name__} {scheme!r:.60}")
+    taken = SCHEMES.get(scheme.name)
+    if taken is not None and taken is not scheme and not replace:
+        where = f"from {taken.source}" if getattr(taken, "source", None) else "already"
+        raise SchemeError(f"scheme name {scheme.name!r} is taken ({where}); choose another name, "
+                          "or pass replace=True to replace it")
     SCHEMES[scheme.name] = scheme
     return scheme
 

@@ -1,6 +1,6 @@
 """Unit tests of the command line and the repro runner, called in-process.
 
-* ``slotnet`` (``orchestrator/cli.py``): each sub-command's options and defaults, its
+* ``slotnet`` (``orchestrator/cli/``): each sub-command's options and defaults, its
   refusals (exact message and exit status), the dispatch of each command to its handler
   with the arguments it was given (the heavy work -- a run, an exploration, a
   reproduction -- replaced by a recording stand-in), the help-text helpers and
@@ -31,6 +31,7 @@ import pytest
 from slotnet.errors import NodeFailure, SchemeError, SlotnetError, SpecError
 from slotnet.fabric import FAULT_KINDS, FaultSchedule
 from slotnet.orchestrator import cli
+from slotnet.orchestrator.cli import _cmd_explore, _cmd_run, _cmd_schemes, _cmd_theory, _cmd_trace, _common, _help, _main, _parser, describe
 from slotnet.orchestrator.engine._progress import Progress, RunsProgress
 from slotnet.orchestrator.engine._spec import RunSpec, TraceSpec
 from slotnet.orchestrator.tools import _paper_run, _repro
@@ -451,7 +452,7 @@ def test_pct():
 
 
 # ======================================================================================
-# orchestrator/cli.py: the parser, its refusals and its defaults
+# orchestrator/cli/: the parser, its refusals and its defaults
 
 
 def test_a_bad_command_line_is_one_line_and_status_2(capsys):
@@ -479,27 +480,10 @@ def test_version_names_the_build_and_exits_0(capsys, monkeypatch):
     code, out, err = _call(capsys, "--version")
     assert code == 0 and err == ""
     assert out == f"slotnet {version('slotnet')} (hot path: {build()})\n"
-    assert cli._version() == version("slotnet")
-
-
-def test_version_falls_back_to_the_package_attribute(monkeypatch):
-    import importlib.metadata
-
-    import slotnet
-
-    def missing(name):
-        assert name == "slotnet"
-        raise importlib.metadata.PackageNotFoundError(name)
-
-    monkeypatch.setattr(importlib.metadata, "version", missing)
-    monkeypatch.setattr(slotnet, "__version__", "9.9.9", raising=False)
-    assert cli._version() == "9.9.9"
-    monkeypatch.delattr(slotnet, "__version__")
-    assert cli._version() == "unknown"
 
 
 def _load_names() -> set[str]:
-    return set(cli._load_flags())
+    return set(_common.load_flags())
 
 
 def _without_loads(ns: dict[str, Any]) -> dict[str, Any]:
@@ -585,18 +569,18 @@ def test_each_command_has_its_help_and_group_titles():
         "trace": "query a trace file", "explore": "run a scheme under every fault of a family and judge each run",
         "repro": "rerun a paper's comparisons", "shard": "run one shard of a sharded run",
         "schemes": "list the schemes, or show one"}
-    assert parser.prog == "slotnet" and parser.epilog == cli._TOP_EXAMPLES
+    assert parser.prog == "slotnet" and parser.epilog == _parser.TOP_EXAMPLES
     assert parser.description == "Slotted, message-passing emulator of interconnection networks."
     run = sub.choices["run"]
     titles = [g.title for g in run._action_groups]
     assert "load (declared by the schemes; which flags apply depends on the scheme)" in titles
     assert "sharded runs (nodes spread over processes through an MQTT broker)" in titles
     for name, p in sub.choices.items():
-        assert isinstance(p, cli._Parser) and p.prog == f"slotnet {name}"
+        assert isinstance(p, _common.Parser) and p.prog == f"slotnet {name}"
         assert p.formatter_class is argparse.RawDescriptionHelpFormatter
     assert [sub.choices[n].epilog for n in ("run", "theory", "trace", "explore", "repro", "shard", "schemes")] == [
-        cli._RUN_EXAMPLES, cli._THEORY_EXAMPLES, cli._TRACE_EXAMPLES, cli._EXPLORE_EXAMPLES, cli._REPRO_EXAMPLES,
-        cli._SHARD_EXAMPLES, cli._SCHEMES_EXAMPLES]
+        _parser.RUN_EXAMPLES, _parser.THEORY_EXAMPLES, _parser.TRACE_EXAMPLES, _parser.EXPLORE_EXAMPLES, _parser.REPRO_EXAMPLES,
+        _parser.SHARD_EXAMPLES, _parser.SCHEMES_EXAMPLES]
     paper = next(a for a in sub.choices["repro"]._actions if a.dest == "paper")
     assert paper.help == "the paper to reproduce: " + ", ".join(_repro.papers()) + "; or all"
     version = next(a for a in parser._actions if a.dest == "version")
@@ -604,16 +588,16 @@ def test_each_command_has_its_help_and_group_titles():
 
 
 def test_examples_and_descriptions_are_laid_out_exactly():
-    assert cli._examples(("one", "slotnet a"), ("two", "slotnet b")) == \
+    assert _help.examples(("one", "slotnet a"), ("two", "slotnet b")) == \
         "examples:\n  # one\n  slotnet a\n  # two\n  slotnet b"
-    assert cli._SHARD_EXAMPLES.splitlines()[-2:] == ["  # shard 1 of 2",
+    assert _parser.SHARD_EXAMPLES.splitlines()[-2:] == ["  # shard 1 of 2",
                                                      "  slotnet shard --broker mqtt://host:1883 --run demo --shard 1/2"]
-    assert cli._SCHEMES_EXAMPLES == ("examples:\n  # every scheme with its parameters\n  slotnet schemes\n"
+    assert _parser.SCHEMES_EXAMPLES == ("examples:\n  # every scheme with its parameters\n  slotnet schemes\n"
                                      "  # one scheme in full, with a command that runs it\n  slotnet schemes deflection")
-    assert cli._TOP_EXAMPLES.splitlines()[-2:] == ["  # a command's options and examples", "  slotnet run --help"]
-    assert cli._description("a  ``b``", "x:\n  y") == "a b\n\nx:\n  y"
-    assert cli._description("one") == "one"
-    assert set(cli._FAMILY_HELP) == {"single-link", "single-node", "double-link", "crash-points", "random"}
+    assert _parser.TOP_EXAMPLES.splitlines()[-2:] == ["  # a command's options and examples", "  slotnet run --help"]
+    assert _help.description("a  ``b``", "x:\n  y") == "a b\n\nx:\n  y"
+    assert _help.description("one") == "one"
+    assert set(_parser.FAMILY_HELP) == {"single-link", "single-node", "double-link", "crash-points", "random"}
 
 
 # --------------------------------------------------------------------------------------
@@ -621,36 +605,36 @@ def test_examples_and_descriptions_are_laid_out_exactly():
 
 
 def test_plain_strips_roles_and_literals():
-    assert cli._plain(":class:`~a.b.C` and :func:`a.b` and :ref:`~plain` and ``x y``") == "C and a.b and plain and x y"
-    assert cli._plain(":mod:`m` ``a`` ``c``") == "m a c"
-    assert cli._plain("no markup: a.b `c`") == "no markup: a.b `c`"
+    assert _help.plain(":class:`~a.b.C` and :func:`a.b` and :ref:`~plain` and ``x y``") == "C and a.b and plain and x y"
+    assert _help.plain(":mod:`m` ``a`` ``c``") == "m a c"
+    assert _help.plain("no markup: a.b `c`") == "no markup: a.b `c`"
 
 
 def test_para_wraps_at_79_columns_without_breaking_words_or_hyphens():
-    assert cli._HELP_WIDTH == 79
+    assert _help.HELP_WIDTH == 79
     exact = "a" * 39 + " " + "b" * 39  # 79 characters: one line
-    assert cli._para(exact) == exact
-    assert cli._para(exact + "c") == "a" * 39 + "\n" + "b" * 39 + "c"
-    assert cli._para("x  y\n z ``w``") == "x y z w"
+    assert _help.para(exact) == exact
+    assert _help.para(exact + "c") == "a" * 39 + "\n" + "b" * 39 + "c"
+    assert _help.para("x  y\n z ``w``") == "x y z w"
     long = "q" * 100
-    assert cli._para(long + " r") == long + "\nr"
+    assert _help.para(long + " r") == long + "\nr"
     hyph = "a" * 70 + " bbbbb-cccccccccc"
-    assert cli._para(hyph) == "a" * 70 + "\nbbbbb-cccccccccc"
-    assert cli._para("one two", indent="  ") == "  one two"
-    assert cli._para("w " * 40, indent="> ").splitlines()[1].startswith("> w")
+    assert _help.para(hyph) == "a" * 70 + "\nbbbbb-cccccccccc"
+    assert _help.para("one two", indent="  ") == "  one two"
+    assert _help.para("w " * 40, indent="> ").splitlines()[1].startswith("> w")
 
 
 def test_listing_aligns_meanings_and_wraps_them():
-    assert cli._listing("t", [("ab", "x"), ("abcd", "``y``")]) == "t:\n  ab    x\n  abcd  y"
-    assert cli._listing("t", [("a", "")]) == "t:\n  a  "
+    assert _help.listing("t", [("ab", "x"), ("abcd", "``y``")]) == "t:\n  ab    x\n  abcd  y"
+    assert _help.listing("t", [("a", "")]) == "t:\n  a  "
     words = " ".join(["word"] * 40)  # 199 characters; width 3: 79 - 2 - 3 = 74 per line
-    text = cli._listing("t", [("a", words)])
+    text = _help.listing("t", [("a", words)])
     lines = text.splitlines()
     body = __import__("textwrap").wrap(words, 74)
     assert lines == ["t:", "  a  " + body[0], *("     " + b for b in body[1:])]
     assert len(body) == 3
-    assert cli._listing("t", [("a", "z" * 90)]) == "t:\n  a  " + "z" * 90
-    assert cli._listing("t", [("a", "x-" * 50)]).count("\n") == 1
+    assert _help.listing("t", [("a", "z" * 90)]) == "t:\n  a  " + "z" * 90
+    assert _help.listing("t", [("a", "x-" * 50)]).count("\n") == 1
 
 
 # --------------------------------------------------------------------------------------
@@ -658,7 +642,7 @@ def test_listing_aligns_meanings_and_wraps_them():
 
 
 def test_slot_window_boundaries_and_refusals():
-    sw = cli._slot_window
+    sw = _common.slot_window
     assert sw("3:7", "--s") == (3, 7)
     assert sw(":5", "--s") == (0, 5)
     assert sw("2:", "--s") == (2, 1 << 62)
@@ -676,42 +660,42 @@ def test_slot_window_boundaries_and_refusals():
 
 
 def test_params_parse_and_refuse():
-    assert cli._params([]) == {}
-    assert cli._params([" a = 1 ", "b=x=y", "c="]) == {"a": "1", "b": "x=y", "c": ""}
+    assert _common.params([]) == {}
+    assert _common.params([" a = 1 ", "b=x=y", "c="]) == {"a": "1", "b": "x=y", "c": ""}
     for bad in ("x", "=3", " =3"):
         with pytest.raises(SpecError) as e:
-            cli._params([bad])
+            _common.params([bad])
         assert str(e.value) == f"--param {bad!r} must look like NAME=VALUE"
     with pytest.raises(SpecError) as e:
-        cli._params(["a=1", " a = 2 "])
+        _common.params(["a=1", " a = 2 "])
     assert str(e.value) == "--param a given twice (a=1 and a=2): give it once"
 
 
 def test_int_set_and_load():
-    assert cli._int_set(None, "--x") is None
-    assert cli._int_set("1, 2,,3 ", "--x") == frozenset({1, 2, 3})
-    assert cli._int_set("", "--x") == frozenset()
+    assert _common.int_set(None, "--x") is None
+    assert _common.int_set("1, 2,,3 ", "--x") == frozenset({1, 2, 3})
+    assert _common.int_set("", "--x") == frozenset()
     with pytest.raises(SpecError) as e:
-        cli._int_set("1,a", "--x")
+        _common.int_set("1,a", "--x")
     assert str(e.value) == "--x must be comma-separated integers, got '1,a'"
     args = argparse.Namespace(**dict.fromkeys(_load_names()))
-    assert cli._load(args) == {}
+    assert _common.load_args(args) == {}
     args.rho = 0.5
     args.offered = 0.0
-    assert cli._load(args) == {"rho": 0.5, "offered": 0.0}
-    assert cli._load(argparse.Namespace(rho=0.25)) == {"rho": 0.25}
+    assert _common.load_args(args) == {"rho": 0.5, "offered": 0.0}
+    assert _common.load_args(argparse.Namespace(rho=0.25)) == {"rho": 0.25}
 
 
 def test_load_flags_gather_each_schemes_meaning(monkeypatch):
     a = _scheme(name="a", loads=(Load("rho", "``ρ`` per node", "R"), Load("lam", "rate")))
     b = _scheme(name="b", loads=(Load("rho", "``ρ`` per node", "Q"),))
     c = _scheme(name="c", loads=(Load("rho", "other"),))
-    monkeypatch.setattr(cli, "SCHEMES", {"c": c, "b": b, "a": a})
-    flags = cli._load_flags()
+    monkeypatch.setattr(_common, "SCHEMES", {"c": c, "b": b, "a": a})
+    flags = _common.load_flags()
     assert flags == {"rho": [("a", a.loads[0]), ("b", b.loads[0]), ("c", c.loads[0])], "lam": [("a", a.loads[1])]}
     assert list(flags) == ["rho", "lam"]
     p = argparse.ArgumentParser()
-    cli._add_load(p)
+    _parser.add_load(p)
     group = p._action_groups[-1]
     assert group.title == "load (declared by the schemes; which flags apply depends on the scheme)"
     acts = {a.dest: a for a in group._group_actions}
@@ -727,30 +711,30 @@ def test_trace_spec_needs_trace_and_builds_the_filter():
         base.update(kw)
         return argparse.Namespace(**base)
 
-    assert cli._trace_spec(ns()) is None
+    assert _cmd_run.trace_spec(ns()) is None
     for flag in ("trace_nodes", "trace_slots", "trace_events"):
         with pytest.raises(SpecError) as e:
-            cli._trace_spec(ns(**{flag: "1"}))
+            _cmd_run.trace_spec(ns(**{flag: "1"}))
         assert str(e.value) == "--trace-nodes/--trace-slots/--trace-events need --trace FILE"
     args = ns(trace="t.jsonl")
-    spec = cli._trace_spec(args)
+    spec = _cmd_run.trace_spec(args)
     assert spec == TraceSpec("t.jsonl", None, None, None, on_error=spec.on_error)
     assert args.trace_errors == []
     spec.on_error("disk full")
     assert args.trace_errors == ["disk full"]
     args = ns(trace="t", trace_nodes="1,2", trace_slots="2:5", trace_events=" sent, ,lost")
-    spec = cli._trace_spec(args)
+    spec = _cmd_run.trace_spec(args)
     assert (spec.path, spec.nodes, spec.slots, spec.kinds) == ("t", frozenset({1, 2}), (2, 5), frozenset({"sent", "lost"}))
     with pytest.raises(SpecError) as e:
-        cli._trace_spec(ns(trace="t", trace_slots="5"))
+        _cmd_run.trace_spec(ns(trace="t", trace_slots="5"))
     assert str(e.value).startswith("--trace-slots must look like A:B")
     with pytest.raises(SpecError) as e:
-        cli._trace_spec(ns(trace="t", trace_nodes="x"))
+        _cmd_run.trace_spec(ns(trace="t", trace_nodes="x"))
     assert str(e.value) == "--trace-nodes must be comma-separated integers, got 'x'"
 
 
 def test_print_json_writes_nulls_for_non_finite_numbers(capsys):
-    cli._print_json({"a": float("inf"), "b": [1, float("nan")]})
+    _common.print_json({"a": float("inf"), "b": [1, float("nan")]})
     out = capsys.readouterr().out
     assert out.endswith("}\n") and out.count("\n") == 1
     assert json.loads(out) == {"a": None, "b": [1, None], "non_finite": {"/a": "inf", "/b/1": "nan"}}
@@ -758,18 +742,18 @@ def test_print_json_writes_nulls_for_non_finite_numbers(capsys):
 
 def test_check_writable(tmp_path):
     new = tmp_path / "new.json"
-    cli._check_writable(str(new), "--x")
+    _cmd_explore.check_writable(str(new), "--x")
     assert not new.exists()
     old = tmp_path / "old.json"
     old.write_text("keep")
-    cli._check_writable(str(old), "--x")
+    _cmd_explore.check_writable(str(old), "--x")
     assert old.read_text() == "keep"
     with pytest.raises(SpecError) as e:
-        cli._check_writable(str(tmp_path), "--x")
+        _cmd_explore.check_writable(str(tmp_path), "--x")
     assert str(e.value) == f"--x: {str(tmp_path)!r} is not a regular file"
     missing = tmp_path / "no" / "f"
     with pytest.raises(SpecError) as e:
-        cli._check_writable(str(missing), "--y")
+        _cmd_explore.check_writable(str(missing), "--y")
     assert str(e.value) == f"--y: cannot write {str(missing)!r}: No such file or directory"
 
 
@@ -789,12 +773,12 @@ class _Result:
 
 @pytest.fixture
 def fake_run(monkeypatch):
-    """``cli.run`` replaced: records (spec, progress), returns a _Result; the tables are tags."""
+    """``_cmd_run.run`` replaced: records (spec, progress), returns a _Result; the tables are tags."""
     rec = _Recorder(_Result)
-    monkeypatch.setattr(cli, "run", lambda spec, progress: rec(spec, progress))
-    monkeypatch.setattr(cli, "format_result", lambda result, columns, label: f"RESULT {len(columns)} {label}")
-    monkeypatch.setattr(cli, "format_series", lambda result: "SERIES")
-    monkeypatch.setattr(cli, "format_per_node", lambda result: "PER-NODE")
+    monkeypatch.setattr(_cmd_run, "run", lambda spec, progress: rec(spec, progress))
+    monkeypatch.setattr(_cmd_run, "format_result", lambda result, columns, label: f"RESULT {len(columns)} {label}")
+    monkeypatch.setattr(_cmd_run, "format_series", lambda result: "SERIES")
+    monkeypatch.setattr(_cmd_run, "format_per_node", lambda result: "PER-NODE")
     return rec
 
 
@@ -831,7 +815,7 @@ def test_run_human_output_per_node_and_series_beside_the_prediction(capsys, fake
     import dataclasses
 
     plain = dataclasses.replace(SCHEMES["deflection"], columns=(), theory_label="plan")
-    monkeypatch.setattr(cli, "get_scheme", lambda name: plain)
+    monkeypatch.setattr(_cmd_run, "get_scheme", lambda name: plain)
     fake_run.value = lambda: _Result({"series": [1]})  # no columns: the series is not beside anything
     code, out, _ = _call(capsys, *_RUN, "--series", "--no-progress")
     assert out == "RESULT 0 plan\n\nSERIES\n"
@@ -853,7 +837,7 @@ def test_run_trace_errors_fail_after_the_results(capsys, fake_run, tmp_path, mon
         spec.trace.on_error("second")
         return _Result()
 
-    monkeypatch.setattr(cli, "run", run_and_fail)
+    monkeypatch.setattr(_cmd_run, "run", run_and_fail)
     code, out, err = _call(capsys, *_RUN, "--no-progress", "--trace", str(tmp_path / "t.jsonl"))
     assert code == 1 and out == "RESULT 4 theory\n"
     assert err == "slotnet run: error: trace.jsonl: disk full (the results above are complete)\n"
@@ -906,7 +890,7 @@ def test_theory_prints_the_model_or_refuses(capsys, monkeypatch):
     got = json.loads(out)
     assert got == json.loads(json.dumps(json_ready(want)))
     printed: list[tuple[Any, ...]] = []
-    monkeypatch.setattr(cli, "format_theory", lambda *a: printed.append(a) or "TABLE")
+    monkeypatch.setattr(_cmd_theory, "format_theory", lambda *a: printed.append(a) or "TABLE")
     code, out, err = _call(capsys, "theory", "deflection", "-t", "hypercube:3", "--offered", "0.5")
     assert (code, out) == (0, "TABLE\n")
     name, spec, theory, columns = printed[0]
@@ -922,8 +906,8 @@ def test_theory_spec_takes_at_least_one_slot_and_no_memory_check(capsys, monkeyp
             specs.append((dict(slots=self.slots, warmup=self.warmup, params=self.params, load=self.load), kw))
             return super().prepare(**kw)
 
-    monkeypatch.setattr(cli, "RunSpec", Spec)
-    monkeypatch.setattr(cli, "format_theory", lambda *a: "T")
+    monkeypatch.setattr(_cmd_theory, "RunSpec", Spec)
+    monkeypatch.setattr(_cmd_theory, "format_theory", lambda *a: "T")
     for slots, used in (("0", 1), ("1", 1), ("2", 2), ("-3", 1)):
         _call(capsys, "theory", "deflection", "-t", "hypercube:3", "--offered", "0.5", "--slots", slots, "-p",
               "order=random")
@@ -935,7 +919,7 @@ def test_theory_of_a_scheme_without_a_model_is_refused(capsys, monkeypatch):
     import dataclasses
 
     bare = dataclasses.replace(SCHEMES["deflection"], theory=None)
-    monkeypatch.setattr(cli, "get_scheme", lambda name: bare)
+    monkeypatch.setattr(_cmd_theory, "get_scheme", lambda name: bare)
     code, out, err = _call(capsys, "theory", "deflection", "-t", "hypercube:3", "--offered", "0.5")
     assert (code, out, err) == (2, "", "slotnet theory: error: scheme 'deflection' has no analytic model\n")
 
@@ -1027,10 +1011,10 @@ def test_trace_exports_and_refuses(capsys, trace_file, tmp_path):
 
 def test_trace_learns_links_only_for_an_export_without_topology(capsys, trace_file, tmp_path, monkeypatch):
     learned: list[Any] = []
-    real = cli.learn_links
-    monkeypatch.setattr(cli, "learn_links", lambda events: learned.append(1) or real(events))
+    real = _cmd_trace.learn_links
+    monkeypatch.setattr(_cmd_trace, "learn_links", lambda events: learned.append(1) or real(events))
     seen: list[tuple[Any, Any]] = []
-    monkeypatch.setattr(cli, "write_perfetto", lambda events, out, topology, links: seen.append((topology, links)) or 7)
+    monkeypatch.setattr(_cmd_trace, "write_perfetto", lambda events, out, topology, links: seen.append((topology, links)) or 7)
     _call(capsys, "trace", trace_file)
     assert learned == []
     code, out, _ = _call(capsys, "trace", trace_file, "--perfetto", str(tmp_path / "p.json"))
@@ -1125,11 +1109,11 @@ def test_explore_refusals(capsys, fake_explore, tmp_path):
 
 
 def test_explore_schedule_of_a_family_or_file(tmp_path):
-    assert cli._explore_schedule("random") is None
+    assert _cmd_explore.explore_schedule("random") is None
     f = tmp_path / "f.json"
     entries = [{"kind": "crash", "slot": 1, "node": 1}, {"kind": "loss", "rate": 0.5}]
     f.write_text(json.dumps(entries))
-    assert cli._explore_schedule(str(f)) == entries
+    assert _cmd_explore.explore_schedule(str(f)) == entries
 
 
 def test_explore_judges_a_faults_file_as_a_schedule(capsys, fake_explore, tmp_path):
@@ -1226,11 +1210,11 @@ def test_explore_shrink_file_that_cannot_be_written_fails_after_the_runs(capsys,
 def test_replay_command_quotes_every_word():
     spec = RunSpec("deflection", "hypercube:2", load={"offered": 0.25, "lam": 2.0}, slots=8, warmup=1, seed=4)
     args = argparse.Namespace(param=["a=x y", "b=1"], max_backlog=None, shrink="o u t.json")
-    assert cli._replay_command(args, spec) == (
+    assert _cmd_explore.replay_command(args, spec) == (
         "slotnet explore deflection -t hypercube:2 --param 'a=x y' --param b=1 --offered 0.25 --lam 2 --slots 8 "
         "--warmup 1 --seed 4 --faults 'o u t.json'")
     args.max_backlog = 0.0
-    assert cli._replay_command(args, spec).endswith("--seed 4 --max-backlog 0 --faults 'o u t.json'")
+    assert _cmd_explore.replay_command(args, spec).endswith("--seed 4 --max-backlog 0 --faults 'o u t.json'")
 
 
 # --------------------------------------------------------------------------------------
@@ -1344,7 +1328,7 @@ def test_scheme_example_picks_the_first_topology_the_spec_accepts():
     import dataclasses
 
     d = SCHEMES["deflection"]
-    assert cli._EXAMPLE_LOAD == 0.5 and cli._EXAMPLE_SLOTS == 500
+    assert describe.EXAMPLE_LOAD == 0.5 and describe.EXAMPLE_SLOTS == 500
     assert cli.scheme_example(d) == [["run", "deflection", "-t", "hypercube:4", "--offered", "0.5", "--slots", "500"],
                                      ["theory", "deflection", "-t", "hypercube:4", "--offered", "0.5"]]
     assert cli.scheme_example(dataclasses.replace(d, theory=None)) == [
@@ -1358,7 +1342,7 @@ def test_scheme_example_picks_the_first_topology_the_spec_accepts():
     ex = cli.scheme_example(q)
     assert ex[0][:4] == ["run", "pmnb", "-t", "torus:4x4"] and "--slots" not in ex[0] and len(ex[0]) == 4
     assert ex[1] == ["theory", "pmnb", "-t", "torus:4x4"]
-    assert cli._EXAMPLE_TOPOLOGIES == {"hypercube": ("hypercube:4", "hypercube:3"),
+    assert describe.EXAMPLE_TOPOLOGIES == {"hypercube": ("hypercube:4", "hypercube:3"),
                                        "torus": ("torus:4x4", "torus:8", "torus:4x4x4"),
                                        "mesh": ("mesh:4x4", "mesh:8", "mesh:4x4x4")}
 
@@ -1376,7 +1360,7 @@ def test_scheme_example_skips_topologies_the_spec_refuses(monkeypatch):
                 raise SpecError("no")
             return None
 
-    monkeypatch.setattr(cli, "RunSpec", Spec)
+    monkeypatch.setattr(describe, "RunSpec", Spec)
     star = dataclasses.replace(SCHEMES["star"], topologies=("torus", "mesh"))
     assert cli.scheme_example(star) == [["run", "star", "-t", "torus:8", "--rho", "0.5", "--slots", "500"],
                                         ["theory", "star", "-t", "torus:8", "--rho", "0.5"]]
@@ -1416,13 +1400,13 @@ def _toy(**kw: Any) -> Scheme:
 
 
 def test_describe_scheme_in_full(monkeypatch):
-    monkeypatch.setattr(cli, "scheme_example", lambda s: [["run", s.name, "-t", "a b"], ["theory", s.name]])
+    monkeypatch.setattr(describe, "scheme_example", lambda s: [["run", s.name, "-t", "a b"], ["theory", s.name]])
     text = cli.describe_scheme(_toy(until="quiescent", theory=lambda setup: {},
                                     faults=frozenset({"crash"}), faults_why="it ``cannot``"))
     refused = ", ".join(sorted(k for k in FAULT_KINDS if k != "crash"))
     assert text == "\n\n".join([
         "toy: a toy scheme",
-        cli._listing("about", [("source", "Doe §2"), ("topologies", "hypercube, ring"),
+        _help.listing("about", [("source", "Doe §2"), ("topologies", "hypercube, ring"),
                                ("runs", "until the network is quiet (--slots is an upper bound)"),
                                ("theory", cli.scheme_theory(_toy(theory=lambda s: {}))), ("faults", "crash"),
                                ("refuses", f"{refused}: it cannot")]),
@@ -1433,12 +1417,12 @@ def test_describe_scheme_in_full(monkeypatch):
 
 
 def test_describe_scheme_without_loads_params_or_example(monkeypatch):
-    monkeypatch.setattr(cli, "scheme_example", lambda s: [])
+    monkeypatch.setattr(describe, "scheme_example", lambda s: [])
     toy = _toy(loads=(), params=())
     text = cli.describe_scheme(toy)
     parts = text.split("\n\n")
     assert parts[2:] == ["load flags: none", "parameters: none"]
-    assert parts[1] == cli._listing("about", [
+    assert parts[1] == _help.listing("about", [
         ("source", "Doe §2"), ("topologies", "hypercube, ring"), ("runs", "the given --slots"),
         ("theory", cli.scheme_theory(toy)), ("faults", f"every kind ({', '.join(sorted(FAULT_KINDS))})")])
     assert "\n  refuses" not in text
@@ -1447,7 +1431,7 @@ def test_describe_scheme_without_loads_params_or_example(monkeypatch):
 def test_schemes_lists_every_scheme(capsys, monkeypatch):
     a = _toy(name="b-toy", faults=frozenset({"crash"}), faults_why="``why``")
     b = _toy(name="a-toy", loads=(), params=(Param("k", int, 3, "a ``count``"),))
-    monkeypatch.setattr(cli, "SCHEMES", {"b-toy": a, "a-toy": b})
+    monkeypatch.setattr(_cmd_schemes, "SCHEMES", {"b-toy": a, "a-toy": b})
     registry = sys.modules["slotnet.schemes._registry"]
     monkeypatch.setattr(registry, "FAILED", {"zz": "boom", "aa": "bang"})
     code, out, err = _call(capsys, "schemes")
@@ -1470,7 +1454,7 @@ def test_schemes_lists_every_scheme(capsys, monkeypatch):
 
 
 def test_schemes_name_describes_one(capsys, monkeypatch):
-    monkeypatch.setattr(cli, "describe_scheme", lambda s: f"ABOUT {s.name}")
+    monkeypatch.setattr(_cmd_schemes, "describe_scheme", lambda s: f"ABOUT {s.name}")
     assert _call(capsys, "schemes", "star") == (0, "ABOUT star\n", "")
     code, out, err = _call(capsys, "schemes", "no-such")
     assert code == 2 and out == "" and err.startswith("slotnet schemes: error: ") and "no-such" in err
@@ -1509,7 +1493,7 @@ def test_shard_parses_its_index_and_runs(capsys, monkeypatch):
 def test_main_dispatches_each_command_to_its_handler(capsys, monkeypatch, argv):
     seen: list[tuple[str, argparse.Namespace]] = []
     for name in ("run", "theory", "trace", "repro", "explore", "schemes", "shard"):
-        monkeypatch.setattr(cli, f"_cmd_{name}", lambda args, name=name: seen.append((name, args)) or 7)
+        monkeypatch.setattr(_main, f"cmd_{name}", lambda args, name=name: seen.append((name, args)) or 7)
     assert _call(capsys, *argv) == (7, "", "")
     assert [n for n, _ in seen] == [argv[0]] and seen[0][1].command == argv[0]
 
@@ -1525,7 +1509,7 @@ def _raising(exc: BaseException):
     (NodeFailure(3, 7, RuntimeError("boom")), 1, "slotnet schemes: failed: {exc}\n"),
     (SpecError("bad"), 2, "slotnet schemes: error: bad\n"),
     (SchemeError("bad scheme"), 2, "slotnet schemes: error: bad scheme\n"),
-    (cli._OutputError("cannot write"), 1, "slotnet schemes: error: cannot write\n"),
+    (_common.OutputError("cannot write"), 1, "slotnet schemes: error: cannot write\n"),
     (KeyboardInterrupt(), 130, "slotnet schemes: interrupted\n"),
     (BrokenPipeError(32, "Broken pipe"), 0, ""),
     (OSError(28, "No space left on device"), 1, "slotnet schemes: error: cannot write output: No space left on device\n"),
@@ -1533,9 +1517,9 @@ def _raising(exc: BaseException):
     (OSError(2, "No such file or directory", "x.json"), 1, "slotnet schemes: error: x.json: No such file or directory\n"),
 ])
 def test_main_turns_each_failure_into_its_status_and_one_line(capsys, monkeypatch, exc, code, message):
-    monkeypatch.setattr(cli, "_cmd_schemes", _raising(exc))
+    monkeypatch.setattr(_main, "cmd_schemes", _raising(exc))
     dropped: list[int] = []
-    monkeypatch.setattr(cli, "_drop_stdout", lambda: dropped.append(1))
+    monkeypatch.setattr(_main, "_drop_stdout", lambda: dropped.append(1))
     got, out, err = _call(capsys, "schemes")
     assert (got, out) == (code, "partial\n")
     assert err == message.format(exc=exc)
@@ -1547,8 +1531,8 @@ def test_main_fails_when_the_final_flush_does(capsys, monkeypatch):
         def flush(self):
             raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(cli, "_cmd_schemes", lambda args: 0)
-    monkeypatch.setattr(cli, "_drop_stdout", lambda: None)
+    monkeypatch.setattr(_main, "cmd_schemes", lambda args: 0)
+    monkeypatch.setattr(_main, "_drop_stdout", lambda: None)
     monkeypatch.setattr(sys, "stdout", Full())
     assert cli.main(["schemes"]) == 1
     assert capsys.readouterr().err == "slotnet schemes: error: cannot write output: No space left on device\n"
@@ -1556,7 +1540,7 @@ def test_main_fails_when_the_final_flush_does(capsys, monkeypatch):
 
 def test_main_with_stdout_closed_prints_nothing_and_fails(capsys, monkeypatch):
     ran: list[int] = []
-    monkeypatch.setattr(cli, "_cmd_schemes", lambda args: ran.append(1) or 0)
+    monkeypatch.setattr(_main, "cmd_schemes", lambda args: ran.append(1) or 0)
     monkeypatch.setattr(sys, "stdout", None)
     assert cli.main(["schemes"]) == 1
     assert ran == []
@@ -1567,14 +1551,14 @@ def test_drop_stdout_points_stdout_at_devnull(tmp_path, monkeypatch):
     target = tmp_path / "out.txt"
     with open(target, "w") as fh:
         monkeypatch.setattr(sys, "stdout", fh)
-        cli._drop_stdout()
+        _main._drop_stdout()
         os.write(fh.fileno(), b"gone")
     assert target.read_text() == ""
     monkeypatch.setattr(sys, "stdout", io.StringIO())  # no file descriptor: nothing to do, no error
-    cli._drop_stdout()
+    _main._drop_stdout()
 
 
 def test_listing_wraps_each_meaning_inside_the_help_width():
-    out = cli._listing("t", [("name", " ".join("a" * 200))]).splitlines()  # one-letter words: lines fill exactly
-    assert [len(line) for line in out[1:-1]] == [cli._HELP_WIDTH] * (len(out) - 2)
+    out = _help.listing("t", [("name", " ".join("a" * 200))]).splitlines()  # one-letter words: lines fill exactly
+    assert [len(line) for line in out[1:-1]] == [_help.HELP_WIDTH] * (len(out) - 2)
     assert all(line.startswith(" " * 8) for line in out[2:])

@@ -155,7 +155,8 @@ def test_params_are_parsed_over_the_defaults():
 
 
 def test_params_must_be_a_mapping():
-    assert _refusal(params=[("order", "fixed")]) == "params must be a mapping of name to value, got list"
+    assert _refusal(params=[("order", "fixed")]) == \
+        "params must be a mapping of name to value, got list [('order', 'fixed')] (e.g. params={'order': 'random'})"
 
 
 def test_a_topology_the_scheme_does_not_run_on_is_refused():

@@ -352,16 +352,16 @@ def test_progress_draws_after_the_delay(clock):
     assert out.getvalue() == "" and p._shown is False
     clock.t = 102.0
     p.update(2)
-    assert out.getvalue() == "\r[#########                     ] slot 3/10    2.0s"
+    assert out.getvalue() == "\r[#########                     ] slot 3/10, 0:02 elapsed, about 0:05 left"
     assert p._shown is True and p._last == 102.0
     clock.t = 102.24
     p.update(3)
     assert out.getvalue().count("\r") == 1
     clock.t = 102.25
     p.update(9)
-    assert out.getvalue().endswith("\r[##############################] slot 10/10    2.2s")
+    assert out.getvalue().endswith("\r[##############################] slot 10/10, 0:02 elapsed")
     p.close()
-    assert out.getvalue().endswith("\r" + " " * 70 + "\r")
+    assert out.getvalue().endswith("\r" + " " * 80 + "\r")
 
 
 def test_progress_custom_delay_and_disabled(clock):
@@ -369,7 +369,7 @@ def test_progress_custom_delay_and_disabled(clock):
     p = Progress(3, stream=out, after=0.5, enabled=True)
     clock.t = 100.5
     p.update(0)
-    assert out.getvalue() == "\r[##########                    ] slot 1/3    0.5s"
+    assert out.getvalue() == "\r[##########                    ] slot 1/3, 0:01 elapsed, about 0:01 left"
     out = io.StringIO()
     p = Progress(3, stream=out, enabled=False)
     clock.t = 200.0

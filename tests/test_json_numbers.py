@@ -18,6 +18,7 @@ import pytest
 from docs_snippets import DOCS
 
 from slotnet.orchestrator import cli
+from slotnet.orchestrator.cli import _cmd_run
 from slotnet.orchestrator.engine._result import NON_FINITE, Result, json_ready
 from slotnet.orchestrator.engine._spec import RunSpec
 
@@ -70,13 +71,13 @@ def test_json_ready_leaves_finite_data_alone_and_adds_no_note():
 def test_run_json_is_result_to_dict_for_a_run_with_an_infinite_theory(monkeypatch):
     """For a saturated STAR run: json.loads(slotnet run --json) == result.to_dict(), the infinities noted in both."""
     results: list[Result] = []
-    real_run = cli.run
+    real_run = _cmd_run.run
 
     def keep(spec, **kwargs):
         results.append(real_run(spec, **kwargs))
         return results[-1]
 
-    monkeypatch.setattr(cli, "run", keep)
+    monkeypatch.setattr(_cmd_run, "run", keep)
     scheme, topology, load = SATURATED
     code, out = _cli("run", scheme, "-t", topology, "--rho", str(load["rho"]), "--slots", "40", "--seed", "3",
                      "--json", "--no-progress")
@@ -101,8 +102,8 @@ def test_run_json_is_result_to_dict_for_a_run_with_an_infinite_theory(monkeypatc
 def test_to_dict_with_per_node_and_series_is_what_the_cli_prints(monkeypatch):
     """The same holds with --per-node and --series (their keys included)."""
     results: list[Result] = []
-    real_run = cli.run
-    monkeypatch.setattr(cli, "run", lambda spec, **kw: results.append(real_run(spec, **kw)) or results[-1])
+    real_run = _cmd_run.run
+    monkeypatch.setattr(_cmd_run, "run", lambda spec, **kw: results.append(real_run(spec, **kw)) or results[-1])
     code, out = _cli("run", "star", "-t", "torus:4x4", "--rho", "1.2", "--slots", "30", "--json", "--per-node", "--series",
                      "--no-progress")
     assert code == 0

@@ -133,5 +133,5 @@ def test_no_import_cycle_among_orchestrator_modules():
 
 def test_the_walk_sees_lazy_imports():
     """The checks above read imports inside functions: the CLI's lazy import of a tool is an edge."""
-    assert f"{PACKAGE}.tools._explore" in _edges(ORCH / "cli.py")
+    assert f"{PACKAGE}.tools._explore" in _edges(ORCH / "cli" / "_cmd_explore.py")
     assert f"{PACKAGE}.shard._coordinator" in _edges(ORCH / "_run.py")

@@ -37,7 +37,8 @@ def test_cache_constants() -> None:
     assert results_cache.FORMAT == 1
     assert (results_cache._TUPLE, results_cache._DICT) == ("__tuple__", "__dict__")
     assert results_cache._STALE_TMP_S == 3600.0
-    assert results_cache._NOT_IN_DIGEST == ("cli.py", "report_html.py", "repro_all.py", "results_cache.py")
+    assert results_cache._NOT_IN_DIGEST == ("report_html.py", "repro_all.py", "results_cache.py")
+    assert results_cache._NOT_IN_DIGEST_DIR == "cli"
 
 
 def test_default_dir_order(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -67,13 +68,6 @@ def test_file_mode_is_the_umask_complement(monkeypatch: pytest.MonkeyPatch) -> N
         os.umask(old)
 
 
-def test_package_version(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(slotnet, "__version__", "9.8.7", raising=False)
-    assert results_cache._package_version() == "9.8.7"
-    monkeypatch.delattr(slotnet, "__version__")
-    assert results_cache._package_version() == "unknown"
-
-
 def test_source_roots_are_the_five_packages() -> None:
     import slotnet.fabric
     import slotnet.nodes
@@ -97,10 +91,11 @@ def _digest_tree(root: Path) -> str:
 
 def test_source_digest_files_and_memo(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     root = tmp_path / "pkg"
-    (root / "sub").mkdir(parents=True)
+    (root / "sub" / "cli").mkdir(parents=True)
+    (root / "cli").mkdir()
     (root / "__pycache__").mkdir()
-    for rel, text in {"a.py": "A", "b.pxd": "B", "sub/c.py": "C", "cli.py": "x", "report_html.py": "x",
-                      "repro_all.py": "x", "sub/results_cache.py": "x", "notes.txt": "x", "d.pyx": "x",
+    for rel, text in {"a.py": "A", "b.pxd": "B", "sub/c.py": "C", "cli/__init__.py": "x", "sub/cli/_main.py": "x",
+                      "report_html.py": "x", "repro_all.py": "x", "sub/results_cache.py": "x", "notes.txt": "x", "d.pyx": "x",
                       "__pycache__/e.py": "x"}.items():
         (root / rel).write_text(text)
     monkeypatch.setattr(results_cache, "_source_roots", lambda: [root])
@@ -114,7 +109,7 @@ def test_source_digest_files_and_memo(monkeypatch: pytest.MonkeyPatch, tmp_path:
     results_cache._DIGESTS.clear()
     assert results_cache.source_digest() == _digest_tree(root) != got
     monkeypatch.setattr(results_cache, "source_digest", lambda: "abc")
-    monkeypatch.setattr(results_cache, "_package_version", lambda: "1.2")
+    monkeypatch.setattr(results_cache, "package_version", lambda: "1.2")
     assert results_cache.code_version() == "1.2+abc"
 
 
@@ -717,22 +712,6 @@ def test_cpu_model(monkeypatch: pytest.MonkeyPatch) -> None:
     assert repro_all._cpu_model() == "proc"
     monkeypatch.setattr(repro_all.platform, "processor", lambda: "")
     assert repro_all._cpu_model() == "mach"
-
-
-def test_slotnet_version(monkeypatch: pytest.MonkeyPatch) -> None:
-    import importlib.metadata
-
-    monkeypatch.setattr(importlib.metadata, "version", lambda name: f"dist-{name}")
-    assert repro_all.slotnet_version() == "dist-slotnet"
-
-    def missing(name: str) -> str:
-        raise importlib.metadata.PackageNotFoundError(name)
-
-    monkeypatch.setattr(importlib.metadata, "version", missing)
-    monkeypatch.setattr(slotnet, "__version__", "0.0.pkg", raising=False)
-    assert repro_all.slotnet_version() == "0.0.pkg"
-    monkeypatch.delattr(slotnet, "__version__")
-    assert repro_all.slotnet_version() == "unknown"
 
 
 def _meta_env(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,7 +14,8 @@ from _cli import call_main as _main
 
 from slotnet import RunSpec, run
 from slotnet.errors import SchemeError
-from slotnet.orchestrator import WALL_CLOCK_FIELDS, cli
+from slotnet.orchestrator import WALL_CLOCK_FIELDS
+from slotnet.orchestrator.cli import _cmd_run
 from slotnet.orchestrator.engine._progress import RunsProgress
 from slotnet.orchestrator.tools import _repro as repro_mod
 from slotnet.schemes import Experiment, Row
@@ -58,12 +59,12 @@ def test_progress_goes_to_stderr_with_json_too(capsys, monkeypatch):
     """--json keeps the progress bar (stderr, terminals only); stdout stays one JSON object."""
     made = []
 
-    class Recorder(cli.Progress):
+    class Recorder(_cmd_run.Progress):
         def __init__(self, total, **kw):
             super().__init__(total, stream=io.StringIO(), after=0.0, enabled=True)
             made.append(self)
 
-    monkeypatch.setattr(cli, "Progress", Recorder)
+    monkeypatch.setattr(_cmd_run, "Progress", Recorder)
     code, out, _ = _main(capsys, "run", "deflection", "-t", "hypercube:3", "--offered", "1", "--slots", "20", "--json")
     assert code == 0 and json.loads(out)["slots"] == 20
     assert made and "slot" in made[0].stream.getvalue()

@@ -179,7 +179,7 @@ def render_cli() -> str:
 
 def render_schemes() -> str:
     """``docs/reference/schemes.md``: every scheme slotnet ships, as ``slotnet schemes`` lists it."""
-    from slotnet.orchestrator.cli import scheme_example, scheme_faults, scheme_theory
+    from slotnet.orchestrator.cli.describe import scheme_example, scheme_faults, scheme_theory
     from slotnet.schemes import SCHEMES
 
     shipped = sorted(name for name, s in SCHEMES.items() if getattr(s.node, "__module__", "").startswith("slotnet.schemes."))

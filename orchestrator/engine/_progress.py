@@ -10,7 +10,9 @@ __all__ = ["Progress", "RunsProgress"]
 
 
 class Progress:
-    """Shows ``slot i/N`` once a run has taken more than ``after`` seconds."""
+    """Shows ``slot i/N``, the time elapsed and about how long is left, once a run has taken
+    more than ``after`` seconds (the estimate: the mean time per slot so far times the slots left;
+    a one-shot task may end before its last slot)."""
 
     def __init__(self, total: int, stream: TextIO | None = None, after: float = 2.0, enabled: bool | None = None) -> None:
         self.stream = stream or sys.stderr
@@ -29,15 +31,26 @@ class Progress:
             return
         self._last = now
         self._shown = True
-        frac = (slot + 1) / self.total
-        width = 30
-        bar = "#" * int(frac * width)
-        self.stream.write(f"\r[{bar:<{width}}] slot {slot + 1}/{self.total} {now - self.start:6.1f}s")
+        self.stream.write("\r" + self.line(slot, now - self.start))
         self.stream.flush()
+
+    def line(self, slot: int, elapsed: float) -> str:
+        """The progress line after ``slot`` closed, ``elapsed`` seconds into the run.
+
+        Example:
+            >>> Progress(100, enabled=False).line(24, 10.0)
+            '[#######                       ] slot 25/100, 0:10 elapsed, about 0:30 left'
+        """
+        done = slot + 1
+        width = 30
+        bar = "#" * int(done / self.total * width)
+        left = f", about {_clock(elapsed / done * (self.total - done))} left" if done < self.total else ""
+        return f"[{bar:<{width}}] slot {done}/{self.total}, {_clock(elapsed)} elapsed{left}"
+
 
     def close(self) -> None:
         if self._shown:
-            self.stream.write("\r" + " " * 70 + "\r")
+            self.stream.write("\r" + " " * 80 + "\r")
             self.stream.flush()
 
 

@@ -55,8 +55,10 @@ class RunSpec:
         64
     """
 
-    scheme: str
-    topology: str
+    #: the scheme's registered name (``slotnet schemes`` lists them); required
+    scheme: str = ""
+    #: the topology spec, e.g. ``hypercube:6``, ``torus:8x8``, ``mesh:4x4``; required
+    topology: str = ""
     params: Mapping[str, Any] = field(default_factory=dict)
     load: Mapping[str, float] = field(default_factory=dict)
     #: slots to run, warm-up included: exactly that many (a one-shot task stops earlier when
@@ -88,11 +90,24 @@ class RunSpec:
     series: bool = False
 
     def __post_init__(self) -> None:
-        """Accept faults in the CLI syntax: ``faults=["crash@3:1", "loss=0.01"]``.
+        """Check the fields' types; accept faults in the CLI syntax: ``faults=["crash@3:1", "loss=0.01"]``.
 
         Raises:
+            SpecError: scheme or topology not a string, load or params not a mapping.
             FaultSpecError: naming a malformed entry.
         """
+        for name in ("scheme", "topology"):
+            if getattr(self, name) == "":
+                raise SpecError(f"RunSpec needs a {name}: RunSpec(scheme, topology, ...), "
+                                "e.g. RunSpec('deflection', 'hypercube:6', load={'offered': 1.0})")
+            if not isinstance(getattr(self, name), str):
+                raise SpecError(f"RunSpec's {name} must be a string (e.g. RunSpec('deflection', 'hypercube:6')), "
+                                f"got {type(getattr(self, name)).__name__} {getattr(self, name)!r:.60}")
+        for name, example in (("load", "{'offered': 1.0} or {'rho': 0.5}"), ("params", "{'order': 'random'}")):
+            value = getattr(self, name)
+            if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+                raise SpecError(f"{name} must be a mapping of name to value, got {type(value).__name__} "
+                                f"{value!r:.60} (e.g. {name}={example})")
         faults: Any = self.faults
         if faults is None:
             object.__setattr__(self, "faults", FaultSchedule())
@@ -143,8 +158,6 @@ class RunSpec:
         if self.slots is not None and self.warmup >= self.slots:
             raise SpecError(f"warmup ({self.warmup}) must be less than slots ({self.slots})")
         load = _load(scheme, self.load)
-        if not isinstance(self.params, Mapping):
-            raise SpecError(f"params must be a mapping of name to value, got {type(self.params).__name__}")
         params: dict[str, Any] = {p.name: p.default for p in scheme.params}
         for key, value in self.params.items():
             params[key] = scheme.param(key).parse(value)

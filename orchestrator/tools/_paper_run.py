@@ -57,11 +57,13 @@ def repro_command(paper: str, seed: int, quick: bool, options: Mapping[str, Any]
     Example:
         >>> repro_command("stamoulis", 1, True, {"sweep_d": 6, "sweep_rho": [0.1, 0.2]})
         'slotnet repro stamoulis --quick --seed 1 --sweep-d 6 --sweep-rho 0.1,0.2'
+        >>> repro_command("stamoulis", 0, False, {"sweep_d": 0})
+        'slotnet repro stamoulis --seed 0 --sweep-d 0'
     """
     parts = ["slotnet", "repro", paper] + (["--quick"] if quick else []) + ["--seed", str(seed)]
     for key in PAPER_OPTIONS:
         value = options.get(key)
-        if value in (None, False):
+        if value is None or value is False:  # not `in (None, False)`: 0 == False, and an option of 0 is kept
             continue
         flag = "--" + key.replace("_", "-")
         if value is True:

@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from slotnet._version import version as slotnet_version
 from slotnet.errors import SlotnetError, SpecError
 from slotnet.schemes import Row
 
@@ -284,17 +285,6 @@ def _cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
-
-
-def slotnet_version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("slotnet")
-    except Exception:  # not installed as a distribution: the package's own
-        import slotnet
-
-        return str(getattr(slotnet, "__version__", "unknown"))
 
 
 def metadata(runs: Sequence[PaperRun], *, jobs: int, cache: ResultsCache | None, wall_s: float) -> list[tuple[str, str]]:

@@ -39,6 +39,8 @@ from dataclasses import MISSING, fields
 from pathlib import Path
 from typing import Any
 
+from slotnet._version import package_version
+
 __all__ = ["FORMAT", "ResultsCache", "Uncacheable", "code_version", "decode", "default_dir", "encode", "file_mode", "spec_key"]
 
 #: The entry format; a different number is a miss (bump it when :func:`encode` changes).
@@ -50,9 +52,11 @@ _TUPLE, _DICT = "__tuple__", "__dict__"
 #: Left-over temporary files older than this (seconds) are removed when a cache opens.
 _STALE_TMP_S = 3600.0
 
-#: Files whose source does not enter :func:`code_version`: the command line and the report
-#: never change what a run computes (this module's own format is :data:`FORMAT`).
-_NOT_IN_DIGEST = ("cli.py", "report_html.py", "repro_all.py", "results_cache.py")
+#: Files whose source does not enter :func:`code_version`: the command line (every file of a
+#: ``cli`` folder) and the report never change what a run computes (this module's own format
+#: is :data:`FORMAT`).
+_NOT_IN_DIGEST = ("report_html.py", "repro_all.py", "results_cache.py")
+_NOT_IN_DIGEST_DIR = "cli"
 
 
 class Uncacheable(ValueError):
@@ -81,12 +85,6 @@ def file_mode() -> int:
     return 0o666 & ~_UMASK[0]
 
 
-def _package_version() -> str:
-    import slotnet
-
-    return str(getattr(slotnet, "__version__", "unknown"))
-
-
 def _source_roots() -> list[Path]:
     """The folders of slotnet's import packages (pyproject's ``package-dir``)."""
     import importlib
@@ -103,7 +101,7 @@ _DIGESTS: dict[tuple[str, ...], str] = {}
 
 def source_digest() -> str:
     """sha-256 (first 12 hex digits) of every ``.py`` and ``.pxd`` file of slotnet's packages
-    (their relative paths and contents), the files of :data:`_NOT_IN_DIGEST` aside."""
+    (their relative paths and contents), the files of :data:`_NOT_IN_DIGEST` and :data:`_NOT_IN_DIGEST_DIR` aside."""
     roots = _source_roots()
     cache_key = tuple(str(r) for r in roots)
     if cache_key in _DIGESTS:
@@ -111,7 +109,7 @@ def source_digest() -> str:
     h = hashlib.sha256()
     for root in roots:
         files = sorted(p for p in root.rglob("*") if p.suffix in (".py", ".pxd") and p.name not in _NOT_IN_DIGEST
-                       and "__pycache__" not in p.parts)
+                       and "__pycache__" not in p.parts and _NOT_IN_DIGEST_DIR not in p.relative_to(root).parts[:-1])
         for p in files:
             h.update(f"{root.name}/{p.relative_to(root).as_posix()}\0".encode())
             h.update(p.read_bytes())
@@ -122,7 +120,7 @@ def source_digest() -> str:
 
 def code_version() -> str:
     """``<slotnet version>+<source digest>``: what a cached result must have been computed by."""
-    return f"{_package_version()}+{source_digest()}"
+    return f"{package_version()}+{source_digest()}"
 
 
 def encode(value: Any) -> Any:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from ..kit import portable
 from ._theory_load import check_d, check_rho, lam_from_rho
 
 __all__ = [
@@ -68,8 +69,8 @@ def g_matrix(d: int) -> npt.NDArray[np.float64]:
     d = check_d(d)
     m = np.arange(1, d + 1).reshape(-1, 1)
     i = np.arange(1, d + 1).reshape(1, -1)
-    exponent = np.mod(m - i, d).astype(np.float64)
-    return np.asarray((np.exp2(exponent) - 1.0) / float((1 << d) - 1), dtype=np.float64)
+    powers = np.left_shift(1, np.mod(m - i, d)).astype(np.float64)  # 2^((m-i) mod d), exact
+    return np.asarray((powers - 1.0) / float((1 << d) - 1), dtype=np.float64)
 
 
 def g_sum(d: int) -> float:
@@ -120,7 +121,7 @@ def dtree_arc_loads(d: int, rho: float) -> npt.NDArray[np.float64]:
     rho = check_rho(rho)
     lam = lam_from_rho(d, rho)
     g = g_matrix(d)
-    solution = np.linalg.solve(np.eye(d) - g.T, np.full(d, lam, dtype=np.float64))
+    solution = portable.solve(np.eye(d) - g.T, np.full(d, lam, dtype=np.float64))
     return np.asarray(solution, dtype=np.float64)
 
 

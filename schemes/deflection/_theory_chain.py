@@ -7,7 +7,9 @@
   deflections, with (5.14)-(5.17), and G_x(y) of (5.4). These public names are
   re-exported by :mod:`.theory`.
 * Two hand-written scalar solvers (Brent's root finder, golden-section search),
-  so that numpy is the only dependency.
+  so that numpy is the only dependency. Products, exponentials and the linear solve go
+  through the kit's :mod:`portable <slotnet.schemes.kit.portable>` functions, so the
+  model has the same bits on every machine.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
+
+from ..kit import portable
 
 __all__ = [
     "C", "C_bounds", "C_partial", "C_tail_bound", "accept", "accept_limit", "brent_root", "check",
@@ -46,7 +50,7 @@ def binomial_pmf(n: int, p: float) -> np.ndarray:
     if p <= 0.0 or p >= 1.0:
         return np.asarray(k == (0 if p <= 0.0 else n), dtype=float)
     log_c = np.array([math.lgamma(n + 1) - math.lgamma(j + 1) - math.lgamma(n - j + 1) for j in range(n + 1)])
-    pmf = np.exp(log_c + k * math.log(p) + (n - k) * math.log1p(-p))
+    pmf = portable.exp(log_c + k * math.log(p) + (n - k) * math.log1p(-p))
     return np.asarray(pmf / pmf.sum())
 
 
@@ -76,15 +80,15 @@ def accept(m: float, d: int, v: float) -> float:
     if v == 0.0:
         return float(1.0 - pu[d])
     n = np.arange(d + 1)
-    mean = float(pu @ np.minimum(d - n[:, None], n[None, :]) @ binomial_pmf(d, v / d))
+    mean = portable.dot(portable.vecmat(pu, np.minimum(d - n[:, None], n[None, :])), binomial_pmf(d, v / d))
     return min(1.0, mean / v)  # min: rounding only (large d)
 
 
 def deflect_vector(m: float, d: int, v: float) -> np.ndarray:
     """p(i, m, d, v) of (3.2), i = 0..d: ``E[H((U_o + V) ∧ (d-1), d, i)]``."""
-    law = np.convolve(binomial_pmf(d - 1, m), binomial_pmf(d, v / d))  # U_o + V
+    law = portable.convolve(binomial_pmf(d - 1, m), binomial_pmf(d, v / d))  # U_o + V
     law_k = np.append(law[: d - 1], law[d - 1 :].sum())  # K = (U_o + V) ∧ (d-1)
-    return np.asarray(law_k @ h_table(d))
+    return portable.vecmat(law_k, h_table(d))
 
 
 def deflect_new_vector(m: float, d: int, v: float, a: float) -> np.ndarray:
@@ -101,7 +105,7 @@ def deflect_new_vector(m: float, d: int, v: float, a: float) -> np.ndarray:
     vo = np.arange(d)[None, :]
     weight = np.outer(binomial_pmf(d, m), binomial_pmf(d - 1, v / d)) * np.minimum(1 + vo, d - u) / (1 + vo)
     law_k = np.bincount(np.minimum(u + vo, d - 1).ravel(), weights=weight.ravel(), minlength=d)
-    return np.asarray(law_k @ table) / a
+    return portable.vecmat(law_k, table) / a
 
 
 def one_slot(m: float, d: int, v: float) -> tuple[float, np.ndarray, np.ndarray]:
@@ -124,7 +128,7 @@ def visits(p: np.ndarray, p_new: np.ndarray, q: np.ndarray) -> np.ndarray:
     first[:-1] += (q * (1.0 - p_new))[1:]
     step = np.diag(p[1:d], 1) + np.diag(1.0 - p[2:], -1)  # on states 1..d
     u = np.empty(d + 1)
-    u[1:] = np.linalg.solve(np.eye(d) - step.T, first[1:])
+    u[1:] = portable.solve(np.eye(d) - step.T, first[1:])
     u[0] = u[1] * (1.0 - p[1]) + q[1] * (1.0 - p_new[1])
     return u
 
@@ -155,7 +159,7 @@ def _series(mu: float, n: int | None, rtol: float, max_terms: int) -> float:
             return total
     while j < limit:
         idx = np.arange(j + 1, min(limit, j + _CHUNK) + 1, dtype=float)
-        x = np.exp(idx * math.log(mu))
+        x = portable.exp(idx * math.log(mu))
         a_all = np.concatenate([recent, x / (1.0 + idx - x)])
         b_vec = np.zeros(idx.size)
         for depth in range(_DEPTH, 0, -1):  # Horner: B_j = a_j (1 + a_{j-1} (1 + ...))
@@ -249,10 +253,10 @@ def poisson_min_mean(x: float, y: float) -> float:
     logf = np.array([math.lgamma(j + 1.0) for j in k])
 
     def survival(mean: float) -> np.ndarray:  # P[Poi(mean) >= k] for k = 1, 2, ...
-        pmf = np.exp(k * math.log(mean) - mean - logf) if mean > 0 else (k == 0).astype(float)
+        pmf = portable.exp(k * math.log(mean) - mean - logf) if mean > 0 else (k == 0).astype(float)
         return np.clip(1.0 - np.cumsum(pmf)[:-1], 0.0, 1.0)
 
-    return float(survival(x) @ survival(y))
+    return portable.dot(survival(x), survival(y))
 
 
 # --- §III-D: Lemma 3.1 and the limits of Theorems 3.1-3.3 --------------------------------

@@ -27,6 +27,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..kit import portable
 from . import _theory_chain
 from ._theory_chain import (  # §III-D and the Appendix
     C,
@@ -183,7 +184,7 @@ def transient(d: int, offered: Sequence[float]) -> list[TransientSlot]:
         m_vec = np.concatenate([[0.0], deflected[:-1]]) + np.append(forward[1:], 0.0)
         util, cont = float(m_vec.sum()), float(m_vec[1:].sum())
         deflection = float(deflected.sum()) / util if util > 0 else None
-        distance = float(np.arange(d + 1) @ m_vec) / cont if cont > 0 else None
+        distance = portable.dot(np.arange(d + 1), m_vec) / cont if cont > 0 else None
         slots.append(TransientSlot(t, float(v), util, a if v > 0 else None, deflection, distance))
     return slots
 

@@ -21,9 +21,12 @@ sibling paper's private modules.
   order) and :class:`FifoOrder` (a queue declared first come, first served);
 * Little's law on the sample path (:mod:`._little`): :class:`LittlesLaw` holds the queue a
   node reports against its queue's :class:`Residence` ledger of entry stamps (kept by the
-  kit's queues, and by a node's own queue that stamps its packets).
+  kit's queues, and by a node's own queue that stamps its packets);
+* :mod:`.portable`: sums of products, a linear solve and ``exp`` with the same bits on every
+  machine, for analytic models (numpy's BLAS and vector kernels round by processor).
 """
 
+from . import portable
 from ._births import BirthProcess, available_slot
 from ._broadcast_node import INCARNATION_SHIFT, BroadcastNode, Forwarding, first_seq
 from ._broadcast_reporter import STEP_FIELDS, BroadcastReporter, StepEvent
@@ -89,6 +92,7 @@ __all__ = [
     "first_seq",
     "next_label",
     "port_indices",
+    "portable",
     "ratio_ci95",
     "split_dup",
     "t_half_width",

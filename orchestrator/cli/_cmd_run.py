@@ -1,0 +1,75 @@
+"""``slotnet run``: one run of a scheme, printed as tables or one JSON object."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import trio
+
+from slotnet.fabric import FaultSchedule
+from slotnet.schemes import get_scheme
+
+from .._run import run
+from ..engine._progress import Progress
+from ..engine._spec import RunSpec, SpecError, TraceSpec
+from ..tools._report import format_per_node, format_result, format_series
+from ._common import OutputError, int_set, load_args, params, print_json, slot_window
+
+__all__ = ["cmd_run", "trace_spec"]
+
+
+def trace_spec(args: argparse.Namespace) -> TraceSpec | None:
+    """What ``--trace`` and its filters ask for (None: no trace)."""
+    if not args.trace:
+        if args.trace_nodes or args.trace_slots or args.trace_events:
+            raise SpecError("--trace-nodes/--trace-slots/--trace-events need --trace FILE")
+        return None
+    slots = slot_window(args.trace_slots, "--trace-slots") if args.trace_slots else None
+    kinds = frozenset(k.strip() for k in args.trace_events.split(",") if k.strip()) if args.trace_events else None
+    errors = args.trace_errors = []
+    return TraceSpec(args.trace, int_set(args.trace_nodes, "--trace-nodes"), slots, kinds, on_error=errors.append)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """``slotnet run``."""
+    spec = RunSpec(
+        scheme=args.scheme, topology=args.topology, params=params(args.param), load=load_args(args),
+        slots=args.slots, warmup=args.warmup, seed=args.seed,
+        faults=FaultSchedule.parse(args.fault, args.faults, detect="default" if args.detect is None else args.detect),
+        trace=trace_spec(args),
+        max_backlog_per_node=args.max_backlog, shards=args.shards, broker=args.broker, series=args.series,
+    )
+    prep = spec.prepare()  # every input error surfaces here, before any slot runs
+    if (args.no_spawn or args.run_id) and args.shards < 2:
+        raise SpecError("--no-spawn and --run-id need --shards K (K >= 2)")
+    if args.no_spawn and not args.broker:
+        raise SpecError("--no-spawn needs --broker URL: the shards started by hand must reach the same broker")
+    progress = None if args.no_progress else Progress(prep.slots)  # stderr, on a terminal only
+    if args.no_spawn or args.run_id:
+        import secrets
+
+        from ..shard._coordinator import run_sharded
+
+        run_id = args.run_id or secrets.token_hex(6)
+        if args.no_spawn:
+            print(f"waiting for {args.shards} shards: slotnet shard --broker {args.broker} --run {run_id} "
+                  f"--shard I/{args.shards}  (I = 0..{args.shards - 1})", file=sys.stderr)
+        result = trio.run(lambda: run_sharded(prep, progress=progress, spawn=not args.no_spawn, run_id=run_id))
+    else:
+        result = run(spec, progress=progress)
+    if args.json:
+        print_json(result.to_dict(per_node=args.per_node, series=args.series))
+    else:
+        scheme = get_scheme(args.scheme)
+        columns = scheme.columns
+        out = [format_result(result, columns, scheme.theory_label)]
+        if args.series and not ("series" in (result.theory or {}) and columns):  # else already beside the prediction
+            out.append(format_series(result))
+        if args.per_node:
+            out.append(format_per_node(result))
+        print("\n\n".join(out))
+    trace_errors = getattr(args, "trace_errors", None)
+    if trace_errors:
+        raise OutputError(trace_errors[0] + " (the results above are complete)")
+    return 0

@@ -1,0 +1,22 @@
+"""``slotnet shard``: host one shard of a sharded run."""
+
+from __future__ import annotations
+
+import argparse
+
+import trio
+
+from ..engine._spec import SpecError
+
+__all__ = ["cmd_shard"]
+
+
+def cmd_shard(args: argparse.Namespace) -> int:
+    """``slotnet shard``."""
+    from ..shard._shard import run_shard
+
+    index, sep, total = args.shard.partition("/")
+    if not (sep and index.isdigit() and total.isdigit() and int(index) < int(total)):
+        raise SpecError(f"--shard must look like I/K with 0 <= I < K, got {args.shard!r}")
+    trio.run(run_shard, args.broker, args.run, int(index), int(total))
+    return 0
