@@ -6,7 +6,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from slotnet.errors import NodeFailure, SlotnetError
+from slotnet.errors import NodeFailure, SlotnetError, Stopped
 
 from ._cmd_explore import cmd_explore
 from ._cmd_repro import cmd_repro
@@ -36,6 +36,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except NodeFailure as exc:
         print(f"slotnet {args.command}: failed: {exc}", file=sys.stderr)
         return 1
+    except Stopped as exc:  # a signal stopped the run (after what it started): the shell's status for it
+        print(f"slotnet {args.command}: {exc}", file=sys.stderr)
+        return 128 + exc.signum
     except SlotnetError as exc:
         code = 2 if isinstance(exc, ValueError) else 1
         print(f"slotnet {args.command}: error: {exc}", file=sys.stderr)
