@@ -277,7 +277,7 @@ class MqttCoordinatorLink:
                 env[PASSWORD_ENV] = self.broker.password
             for i in range(k):
                 # -P: not the working directory first on sys.path, where a clone's slotnet/ would shadow the install
-                cmd = [sys.executable, "-P", "-m", "slotnet", "shard", "--broker", self.broker.url, "--run", self.run_id,
+                cmd = [sys.executable, "-P", "-m", "slotnet", "shard", "--broker", self.broker.full_url, "--run", self.run_id,
                        "--shard", f"{i}/{k}"]
                 # a process group of its own: a terminal's Ctrl-C reaches the coordinator alone, which stops the shards
                 self.procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
