@@ -794,9 +794,9 @@ def test_broker_addresses_and_topics(monkeypatch):
 
 
 @pytest.mark.parametrize(("url", "msg"), [
-    ("tcp://h:1", "--broker must look like mqtt://[user[:password]@]host:port, got 'tcp://h:1'"),
-    ("mqtt://:1883", "--broker must look like mqtt://[user[:password]@]host:port, got 'mqtt://:1883'"),
-    ("h:1883", "--broker must look like mqtt://[user[:password]@]host:port, got 'h:1883'"),
+    ("tcp://h:1", "--broker must look like mqtt[s]://[user[:password]@]host:port, got 'tcp://h:1'"),
+    ("mqtt://:1883", "--broker must look like mqtt[s]://[user[:password]@]host:port, got 'mqtt://:1883'"),
+    ("h:1883", "--broker must look like mqtt[s]://[user[:password]@]host:port, got 'h:1883'"),
     ("mqtt://h:99999", "--broker 'mqtt://h:99999': bad port"),
     ("mqtt://h:port", "--broker 'mqtt://h:port': bad port"),
 ])
@@ -892,6 +892,7 @@ def test_a_lost_connection_is_an_error_on_receive():
         c = MqttClient(BrokerAddress("h", 1, "u", "p"), "t")
         assert c.broker.url == "mqtt://u@h:1"
         c._token = trio.lowlevel.current_trio_token()
+        c._answered = True  # connected: a disconnect now is a loss
         c._on_disconnect(None, None, None, "gone away", None)
         c._on_message(None, None, SimpleNamespace(topic="a/b", payload=bytearray(b"x")))
         await trio.sleep(0.01)
@@ -904,6 +905,23 @@ def test_a_lost_connection_is_an_error_on_receive():
         await trio.sleep(0.01)
         c._deliver(("t", b"y"))
         assert await c.receive() == ("t", b"y")
+
+    trio.run(main)
+
+
+def test_a_connection_closed_before_the_brokers_answer_is_a_refusal():
+    """Closed before the CONNACK: connect ends refused at once (plain MQTT to a TLS port, or a TLS
+    broker wanting a client certificate), with the likely cause; no loss is queued."""
+    async def main():
+        for tls, hint in ((False, "(a TLS listener? use mqtts:// with --broker-ca)"),
+                          (True, "(does it want a client certificate? --broker-cert and --broker-key)")):
+            c = MqttClient(BrokerAddress("h", 1, tls=tls), "t")
+            c._token = trio.lowlevel.current_trio_token()
+            c._on_disconnect(None, None, None, "closed", None)
+            await trio.sleep(0.01)
+            assert c._connected.is_set() and c._answered
+            assert c._refused == f"it closed the connection before answering {hint}"
+            assert c.pending() == 0
 
     trio.run(main)
 
