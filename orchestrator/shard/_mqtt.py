@@ -97,9 +97,11 @@ class MqttClient:
         try:
             await trio.to_thread.run_sync(self._paho.connect, b.host, b.port, 60)
         except ssl.SSLError as exc:  # before OSError, of which it is one
+            self._release()  # the socket of the failed handshake
             why = getattr(exc, "verify_message", None) or exc.reason or str(exc)
             raise SlotnetError(f"TLS with the MQTT broker {b.url} failed: {why}") from None
         except OSError as exc:
+            self._release()
             raise SlotnetError(f"cannot reach the MQTT broker {b.url}: {exc.strerror or exc}") from None
         sock = self._paho.socket()
         if isinstance(sock, socket.socket):  # frames are small and latency-bound: no Nagle delay (see _broker)
@@ -147,8 +149,11 @@ class MqttClient:
             self._paho.disconnect()
         finally:
             self._paho.loop_stop()
-            # paho closes the socket pair that wakes its thread only when the client is
-            # collected; in a reference cycle the sockets may be collected first, unclosed
-            reset = getattr(self._paho, "_reset_sockets", None)
-            if reset is not None:
-                reset()
+            self._release()
+
+    def _release(self) -> None:
+        """Close paho's sockets now: it closes them only when the client is collected, and in a
+        reference cycle the sockets may be collected first, unclosed."""
+        reset = getattr(self._paho, "_reset_sockets", None)
+        if reset is not None:
+            reset()
