@@ -36,6 +36,7 @@ from ..engine._trace import Tracer
 from ._link import CoordinatorLink
 from ._mqtt_link import coordinator_link
 from ._stops import stopping_on_signals
+from ._timing import split
 from ._wire import ledger_from_wire, spec_to_wire
 
 __all__ = ["coordinate", "run_sharded"]
@@ -67,12 +68,17 @@ async def coordinate(prep: Prepared, link: CoordinatorLink, *, progress: Progres
     monitor = StabilityMonitor(prep.topology.n_nodes, spec.warmup, prep.slots, prep.max_backlog_per_node)
     observers = SlotObservers.of_run(reporter, monitor, tracer=tracer, progress=progress, on_slot=on_slot)
     one_shot = prep.scheme.until == "quiescent"
+    timing = split()  # None unless SLOTNET_SHARD_TIMING asks (``_timing``)
     try:
         await link.start(spec_to_wire(spec))
         t0 = time.perf_counter()
         slots_run, done, last_active = 0, False, 0
         for slot in range(prep.slots):
+            if timing is not None:
+                timing.restart()
             reports = await link.done(slot)
+            if timing is not None:
+                timing.lap("waiting")
             batch.replay([r.events for r in reports])
             if tracer is not None:
                 tracer.buffer.extend(ev for r in reports for ev in r.traced)
@@ -82,6 +88,8 @@ async def coordinate(prep: Prepared, link: CoordinatorLink, *, progress: Progres
             if go and one_shot and all(r.idle for r in reports):
                 done, go = True, False
             go = go and slot + 1 < prep.slots
+            if timing is not None:
+                timing.lap("coordinator")
             link.go(slot, go)
             if not go:
                 break
@@ -89,8 +97,10 @@ async def coordinate(prep: Prepared, link: CoordinatorLink, *, progress: Progres
         wall = time.perf_counter() - t0
     finally:
         observers.close()
-    result = collect(prep, reporter, monitor, slots_run, wall, _merge(prep, finals, link), tracer,
-                     complete=done or not one_shot)
+    end = _merge(prep, finals, link)
+    if timing is not None:  # asked for: where the slots' time went, per shard and at the coordinator
+        end.transport["timing"] = {"shards": [f.get("timing", {}) for f in finals], "coordinator": timing.seconds}
+    result = collect(prep, reporter, monitor, slots_run, wall, end, tracer, complete=done or not one_shot)
     complete(result, prep, done, last_active)
     return result
 

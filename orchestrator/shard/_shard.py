@@ -25,6 +25,7 @@ from ..engine._observer import SlotBatch
 from ..engine._trace import TraceBuffer
 from ._link import Done, ShardLink
 from ._mqtt_link import shard_link
+from ._timing import split
 from ._wire import ledger_to_wire, spec_from_wire
 
 __all__ = ["run_shard", "serve_shard"]
@@ -55,10 +56,13 @@ async def serve_shard(link: ShardLink) -> None:
     runtime = net.runtime
     phases = [0]  # slot phases done: the work between node steps (frames out, frames in) counts too
     link.report_progress(lambda: runtime.steps + net.built + phases[0])
+    timing = split()  # None unless SLOTNET_SHARD_TIMING asks (``_timing``)
     await link.ready()
     try:
         async with trio.open_nursery() as nursery:
             await net.start(nursery)
+            if timing is not None:
+                timing.restart()  # building the nodes is start-up, not a slot's node work
             with quiet_gc():  # as in one process: the cyclic GC stays off the long-lived network
                 slot = 0
                 while True:
@@ -71,14 +75,25 @@ async def serve_shard(link: ShardLink) -> None:
                     traced = tracer.take() if tracer is not None else []
                     link.done(Done(slot, shard, batch.frame(), traced, idle, net.last_active))
                     phases[0] += 1
+                    if timing is not None:
+                        timing.lap("encoding")
                     go = await link.go(slot)
-                    for frame in await link.frames(slot):
+                    if timing is not None:
+                        timing.lap("barrier")
+                    got = await link.frames(slot)
+                    if timing is not None:
+                        timing.lap("broker")
+                    for frame in got:
                         transport.accept(frame)  # after the last slot too: they are the messages still in flight
                         phases[0] += 1
+                    if timing is not None:
+                        timing.lap("encoding")
                     if not go:
                         break
                     slot += 1
                     await net.step(slot, nursery)
+                    if timing is not None:
+                        timing.lap("node_work")
                 await net.stop()
             nursery.cancel_scope.cancel()
     except BaseExceptionGroup as group:  # unwrap a lone failure into its precise error
@@ -87,7 +102,8 @@ async def serve_shard(link: ShardLink) -> None:
     link.final({"ledger": ledger_to_wire(transport.ledger), "in_flight": list(transport.in_flight()),
                 "held": [held[v] for v in net.local], "held_packets": [list(held_packets[v]) for v in net.local],
                 "delivered": transport.delivered, "wakeups": net.runtime.wakeups, "sent_local": transport.sent_local,
-                "sent_cross": transport.sent_cross, "rejected": link.rejected, "crashed": net.crashed})
+                "sent_cross": transport.sent_cross, "rejected": link.rejected, "crashed": net.crashed,
+                **({"timing": timing.seconds} if timing is not None else {})})
 
 
 async def run_shard(broker_url: str, run_id: str, shard: int, shards: int) -> None:
