@@ -1,6 +1,6 @@
 # C layout of the parking record and the runtime, used when setup.py compiles _runtime.py
 # (an "augmenting .pxd": the .py stays the one source). The driver's wake-up loop reads a
-# record's fields as C struct members; ``running`` counts tasks (below 2**63).
+# record's fields as C struct members; ``running`` counts tasks and ``steps`` finished steps (below 2**63).
 import cython
 
 cdef class SlotRuntime
@@ -17,7 +17,7 @@ cdef class Parking:
     cpdef Parking idle(self, object until, object slot)
 
 cdef class SlotRuntime:
-    cdef public Py_ssize_t running
+    cdef public Py_ssize_t running, steps
     cdef public list active, timers, records
     cdef public object _on_unread, _driver, wakeups
     cdef public bint _driver_parked

@@ -194,6 +194,8 @@ class SlotRuntime:
         self._driver: Task | None = None
         self._driver_parked = False
         self.wakeups = 0
+        #: node steps finished so far (a shard's heartbeat reports it: progress inside a slot)
+        self.steps = 0
 
     def register(self, node: int, incarnation: int) -> Parking:
         """A new parking record for ``node``'s new context (it replaces the old one's)."""
@@ -213,6 +215,7 @@ class SlotRuntime:
     def step_done(self) -> None:
         """A node finished its step (parked or returned)."""
         self.running -= 1
+        self.steps += 1
         if self.running == 0 and self._driver_parked:
             self._driver_parked = False
             assert self._driver is not None

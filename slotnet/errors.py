@@ -25,6 +25,7 @@ __all__ = [
     "SchemeError",
     "SlotnetError",
     "SpecError",
+    "Stopped",
     "TopologyError",
 ]
 
@@ -169,3 +170,13 @@ def _shown(file: str) -> str:
     except ValueError:  # another drive (Windows)
         return file
     return file if rel.startswith("..") else rel
+
+
+class Stopped(SlotnetError):
+    """A run was stopped from outside by a signal (SIGTERM) after stopping what it started."""
+
+    def __init__(self, signum: int, what: str) -> None:
+        import signal
+
+        super().__init__(f"stopped by {signal.Signals(signum).name}: {what}")
+        self.signum = signum

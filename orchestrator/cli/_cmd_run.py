@@ -15,7 +15,7 @@ from ..engine._progress import Progress
 from ..engine._spec import RunSpec, SpecError, TraceSpec
 from ..tools._explore import judged_run
 from ..tools._report import format_per_node, format_result, format_series
-from ._common import OutputError, int_set, load_args, params, print_json, slot_window
+from ._common import OutputError, broker_arg, int_set, load_args, params, print_json, slot_window
 
 __all__ = ["cmd_run", "trace_spec"]
 
@@ -43,7 +43,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         slots=args.slots, warmup=args.warmup, seed=args.seed,
         faults=FaultSchedule.parse(args.fault, args.faults, detect="default" if args.detect is None else args.detect),
         trace=trace_spec(args),
-        max_backlog_per_node=args.max_backlog, shards=args.shards, broker=args.broker, series=args.series,
+        max_backlog_per_node=args.max_backlog, shards=args.shards, broker=broker_arg(args), series=args.series,
         node_timeout=None if args.node_timeout == 0 else args.node_timeout,
     )
     prep = spec.prepare()  # every input error surfaces here, before any slot runs
@@ -59,7 +59,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         run_id = args.run_id or secrets.token_hex(6)
         if args.no_spawn:
-            print(f"waiting for {args.shards} shards: slotnet shard --broker {args.broker} --run {run_id} "
+            tls = "".join(f" {flag} {value}" for flag, value in (("--broker-ca", args.broker_ca),
+                          ("--broker-cert", args.broker_cert), ("--broker-key", args.broker_key)) if value)
+            print(f"waiting for {args.shards} shards: slotnet shard --broker {args.broker}{tls} --run {run_id} "
                   f"--shard I/{args.shards}  (I = 0..{args.shards - 1})", file=sys.stderr)
         result = trio.run(lambda: run_sharded(prep, progress=progress, spawn=not args.no_spawn, run_id=run_id))
     elif not spec.faults.empty and spec.shards == 1:  # explore's verdict: a replayed schedule fails as explore failed it

@@ -13,7 +13,7 @@ from slotnet.schemes import SCHEMES, Load
 from ..engine._result import json_ready
 from ..engine._spec import SpecError
 
-__all__ = ["OutputError", "Parser", "int_set", "load_args", "load_flags", "params", "print_json", "slot_window"]
+__all__ = ["OutputError", "Parser", "broker_arg", "int_set", "load_args", "load_flags", "params", "print_json", "slot_window"]
 
 
 class Parser(argparse.ArgumentParser):
@@ -80,3 +80,21 @@ def int_set(text: str | None, what: str) -> frozenset[int] | None:
 def print_json(obj: Any) -> None:
     """One JSON object on stdout: non-finite numbers as null, listed under ``non_finite`` (``json_ready``)."""
     print(json.dumps(json_ready(obj), allow_nan=False))
+
+
+def broker_arg(args: argparse.Namespace) -> str | None:
+    """``--broker`` with the TLS files of ``--broker-ca``/``--broker-cert``/``--broker-key`` in its query.
+
+    Raises:
+        SpecError: a TLS file given without ``--broker``.
+    """
+    files = (args.broker_ca, args.broker_cert, args.broker_key)
+    if args.broker is None:
+        if any(files):
+            raise SpecError("--broker-ca/--broker-cert/--broker-key need --broker mqtts://USER@HOST:PORT")
+        return None
+    from ..shard._broker import parse_broker, with_tls_files
+
+    url = with_tls_files(args.broker, *files)
+    parse_broker(url)  # every mistake in it, before any process starts
+    return url

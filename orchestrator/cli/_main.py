@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from slotnet.errors import NodeFailure, NodeTimeout, SlotnetError
+from slotnet.errors import NodeFailure, NodeTimeout, SlotnetError, Stopped
 
 from ._cmd_check import cmd_check
 from ._cmd_explore import cmd_explore
@@ -40,6 +40,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (NodeFailure, NodeTimeout) as exc:
         _node_error(args, exc)
         return 1
+    except Stopped as exc:  # a signal stopped the run (after what it started): the shell's status for it
+        print(f"slotnet {args.command}: {exc}", file=sys.stderr)
+        return 128 + exc.signum
     except SlotnetError as exc:
         code = 2 if isinstance(exc, ValueError) else 1
         print(f"slotnet {args.command}: error: {exc}", file=sys.stderr)

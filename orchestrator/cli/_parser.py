@@ -213,8 +213,9 @@ def add_run_rest(r: argparse.ArgumentParser) -> None:
                    help="on a node's failure, print the whole traceback of its rule (--json: under error.traceback)")
     g = r.add_argument_group("sharded runs (nodes spread over processes through an MQTT broker)")
     g.add_argument("--shards", type=int, default=1, metavar="K", help="worker processes (default 1: this process)")
-    g.add_argument("--broker", metavar="URL", help="mqtt://[user@]host:port of an existing broker "
-                   "(password in $SLOTNET_MQTT_PASSWORD); default: a private mosquitto for the run")
+    g.add_argument("--broker", metavar="URL", help="mqtt://[user@]host:port of an existing broker, or mqtts:// for "
+                   "TLS (password in $SLOTNET_MQTT_PASSWORD); default: a private mosquitto for the run")
+    _tls_options(g)
     g.add_argument("--no-spawn", action="store_true", help="start no shards: wait for K `slotnet shard` processes")
     g.add_argument("--run-id", metavar="ID", help="the run's id (topic namespace slotnet/ID); default random")
 
@@ -250,6 +251,15 @@ def add_sweep(command: Command) -> None:
     sw.add_argument("--cache", metavar="DIR", help="the results cache (default $SLOTNET_CACHE_DIR, else "
                     "~/.cache/slotnet/runs)")
     sw.add_argument("--no-cache", action="store_true", help="run everything afresh and keep nothing")
+
+
+def _tls_options(group: Any) -> None:
+    """``--broker-ca``, ``--broker-cert``, ``--broker-key``: the TLS files of an ``mqtts://`` broker."""
+    group.add_argument("--broker-ca", metavar="FILE", help="CA certificate to trust for an mqtts:// broker "
+                       "(default: the system's)")
+    group.add_argument("--broker-cert", metavar="FILE", help="client certificate for an mqtts:// broker that asks "
+                       "for one (with --broker-key)")
+    group.add_argument("--broker-key", metavar="FILE", help="the client certificate's private key")
 
 
 def add_theory(command: Command) -> None:
@@ -358,7 +368,9 @@ def add_shard(command: Command) -> None:
     sh = command("shard", "run one shard of a sharded run", description(
         "Host one shard of a run whose coordinator is `slotnet run --shards K --no-spawn --broker URL --run-id ID`; "
         "start K of these, on any machines that reach the broker."), SHARD_EXAMPLES)
-    sh.add_argument("--broker", required=True, metavar="URL", help="mqtt://[user@]host:port (password in $SLOTNET_MQTT_PASSWORD)")
+    sh.add_argument("--broker", required=True, metavar="URL",
+                    help="mqtt://[user@]host:port, or mqtts:// for TLS (password in $SLOTNET_MQTT_PASSWORD)")
+    _tls_options(sh)
     sh.add_argument("--run", required=True, metavar="ID", help="the run's id")
     sh.add_argument("--shard", required=True, metavar="I/K", help="this shard's index and the number of shards")
 

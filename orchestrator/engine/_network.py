@@ -195,6 +195,8 @@ class Network:
         self.last_active = -1
         #: the local nodes whose current incarnation returned from ``run()``
         self.finished: set[int] = set()
+        #: node objects built so far (with the runtime's steps: a shard's progress in its heartbeat)
+        self.built = 0
 
     # -- contexts and events ------------------------------------------------------------
     def _record(self, node: int, slot: int, kind: str, values: tuple[Any, ...]) -> None:
@@ -272,6 +274,7 @@ class Network:
         except Exception as exc:
             raise NodeFailure(v, self.clock.slot, exc) from exc
         self.nodes[v] = node
+        self.built += 1
         return node
 
     async def node_main(self, v: int, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:

@@ -7,8 +7,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from slotnet.errors import SchemeError, SpecError
-from slotnet.fabric import FaultSchedule, SlotClock, Topology, Transport, parse_topology
+from slotnet.errors import FabricError, SchemeError, SpecError
+from slotnet.fabric import FaultSchedule, ShardMap, SlotClock, Topology, Transport, parse_topology
 from slotnet.schemes import ANY_TOPOLOGY, Inputs, Scheme, Setup, get_scheme
 
 from ._memory import check_fits
@@ -154,6 +154,8 @@ class RunSpec:
         if not isinstance(self.series, bool):
             raise SpecError(f"series must be True or False, got {self.series!r}")
         shards = self.shards if isinstance(self.shards, int) and not isinstance(self.shards, bool) else 1
+        if shards > 1:  # before the memory check, which counts a process per shard
+            _check_split(topology, shards)
         planned = self.slots if self.slots is not None else DEFAULT_SLOTS
         if check_memory:  # before anything per node
             check_fits(topology, planned, series=self.series, shards=shards, hosted=hosted, scheme=scheme.name)
@@ -219,6 +221,19 @@ def _inputs(scheme: Scheme, prepared: Inputs[Any] | Mapping[str, Any]) -> Inputs
     if isinstance(quantum, bool) or not isinstance(quantum, int) or quantum < 1:
         raise SpecError(f"scheme {scheme.name!r} asked for a time quantum of {quantum!r} (need an integer >= 1)")
     return prepared
+
+
+def _check_split(topology: Topology, shards: int) -> None:
+    """Refuse ``shards`` that cannot each host a block of ``topology``'s nodes (more shards
+    than nodes, or a last shard left empty), before any shard process starts.
+
+    Raises:
+        SpecError: naming the shards, the topology and why.
+    """
+    try:
+        ShardMap(topology.n_nodes, shards)
+    except FabricError as exc:
+        raise SpecError(f"shards={shards} does not fit {topology.spec}: {exc}") from None
 
 
 def _safety_cap(scheme: Scheme, topology: Topology, inputs: Inputs[Any]) -> int:

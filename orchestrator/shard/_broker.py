@@ -4,7 +4,11 @@ By default a run gets its own mosquitto on a free loopback port, with credential
 for the run and an ACL that confines them to the run's topic namespace
 (``slotnet/<run>/#``); it is stopped when the run ends. ``--broker mqtt://host:port``
 uses an existing broker instead (user and password in the URL, or the password in
-``SLOTNET_MQTT_PASSWORD``).
+``SLOTNET_MQTT_PASSWORD``); ``mqtts://`` speaks TLS to it, trusting the CA of
+``--broker-ca`` (else the system's) and showing the client certificate of
+``--broker-cert``/``--broker-key`` when given. Those files travel in the URL's query
+(``mqtts://user@host:8883?ca=ca.pem&cert=client.pem&key=client.key``), which is how
+``RunSpec.broker`` and spawned shards take them.
 """
 
 from __future__ import annotations
@@ -21,13 +25,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from slotnet.errors import SlotnetError, SpecError
 
-__all__ = ["BrokerAddress", "parse_broker", "private_broker", "topic_root"]
+__all__ = ["TLS_FILES", "BrokerAddress", "parse_broker", "private_broker", "topic_root", "with_tls_files"]
 
 PASSWORD_ENV = "SLOTNET_MQTT_PASSWORD"
+#: The TLS files a broker URL's query may name, and the option that sets each.
+TLS_FILES = {"ca": "--broker-ca", "cert": "--broker-cert", "key": "--broker-key"}
+_SHAPE = "--broker must look like mqtt[s]://[user[:password]@]host:port"
 INSTALL_HINT = "mosquitto not found: install it (Debian/Ubuntu: apt-get install mosquitto) or pass --broker mqtt://HOST:PORT"
 
 
@@ -39,12 +46,24 @@ class BrokerAddress:
     port: int
     user: str | None = None
     password: str | None = None
+    #: TLS (``mqtts://``), with the CA to trust (None: the system's) and a client
+    #: certificate and its key (both or neither)
+    tls: bool = False
+    ca: str | None = None
+    cert: str | None = None
+    key: str | None = None
 
     @property
     def url(self) -> str:
-        """The URL without the password (what results and logs show)."""
-        who = f"{self.user}@" if self.user else ""
-        return f"mqtt://{who}{self.host}:{self.port}"
+        """The URL without the password or the TLS files (what results and logs show)."""
+        who = f"{quote(self.user, safe='')}@" if self.user else ""
+        return f"{'mqtts' if self.tls else 'mqtt'}://{who}{self.host}:{self.port}"
+
+    @property
+    def full_url(self) -> str:
+        """The URL with the TLS files, absolute (what a spawned shard is given), without the password."""
+        files = {k: str(Path(v).resolve()) for k, v in (("ca", self.ca), ("cert", self.cert), ("key", self.key)) if v}
+        return self.url + (f"?{urlencode(files)}" if files else "")
 
 
 def topic_root(run_id: str) -> str:
@@ -53,20 +72,45 @@ def topic_root(run_id: str) -> str:
 
 
 def parse_broker(url: str) -> BrokerAddress:
-    """``mqtt://[user[:password]@]host:port`` (the password may come from ``SLOTNET_MQTT_PASSWORD``).
+    """``mqtt[s]://[user[:password]@]host:port[?ca=FILE&cert=FILE&key=FILE]`` (the password may
+    come from ``SLOTNET_MQTT_PASSWORD``; ``mqtts`` defaults to port 8883, ``mqtt`` to 1883).
 
     Raises:
-        SpecError: naming what is wrong with ``url``.
+        SpecError: naming what is wrong with ``url``: its shape, its port, TLS files without
+            ``mqtts``, a certificate without its key (or the reverse), a file that is not there.
     """
     parts = urlsplit(url)
-    if parts.scheme != "mqtt" or not parts.hostname:
-        raise SpecError(f"--broker must look like mqtt://[user[:password]@]host:port, got {url!r}")
+    if parts.scheme not in ("mqtt", "mqtts") or not parts.hostname:
+        raise SpecError(f"{_SHAPE}, got {url!r}")
+    tls = parts.scheme == "mqtts"
     try:
-        port = parts.port or 1883
+        port = parts.port or (8883 if tls else 1883)
     except ValueError:
         raise SpecError(f"--broker {url!r}: bad port") from None
+    files: dict[str, str] = {}
+    for name, value in parse_qsl(parts.query, keep_blank_values=True):
+        if name not in TLS_FILES:
+            raise SpecError(f"--broker {url!r}: unknown setting {name!r} (known: {', '.join(TLS_FILES)})")
+        files[name] = value
+    if files and not tls:
+        given = ", ".join(TLS_FILES[k] for k in files)
+        raise SpecError(f"{given} need a TLS broker: --broker mqtts://..., not {parts.scheme}://")
+    if ("cert" in files) != ("key" in files):
+        raise SpecError("--broker-cert and --broker-key go together: a client certificate and its private key")
+    for name, path in files.items():
+        if not Path(path).is_file():
+            raise SpecError(f"{TLS_FILES[name]} {path}: no such file")
     password = parts.password or os.environ.get(PASSWORD_ENV)
-    return BrokerAddress(parts.hostname, port, parts.username, password)
+    return BrokerAddress(parts.hostname, port, parts.username, password, tls, files.get("ca"), files.get("cert"),
+                         files.get("key"))
+
+
+def with_tls_files(url: str, ca: str | None = None, cert: str | None = None, key: str | None = None) -> str:
+    """``url`` with the TLS files of ``--broker-ca``/``--broker-cert``/``--broker-key`` added to its query."""
+    files = {k: v for k, v in (("ca", ca), ("cert", cert), ("key", key)) if v}
+    if not files:
+        return url
+    return url + ("&" if urlsplit(url).query else "?") + urlencode(files)
 
 
 def _free_port() -> int:
@@ -117,7 +161,9 @@ def private_broker(run_id: str) -> Iterator[BrokerAddress]:
         (d / "mosquitto.conf").write_text("\n".join(conf) + "\n")
         log = d / "mosquitto.log"
         with open(log, "wb") as out:
-            proc = subprocess.Popen([exe, "-c", str(d / "mosquitto.conf")], stdout=out, stderr=subprocess.STDOUT)
+            # its own process group: a terminal's Ctrl-C reaches the run, which stops the broker last
+            proc = subprocess.Popen([exe, "-c", str(d / "mosquitto.conf")], stdout=out, stderr=subprocess.STDOUT,
+                                    process_group=0)
         try:
             _wait_listening(port, proc, log)
             yield BrokerAddress("127.0.0.1", port, user, password)

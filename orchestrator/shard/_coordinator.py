@@ -34,6 +34,8 @@ from ..engine._result import Result
 from ..engine._spec import Prepared
 from ._link import CoordinatorLink
 from ._mqtt_link import coordinator_link
+from ._stops import stopping_on_signals
+from ._timing import split
 from ._wire import ledger_from_wire, spec_to_wire
 
 __all__ = ["coordinate", "run_sharded"]
@@ -43,9 +45,16 @@ async def run_sharded(prep: Prepared, *, progress: Progress | None = None,
                       on_slot: Callable[[int], None] | None = None, spawn: bool = True,
                       run_id: str | None = None) -> Result:
     """The coordinator of a run over ``prep.spec.shards`` shard processes and an MQTT broker
-    (started here unless ``prep.spec.broker`` names one; shards are started here unless not ``spawn``)."""
-    async with coordinator_link(prep.spec, run_id or secrets.token_hex(6), spawn=spawn) as link:
+    (started here unless ``prep.spec.broker`` names one; shards are started here unless not ``spawn``).
+
+    Raises:
+        Stopped, KeyboardInterrupt: SIGTERM or SIGINT arrived; the shards and the broker
+            started here were stopped first.
+    """
+    # SIGTERM/SIGINT: the shards and the broker are stopped first
+    async with stopping_on_signals(), coordinator_link(prep.spec, run_id or secrets.token_hex(6), spawn=spawn) as link:
         return await coordinate(prep, link, progress=progress, on_slot=on_slot)
+    raise AssertionError("unreachable: a cancelled run raises on its way out")  # pragma: no cover
 
 
 async def coordinate(prep: Prepared, link: CoordinatorLink, *, progress: Progress | None = None,
@@ -59,12 +68,17 @@ async def coordinate(prep: Prepared, link: CoordinatorLink, *, progress: Progres
     judge = opened.judge
     if judge is not None:
         judge.attach(None, observers)
+    timing = split()  # None unless SLOTNET_SHARD_TIMING asks (``_timing``)
     try:
         await link.start(spec_to_wire(spec))
         t0 = time.perf_counter()
         slots_run, done, last_active = 0, False, 0
         for slot in range(prep.slots):
+            if timing is not None:
+                timing.restart()
             reports = await link.done(slot)
+            if timing is not None:
+                timing.lap("waiting")
             batch.replay([r.events for r in reports])
             if tracer is not None:
                 tracer.buffer.extend(ev for r in reports for ev in r.traced)
@@ -74,6 +88,8 @@ async def coordinate(prep: Prepared, link: CoordinatorLink, *, progress: Progres
             if go and one_shot and all(r.idle for r in reports):
                 done, go = True, False
             go = go and slot + 1 < prep.slots
+            if timing is not None:
+                timing.lap("coordinator")
             link.go(slot, go)
             if not go:
                 break
@@ -87,6 +103,8 @@ async def coordinate(prep: Prepared, link: CoordinatorLink, *, progress: Progres
         for final in finals:
             judge.add_counts(final.get("choices", {}))
         reporter = judge.judged(reporter)
+    if timing is not None:  # asked for: where the slots' time went, per shard and at the coordinator
+        end.transport["timing"] = {"shards": [f.get("timing", {}) for f in finals], "coordinator": timing.seconds}
     return collect(prep, reporter, monitor, slots_run, wall, end, tracer)
 
 

@@ -23,6 +23,7 @@ either way.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol
 
 __all__ = ["UNKNOWN_SHARD", "CoordinatorLink", "Done", "ShardLink", "is_shard"]
@@ -63,6 +64,11 @@ class ShardLink(Protocol):
     shard: int
     shards: int
     rejected: dict[str, int]
+
+    def report_progress(self, progress: Callable[[], int]) -> None:
+        """From now on, ``progress()`` counts this shard's work done so far (node steps, nodes
+        built, slot phases): a link with heartbeats reports it, so a long slot that moves is
+        told from a stuck one."""
 
     async def spec(self) -> dict[str, Any]:
         """The run spec, as ``_wire.spec_to_wire`` made it."""

@@ -125,6 +125,9 @@ class MemoryShardLink:
         self._box = hub.boxes[shard]
         self.rejected = self._box.rejected
 
+    def report_progress(self, progress: Callable[[], int]) -> None:
+        """No heartbeats in one process: nothing to report."""
+
     async def spec(self) -> dict[str, Any]:
         (wire,) = await self._box.take("spec", _BEFORE, 1)
         return dict(wire)

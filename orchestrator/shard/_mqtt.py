@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import math
 import socket
+import ssl
 from typing import Any
 
 import trio
@@ -24,6 +25,10 @@ __all__ = ["DISCONNECTED", "MqttClient"]
 
 #: The pseudo-topic under which paho's thread reports a lost connection to the Trio side.
 DISCONNECTED = "\x00disconnected"
+#: Why a connection closed before the broker answered is refused, and the likely cause for plain MQTT.
+_CLOSED_EARLY = "it closed the connection before answering"
+_TLS_HINT = " (a TLS listener? use mqtts:// with --broker-ca)"
+_CERT_HINT = " (does it want a client certificate? --broker-cert and --broker-key)"
 
 
 class MqttClient:
@@ -36,16 +41,20 @@ class MqttClient:
         self._paho = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=True)
         if broker.user:
             self._paho.username_pw_set(broker.user, broker.password)
+        if broker.tls:  # the CA given (else the system's), the client certificate when given; host names checked
+            self._paho.tls_set(ca_certs=broker.ca, certfile=broker.cert, keyfile=broker.key)
         self._paho.max_inflight_messages_set(0)
         self._paho.max_queued_messages_set(0)
         self._send, self._recv = trio.open_memory_channel[tuple[str, bytes]](math.inf)
         self._token: trio.lowlevel.TrioToken | None = None
         self._connected = trio.Event()
         self._refused: str | None = None
+        self._answered = False  # the broker answered the CONNECT (paho's thread sets it)
         self._closing = False
 
     def _on_connect(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
         assert self._token is not None
+        self._answered = True
         if reason.is_failure:
             self._refused = str(reason)
         with contextlib.suppress(trio.RunFinishedError):
@@ -60,6 +69,12 @@ class MqttClient:
 
     def _on_disconnect(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
         if self._closing or self._token is None:
+            return
+        if not self._answered:  # closed before its CONNACK: refused, not lost (e.g. plain MQTT to a TLS port)
+            self._answered = True
+            self._refused = _CLOSED_EARLY + (_CERT_HINT if self.broker.tls else _TLS_HINT)
+            with contextlib.suppress(trio.RunFinishedError):
+                self._token.run_sync_soon(self._connected.set)
             return
         with contextlib.suppress(trio.RunFinishedError):
             self._token.run_sync_soon(self._deliver, (DISCONNECTED, str(reason).encode()))
@@ -81,7 +96,12 @@ class MqttClient:
         b = self.broker
         try:
             await trio.to_thread.run_sync(self._paho.connect, b.host, b.port, 60)
+        except ssl.SSLError as exc:  # before OSError, of which it is one
+            self._release()  # the socket of the failed handshake
+            why = getattr(exc, "verify_message", None) or exc.reason or str(exc)
+            raise SlotnetError(f"TLS with the MQTT broker {b.url} failed: {why}") from None
         except OSError as exc:
+            self._release()
             raise SlotnetError(f"cannot reach the MQTT broker {b.url}: {exc.strerror or exc}") from None
         sock = self._paho.socket()
         if isinstance(sock, socket.socket):  # frames are small and latency-bound: no Nagle delay (see _broker)
@@ -107,6 +127,10 @@ class MqttClient:
             with contextlib.suppress(RuntimeError, ValueError):
                 info.wait_for_publish(timeout=wait)
 
+    def pending(self) -> int:
+        """How many messages have come and wait to be received."""
+        return self._recv.statistics().current_buffer_used
+
     async def receive(self) -> tuple[str, bytes]:
         """The next message (topic, payload).
 
@@ -125,3 +149,11 @@ class MqttClient:
             self._paho.disconnect()
         finally:
             self._paho.loop_stop()
+            self._release()
+
+    def _release(self) -> None:
+        """Close paho's sockets now: it closes them only when the client is collected, and in a
+        reference cycle the sockets may be collected first, unclosed."""
+        reset = getattr(self._paho, "_reset_sockets", None)
+        if reset is not None:
+            reset()

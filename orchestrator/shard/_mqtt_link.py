@@ -4,8 +4,10 @@ The coordinator's end (:func:`coordinator_link`) starts a private broker (or use
 ``--broker``), starts K shard processes (or waits for K started by hand with ``slotnet
 shard``) once the spec is published, and tells them to stop if the run fails. A shard's
 end (:func:`shard_link`) connects to the broker it is given. Both ends publish a
-heartbeat every :data:`HEARTBEAT` seconds from their Trio loop, so a process that hangs
-(or lost the broker) is named within :data:`SILENCE` seconds, never waited for.
+heartbeat every :data:`HEARTBEAT` seconds from a thread (``_heartbeat``), carrying a
+progress count, so a process that is frozen (or lost the broker) is named within
+:data:`SILENCE` seconds, a shard stuck in a node rule within :data:`STALL` seconds, and a
+shard whose slot is long but moving is waited for.
 
 Frames are msgpack tuples keyed by (slot, shard), so duplicates (MQTT QoS 1 may redeliver)
 are ignored; malformed, foreign and stale frames are refused and counted (``rejected``,
@@ -21,8 +23,8 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from typing import Any
 
 import trio
@@ -30,25 +32,29 @@ import trio
 from slotnet.errors import SlotnetError
 from slotnet.fabric import decode, encode
 
-from ..engine._collect import single_error
 from ..engine._spec import RunSpec
 from ._broker import PASSWORD_ENV, BrokerAddress, parse_broker, private_broker, topic_root
+from ._heartbeat import Heartbeat
 from ._link import UNKNOWN_SHARD, Done, is_shard
 from ._mqtt import MqttClient
 
-__all__ = ["COORDINATOR", "HEARTBEAT", "SILENCE", "START_SILENCE", "MqttCoordinatorLink", "MqttShardLink",
+__all__ = ["COORDINATOR", "HEARTBEAT", "SILENCE", "STALL", "START_SILENCE", "MqttCoordinatorLink", "MqttShardLink",
            "coordinator_link", "shard_link"]
 
 _TIMEOUT = os.environ.get("SLOTNET_SHARD_TIMEOUT")
-#: Seconds a running shard (or the coordinator) may stay silent -- no frame, no heartbeat
-#: -- before the run gives up on it: it hangs, or lost the broker (``SLOTNET_SHARD_TIMEOUT``
-#: overrides it).
+#: Seconds a shard (or the coordinator) may stay silent -- no frame, no heartbeat -- before
+#: the run gives up on it: it is frozen, or lost the broker (``SLOTNET_SHARD_TIMEOUT``
+#: overrides it). Heartbeats come from a thread, so a long slot does not silence them.
 SILENCE = float(_TIMEOUT or "10")
+#: Seconds a shard may beat without progress -- no node step, node built or slot phase --
+#: while the run waits for its slot, before the run names it stuck (a node rule that never
+#: awaits, or one step that long); ``SLOTNET_SHARD_TIMEOUT`` overrides it too.
+STALL = float(_TIMEOUT or "30")
 #: Seconds to wait, with nothing coming at all, for shards to start (build their nodes)
 #: and say hello (``SLOTNET_SHARD_START_TIMEOUT``, else ``SLOTNET_SHARD_TIMEOUT``, overrides it).
 START_SILENCE = float(os.environ.get("SLOTNET_SHARD_START_TIMEOUT") or _TIMEOUT or "120")
-#: Seconds between heartbeats, which every running shard and the coordinator publish
-#: from their Trio loop (so a loop stuck in a node rule stops beating).
+#: Seconds between heartbeats, which every shard and the coordinator publish from a thread
+#: of their own (``_heartbeat``), with a progress count.
 HEARTBEAT = 1.0
 #: Who a heartbeat or frame came from, besides the shards 0..K-1.
 COORDINATOR = -1
@@ -60,9 +66,10 @@ class _Inbox:
     """Messages of one client by topic (the part after the run's root), deduplicated by (slot, shard)."""
 
     #: (topic, number of fields) of every frame a client may receive
-    SHAPES = {"spec": None, "hello": 2, "done": 6, "go": 3, "final": 3, "error": 3, "abort": 3, "beat": 2, "alive": 2}
+    SHAPES = {"spec": None, "hello": 2, "done": 6, "go": 3, "final": 3, "error": 3, "abort": 3, "beat": 3, "alive": 3}
 
-    def __init__(self, client: MqttClient, root: str, shards: int, procs: list[subprocess.Popen[bytes]] | None = None) -> None:
+    def __init__(self, client: MqttClient, root: str, shards: int, procs: list[subprocess.Popen[bytes]] | None = None,
+                 *, watch_shards: bool = False) -> None:
         self.client = client
         self.prefix = root + "/"
         self.shards = shards
@@ -74,6 +81,10 @@ class _Inbox:
         self.rejected: dict[str, int] = {}
         #: when each watched peer (a shard, or COORDINATOR) was last heard from
         self.heard: dict[int, float] = {}
+        #: each shard's last progress count (from its heartbeats) and when it last changed
+        self.progress: dict[int, tuple[int, float]] = {}
+        #: watch every shard from its first word (the coordinator's inbox), not from watch()
+        self.watch_shards = watch_shards
 
     def watch(self, peer: int) -> None:
         """From now on, ``peer`` must be heard from (a frame or a heartbeat) every SILENCE seconds."""
@@ -126,14 +137,19 @@ class _Inbox:
     async def take(self, name: str, count: int, slot: int | None, what: str) -> list[Any]:
         """``count`` distinct messages of topic ``name`` (for ``slot``), decoded.
 
+        Every message already come is read before any peer is judged, so a loop that was
+        busy for a while (a long slot) does not take its own delay for a peer's silence.
+        While it waits for the shards' ``done``, a shard that has not reported and whose
+        progress count stands still for STALL seconds is named stuck.
+
         Raises:
             SlotnetError: a shard reported an error or exited, a watched peer was silent for
-                SILENCE seconds, nothing at all came for START_SILENCE seconds, or the broker
-                connection was lost.
+                SILENCE seconds, a shard made no progress for STALL seconds, nothing at all
+                came for START_SILENCE seconds, or the broker connection was lost.
         """
         got: list[Any] = []
         pool = self.pools.setdefault(name, [])
-        last = time.monotonic()
+        last = since = time.monotonic()
         while True:
             keep: list[Any] = []
             for item in pool:
@@ -144,22 +160,41 @@ class _Inbox:
             with trio.move_on_after(HEARTBEAT):
                 topic, payload = await self.client.receive()
                 last = time.monotonic()
-                sub = topic.removeprefix(self.prefix)
-                body = self._admit(sub, payload) if payload else None  # b"": a cleared retained message
-                if body is not None:
-                    sender = self._sender(sub, body)
-                    if sender in self.heard:
-                        self.heard[sender] = last
-                    if sub == "error":
-                        raise SlotnetError(f"shard {body[0]} failed: {body[2]}")
-                    if sub == "abort":
-                        raise SlotnetError(f"the coordinator stopped the run: {body[2]}")
-                    if sub not in ("beat", "alive"):
-                        self.pools.setdefault(sub, []).append(body)
-            self._check(last, what)
+                self._handle(topic.removeprefix(self.prefix), payload, last)
+                if _pending(self.client):
+                    continue  # read everything already here before judging anyone
+            busy = sorted(set(range(self.shards)) - {d[1] for d in got}) if name == "done" else []
+            self._check(last, what, busy, since)
+            if name == "hello" and time.monotonic() - since > START_SILENCE:
+                absent = [i for i in range(self.shards) if i not in self.heard]
+                if absent:
+                    raise SlotnetError(f"shard {absent[0]} did not connect within {START_SILENCE:g} s while the run "
+                                       f"waited for {what}")
 
-    def _check(self, last: float, what: str) -> None:
-        """Raise if a spawned shard exited, a watched peer fell silent, or everything did."""
+    def _handle(self, sub: str, payload: bytes, now: float) -> None:
+        """Admit one message: note its sender as heard (and a beat's progress), raise a
+        shard's error or the coordinator's abort, pool the rest by topic."""
+        body = self._admit(sub, payload) if payload else None  # b"": a cleared retained message
+        if body is None:
+            return
+        sender = self._sender(sub, body)
+        if sender in self.heard or (self.watch_shards and is_shard(sender, self.shards)):
+            assert sender is not None
+            self.heard[sender] = now
+        if sub == "beat":
+            value = body[2]
+            if self.progress.get(body[0], (None,))[0] != value:
+                self.progress[body[0]] = (value, now)
+        if sub == "error":
+            raise SlotnetError(f"shard {body[0]} failed: {body[2]}")
+        if sub == "abort":
+            raise SlotnetError(f"the coordinator stopped the run: {body[2]}")
+        if sub not in ("beat", "alive"):
+            self.pools.setdefault(sub, []).append(body)
+
+    def _check(self, last: float, what: str, busy: Sequence[int] = (), since: float = 0.0) -> None:
+        """Raise if a spawned shard exited, a watched peer fell silent, a ``busy`` shard's
+        progress stood still since ``since`` or its last change, or everything fell silent."""
         for i, p in enumerate(self.procs):
             if p.poll() is not None:
                 err = p.stderr.read().decode(errors="replace").strip().splitlines() if p.stderr else []
@@ -170,35 +205,42 @@ class _Inbox:
             if now - heard > SILENCE:
                 who = "the coordinator" if peer == COORDINATOR else f"shard {peer}"
                 raise SlotnetError(f"{who} sent nothing for {SILENCE:g} s (no frame, no heartbeat) while the run "
-                                   f"waited for {what}: it hangs, or lost the broker")
+                                   f"waited for {what}: it is frozen, or lost the broker")
+        for peer in busy:
+            value, changed = self.progress.get(peer, (None, since))
+            if now - max(changed, since) > STALL:
+                raise SlotnetError(f"shard {peer} made no progress for {STALL:g} s (no node step, its heartbeat "
+                                   f"goes on) while the run waited for {what}: a node rule that never awaits, "
+                                   f"or one step that long")
         if now - last > START_SILENCE:
             raise SlotnetError(f"nothing came for {START_SILENCE:g} s while the run waited for {what}: "
                                "a shard or the broker stopped answering")
 
 
-async def _heartbeat(client: MqttClient, topic: str, sender: int) -> None:
-    """Publish ``(sender, n)`` on ``topic`` every HEARTBEAT seconds, from this Trio loop."""
-    n = 0
-    while True:
-        client.publish(topic, encode((sender, n)))
-        n += 1
-        await trio.sleep(HEARTBEAT)
+def _pending(client: Any) -> bool:
+    """Whether messages are already waiting to be received (a stand-in client may not say)."""
+    pending = getattr(client, "pending", None)
+    return bool(pending()) if pending is not None else False
 
 
-@asynccontextmanager
-async def _beating(client: MqttClient, topic: str, sender: int) -> AsyncIterator[trio.CancelScope]:
-    """Heartbeats on ``topic`` while the body runs (yields the scope that stops them)."""
+@contextmanager
+def _beating(client: MqttClient, topic: str, sender: int) -> Iterator[Heartbeat]:
+    """Heartbeats on ``topic``, from a thread, while the body runs (yields the heartbeat:
+    set its ``progress``, or ``stop()`` it early)."""
+    beat = Heartbeat(client, topic, sender, HEARTBEAT).start()
     try:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(_heartbeat, client, topic, sender)
-            yield nursery.cancel_scope
-            nursery.cancel_scope.cancel()
-    except BaseExceptionGroup as group:  # the body's own error, not a group around it
-        raise single_error(group) from None
+        yield beat
+    finally:
+        beat.stop()
 
 
-def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
-    """Wait for the shards to exit (they do once they sent their final state); kill stragglers."""
+def _stop(procs: list[subprocess.Popen[bytes]], failed: bool) -> None:
+    """Wait for the shards to exit (they do once they sent their final state); kill stragglers.
+    A run that ``failed`` (or was stopped) terminates them first: their work is void."""
+    if failed:
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
     for p in procs:
         try:
             p.wait(timeout=5)
@@ -222,9 +264,9 @@ class MqttCoordinatorLink:
         self.shards = shards
         self.spawn = spawn
         self.procs: list[subprocess.Popen[bytes]] = []  # the shards started here, watched by the inbox
-        self.inbox = _Inbox(client, self.root, shards, self.procs)
+        self.inbox = _Inbox(client, self.root, shards, self.procs, watch_shards=True)
         self.rejected = self.inbox.rejected
-        self._beats: trio.CancelScope | None = None
+        self._beats: Heartbeat | None = None
 
     async def start(self, spec: dict[str, Any]) -> None:
         root, k = self.root, self.shards
@@ -235,16 +277,19 @@ class MqttCoordinatorLink:
                 env[PASSWORD_ENV] = self.broker.password
             for i in range(k):
                 # -P: not the working directory first on sys.path, where a clone's slotnet/ would shadow the install
-                cmd = [sys.executable, "-P", "-m", "slotnet", "shard", "--broker", self.broker.url, "--run", self.run_id,
+                cmd = [sys.executable, "-P", "-m", "slotnet", "shard", "--broker", self.broker.full_url, "--run", self.run_id,
                        "--shard", f"{i}/{k}"]
-                self.procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
-            self._stack.callback(_stop, self.procs)
+                # a process group of its own: a terminal's Ctrl-C reaches the coordinator alone, which stops the shards
+                self.procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                                   process_group=0))
+            self._stack.push(lambda exc_type, exc, tb: _stop(self.procs, exc is not None))
         self._stack.push(self._abort)
+        self._beats = self._stack.enter_context(_beating(self.client, f"{root}/alive", COORDINATOR))
         await self.inbox.take("hello", k, None, "the shards to start")
         for i in range(k):
-            self.inbox.watch(i)  # from now on each shard beats
+            if i not in self.inbox.heard:
+                self.inbox.watch(i)  # from now on each shard beats
         self.client.publish(f"{root}/go", encode((-1, 0, True)))  # every shard has subscribed: begin
-        self._beats = await self._stack.enter_async_context(_beating(self.client, f"{root}/alive", COORDINATOR))
 
     def _abort(self, exc_type: Any, exc: Any, tb: Any) -> None:
         if exc is not None:  # tell shards started by hand to stop too
@@ -261,7 +306,7 @@ class MqttCoordinatorLink:
     async def finals(self) -> list[dict[str, Any]]:
         finals = await self.inbox.take("final", self.shards, None, "the shards' final state")
         if self._beats is not None:
-            self._beats.cancel()
+            self._beats.stop()
         self.client.publish(f"{self.root}/spec", b"", retain=True)  # clear the retained spec
         return [f[2] for f in sorted(finals, key=lambda f: f[0])]
 
@@ -298,6 +343,12 @@ class MqttShardLink:
         self.shards = shards
         self.inbox = _Inbox(client, root, shards)
         self.rejected = self.inbox.rejected
+        self.heartbeat: Heartbeat | None = None
+
+    def report_progress(self, progress: Callable[[], int]) -> None:
+        """What this shard's heartbeat reports as its progress from now on."""
+        if self.heartbeat is not None:
+            self.heartbeat.progress = progress
 
     async def spec(self) -> dict[str, Any]:
         (wire,) = await self.inbox.take("spec", 1, None, "the run spec")
@@ -337,8 +388,10 @@ async def shard_link(broker_url: str, run_id: str, shard: int, shards: int) -> A
     try:
         client.subscribe(f"{root}/spec", f"{root}/data/{shard}", f"{root}/go", f"{root}/abort", f"{root}/alive")
         try:
-            async with _beating(client, f"{root}/beat", shard):
-                yield MqttShardLink(client, root, shard, shards)
+            with _beating(client, f"{root}/beat", shard) as beat:
+                link = MqttShardLink(client, root, shard, shards)
+                link.heartbeat = beat
+                yield link
         except SlotnetError as exc:
             client.publish(f"{root}/error", encode((shard, 0, str(exc))), wait=2.0)
             raise

@@ -27,6 +27,7 @@ from ..engine._trace import TraceBuffer
 from ..engine._watchdog import watching
 from ._link import Done, ShardLink
 from ._mqtt_link import shard_link
+from ._timing import split
 from ._wire import ledger_to_wire, spec_from_wire
 
 __all__ = ["run_shard", "serve_shard"]
@@ -57,28 +58,48 @@ async def serve_shard(link: ShardLink) -> None:
                   monitor=judge)
     transport = net.transport
     assert isinstance(transport, ShardTransport)
+    runtime = net.runtime
+    phases = [0]  # slot phases done: the work between node steps (frames out, frames in) counts too
+    link.report_progress(lambda: runtime.steps + net.built + phases[0])
+    timing = split()  # None unless SLOTNET_SHARD_TIMING asks (``_timing``)
     await link.ready()
     try:
         with watching(spec.node_timeout, net):  # a node holding the shard past it is named
             async with trio.open_nursery() as nursery:
                 await net.start(nursery)
+                if timing is not None:
+                    timing.restart()  # building the nodes is start-up, not a slot's node work
                 with quiet_gc():  # as in one process: the cyclic GC stays off the long-lived network
                     slot = 0
                     while True:
                         frames = transport.frames()
+                        phases[0] += 1
                         for j in range(shards):
                             if j != shard:
                                 link.send(slot, j, frames[j])
                         idle = net.quiescent() and not any(len(f) > 1 for f in frames)
                         traced = tracer.take() if tracer is not None else []
                         link.done(Done(slot, shard, batch.frame(), traced, idle, net.last_active))
+                        phases[0] += 1
+                        if timing is not None:
+                            timing.lap("encoding")
                         go = await link.go(slot)
-                        for frame in await link.frames(slot):
+                        if timing is not None:
+                            timing.lap("barrier")
+                        got = await link.frames(slot)
+                        if timing is not None:
+                            timing.lap("broker")
+                        for frame in got:
                             transport.accept(frame)  # after the last slot too: they are the messages still in flight
+                            phases[0] += 1
+                        if timing is not None:
+                            timing.lap("encoding")
                         if not go:
                             break
                         slot += 1
                         await net.step(slot, nursery)
+                        if timing is not None:
+                            timing.lap("node_work")
                     waiting = net.waiting()
                     await net.stop()
                 nursery.cancel_scope.cancel()
@@ -90,7 +111,8 @@ async def serve_shard(link: ShardLink) -> None:
                 "delivered": transport.delivered, "wakeups": net.runtime.wakeups, "sent_local": transport.sent_local,
                 "sent_cross": transport.sent_cross, "rejected": link.rejected, "crashed": net.crashed,
                 "waiting": [[w.node, w.since, w.until] for w in waiting], "down": net.down(),
-                "choices": judge.choice_counts() if judge is not None else {}})
+                "choices": judge.choice_counts() if judge is not None else {},
+                **({"timing": timing.seconds} if timing is not None else {})})
 
 
 async def run_shard(broker_url: str, run_id: str, shard: int, shards: int) -> None:

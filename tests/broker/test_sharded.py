@@ -117,7 +117,7 @@ def test_a_silent_shard_stops_the_run_with_an_error(tmp_path):
 
 @pytest.mark.parametrize(("argv", "fragment"), [
     (["shard", "--broker", "mqtt://127.0.0.1:1", "--run", "x", "--shard", "2/2"], "I/K with 0 <= I < K"),
-    (["shard", "--broker", "http://x", "--run", "x", "--shard", "0/2"], "--broker must look like mqtt://"),
+    (["shard", "--broker", "http://x", "--run", "x", "--shard", "0/2"], "--broker must look like mqtt[s]://"),
     (["run", "deflection", "-t", "hypercube:3", "--offered", "1", "--no-spawn"], "need --shards K"),
     (["run", "deflection", "-t", "hypercube:3", "--offered", "1", "--shards", "0"], "shards must be an integer >= 1"),
 ])

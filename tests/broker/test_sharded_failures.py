@@ -43,6 +43,17 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+def _connected(broker_cmd: str) -> set[int]:
+    """The shards that have connected to the run's private mosquitto, from its log (a busy
+    machine may take seconds to start a shard's Python: until it connects it cannot beat)."""
+    log = Path(broker_cmd.split("-c ")[1].strip()).with_name("mosquitto.log")
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return set()
+    return {i for i in (0, 1) if f"-shard-{i} " in text or text.rstrip().endswith(f"-shard-{i}")}
+
+
 def _start(env: dict[str, str]) -> tuple[subprocess.Popen[str], dict[int, int], int]:
     """The coordinator, its shards (index -> pid) once both have run a while, and its mosquitto."""
     co = subprocess.Popen(_ARGV, env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -51,7 +62,7 @@ def _start(env: dict[str, str]) -> tuple[subprocess.Popen[str], dict[int, int], 
         kids = _children(co.pid)
         shards = {int(c.split("--shard ")[1].split("/")[0]): p for p, c in kids.items() if " shard " in c}
         broker = [p for p, c in kids.items() if "mosquitto" in c]
-        if len(shards) == 2 and broker:
+        if len(shards) == 2 and broker and _connected(kids[broker[0]]) >= {0, 1}:
             time.sleep(4.0)  # past start-up: the slot loop is running
             assert co.poll() is None, co.communicate()
             return co, shards, broker[0]

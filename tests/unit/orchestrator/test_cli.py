@@ -498,19 +498,22 @@ def test_run_options_and_their_defaults():
                   "slots": None, "warmup": 0, "seed": 0, "seeds": None, "jobs": None, "fault": [], "faults": None, "detect": None,
                   "trace": None,
                   "trace_nodes": None, "trace_slots": None, "trace_events": None, "per_node": False, "series": False,
-                  "max_backlog": None, "no_progress": False, "shards": 1, "broker": None, "no_spawn": False,
-                  "run_id": None, "node_timeout": 10.0, "debug": False}
+                  "max_backlog": None, "no_progress": False, "shards": 1, "broker": None, "broker_ca": None,
+                  "broker_cert": None, "broker_key": None, "no_spawn": False, "run_id": None, "node_timeout": 10.0,
+                  "debug": False}
     ns = _without_loads(_ns(["run", "s", "--topology", "t", "-p", "a=1", "--param", "b=2", "--json", "--slots", "7",
                              "--warmup", "2", "--seed", "3", "--fault", "crash@1:0", "--fault", "loss=0.1",
                              "--faults", "F", "--detect", "never", "--trace", "T", "--trace-nodes", "1,2",
                              "--trace-slots", "0:4", "--trace-events", "sent", "--per-node", "--series",
                              "--max-backlog", "5", "--no-progress", "--shards", "2", "--broker", "mqtt://h:1",
-                             "--no-spawn", "--run-id", "R", "--node-timeout", "2.5", "--debug"]))
+                             "--broker-ca", "CA", "--broker-cert", "C", "--broker-key", "K", "--no-spawn", "--run-id",
+                             "R", "--node-timeout", "2.5", "--debug"]))
     assert ns == {"command": "run", "scheme": "s", "topology": "t", "param": ["a=1", "b=2"], "json": True,
                   "slots": 7, "warmup": 2, "seed": 3, "seeds": None, "jobs": None, "fault": ["crash@1:0", "loss=0.1"], "faults": "F",
                   "detect": "never", "trace": "T", "trace_nodes": "1,2", "trace_slots": "0:4", "trace_events": "sent",
                   "per_node": True, "series": True, "max_backlog": 5.0, "no_progress": True, "shards": 2,
-                  "broker": "mqtt://h:1", "no_spawn": True, "run_id": "R", "node_timeout": 2.5, "debug": True}
+                  "broker": "mqtt://h:1", "broker_ca": "CA", "broker_cert": "C", "broker_key": "K", "no_spawn": True,
+                  "run_id": "R", "node_timeout": 2.5, "debug": True}
     assert isinstance(ns["max_backlog"], float)
 
 
@@ -525,7 +528,8 @@ def test_theory_trace_shard_and_schemes_options_and_defaults():
         "command": "trace", "file": "f", "node": [1, 2], "event": ["sent"], "slots": "0:3", "packet": "1,2",
         "topology": "hypercube:3", "perfetto": "P", "diagram": "D"}
     assert _ns(["shard", "--broker", "B", "--run", "R", "--shard", "0/2"]) == {
-        "command": "shard", "broker": "B", "run": "R", "shard": "0/2"}
+        "command": "shard", "broker": "B", "broker_ca": None, "broker_cert": None, "broker_key": None, "run": "R",
+        "shard": "0/2"}
     assert _ns(["schemes"]) == {"command": "schemes", "name": None}
     assert _ns(["schemes", "star"]) == {"command": "schemes", "name": "star"}
 
@@ -867,15 +871,15 @@ def test_run_sharded_by_hand_waits_for_the_shards(capsys, fake_run, monkeypatch)
         return _Result()
 
     monkeypatch.setattr(coordinator, "run_sharded", run_sharded)
-    code, out, err = _call(capsys, *_RUN, "--shards", "3", "--no-spawn", "--broker", "mqtt://h:1", "--run-id", "abc",
+    code, out, err = _call(capsys, *_RUN, "--shards", "4", "--no-spawn", "--broker", "mqtt://h:1", "--run-id", "abc",
                            "--no-progress")
     assert (code, out) == (0, "RESULT 4 theory\n")
-    assert err == ("waiting for 3 shards: slotnet shard --broker mqtt://h:1 --run abc --shard I/3  (I = 0..2)\n")
+    assert err == ("waiting for 4 shards: slotnet shard --broker mqtt://h:1 --run abc --shard I/4  (I = 0..3)\n")
     assert calls == [dict(slots=6, progress=None, spawn=False, run_id="abc")]
     code, out, err = _call(capsys, *_RUN, "--shards", "2", "--run-id", "xyz")
     assert (code, err) == (0, "")
     assert calls[-1]["spawn"] is True and calls[-1]["run_id"] == "xyz" and isinstance(calls[-1]["progress"], Progress)
-    code, out, err = _call(capsys, *_RUN, "--shards", "2", "--no-spawn", "--broker", "b", "--no-progress")
+    code, out, err = _call(capsys, *_RUN, "--shards", "2", "--no-spawn", "--broker", "mqtt://b:1", "--no-progress")
     run_id = calls[-1]["run_id"]
     assert len(run_id) == 12 and int(run_id, 16) >= 0
     assert f"--run {run_id} --shard I/2  (I = 0..1)" in err
@@ -1482,9 +1486,9 @@ def test_shard_parses_its_index_and_runs(capsys, monkeypatch):
         calls.append(a)
 
     monkeypatch.setattr(shard, "run_shard", run_shard)
-    assert _call(capsys, "shard", "--broker", "B", "--run", "R", "--shard", "1/2") == (0, "", "")
-    assert _call(capsys, "shard", "--broker", "B", "--run", "R", "--shard", "0/1")[0] == 0
-    assert calls == [("B", "R", 1, 2), ("B", "R", 0, 1)]
+    assert _call(capsys, "shard", "--broker", "mqtt://b:1", "--run", "R", "--shard", "1/2") == (0, "", "")
+    assert _call(capsys, "shard", "--broker", "mqtt://b:1", "--run", "R", "--shard", "0/1")[0] == 0
+    assert calls == [("mqtt://b:1", "R", 1, 2), ("mqtt://b:1", "R", 0, 1)]
     for bad in ("2/2", "3/2", "1", "1-2", "a/2", "1/b", "-1/2", "/2", "1/"):
         code, out, err = _call(capsys, "shard", "--broker", "B", "--run", "R", f"--shard={bad}")
         assert (code, out, err) == (2, "", f"slotnet shard: error: --shard must look like I/K with 0 <= I < K, got "

@@ -38,6 +38,7 @@ from slotnet.orchestrator.shard._broker import (
     topic_root,
 )
 from slotnet.orchestrator.shard._coordinator import _merge
+from slotnet.orchestrator.shard._heartbeat import Heartbeat
 from slotnet.orchestrator.shard._link import UNKNOWN_SHARD, Done
 from slotnet.orchestrator.shard._memory_link import _BEFORE, _SENDER, MemoryHub, _Mailbox, run_sharded_in_memory
 from slotnet.orchestrator.shard._mqtt import DISCONNECTED, MqttClient
@@ -48,7 +49,6 @@ from slotnet.orchestrator.shard._mqtt_link import (
     MqttCoordinatorLink,
     MqttShardLink,
     _beating,
-    _heartbeat,
     _Inbox,
     _stop,
 )
@@ -420,12 +420,12 @@ class FakeClient:
 
 def test_link_constants():
     if "SLOTNET_SHARD_TIMEOUT" not in os.environ:
-        assert _mqtt_link.SILENCE == 10.0
+        assert _mqtt_link.SILENCE == 10.0 and _mqtt_link.STALL == 30.0
         if "SLOTNET_SHARD_START_TIMEOUT" not in os.environ:
             assert _mqtt_link.START_SILENCE == 120.0
     assert HEARTBEAT == 1.0 and COORDINATOR == -1 and _FROM_COORDINATOR == ("go", "alive", "abort")
     assert _Inbox.SHAPES == {"spec": None, "hello": 2, "done": 6, "go": 3, "final": 3, "error": 3, "abort": 3,
-                             "beat": 2, "alive": 2}
+                             "beat": 3, "alive": 3}
     assert DISCONNECTED == "\x00disconnected"
 
 
@@ -451,7 +451,7 @@ def test_the_inbox_admits_well_formed_frames_once():
     assert inbox._admit("data/0", encode((0, 1, b"f"))) == (0, 1, b"f")
     assert inbox._admit("go", encode((0, 0, True))) == (0, 0, True)
     assert inbox._admit("abort", encode((0, 0, "why"))) == (0, 0, "why")
-    assert inbox._admit("alive", encode((-1, 3))) == (-1, 3)
+    assert inbox._admit("alive", encode((-1, 3, 0))) == (-1, 3, 0)
     assert inbox._admit("other", encode((0, 0, 0))) == (0, 0, 0)
     assert ("hello", 1, 0) in inbox.seen and ("go", 0, 0) in inbox.seen
     assert inbox.rejected == {"duplicate": 1}
@@ -472,8 +472,9 @@ def test_the_inbox_admits_well_formed_frames_once():
     ("hello", encode((True, 0)), "malformed"),
     ("hello", encode((1, False)), "malformed"),
     ("hello", encode(7), "malformed"),
-    ("beat", encode((2, 0)), "unknown shard"),
-    ("beat", encode((-1, 0)), "unknown shard"),
+    ("beat", encode((2, 0, 0)), "unknown shard"),
+    ("beat", encode((-1, 0, 0)), "unknown shard"),
+    ("beat", encode((0, 0)), "malformed"),
     ("done", encode((0, 2, b"", [], True, 0)), "unknown shard"),
     ("data/0", encode((0, 5, b"")), "unknown shard"),
     ("final", encode((3, 0, {})), "unknown shard"),
@@ -504,7 +505,7 @@ def test_stale_frames_are_refused_for_timed_topics_only():
 def test_take_collects_frames_of_its_slot_and_keeps_the_others():
     async def main():
         items = [("slotnet/r/done", encode((1, 1, b"", [], False, 0))),
-                 ("slotnet/r/beat", encode((0, 9))),
+                 ("slotnet/r/beat", encode((0, 9, 4))),
                  ("slotnet/r/done", b""),  # a cleared retained message: ignored
                  ("slotnet/r/done", encode((2, 0, b"", [], False, 0))),
                  ("slotnet/r/done", encode((1, 0, b"", [], True, 0)))]
@@ -515,7 +516,7 @@ def test_take_collects_frames_of_its_slot_and_keeps_the_others():
         got = await inbox.take("done", 2, 1, "x")
         assert sorted(got) == [(1, 0, b"", (), True, 0), (1, 1, b"", (), False, 0)]
         assert inbox.pools == {"done": [(2, 0, b"", (), False, 0)]}
-        assert inbox.heard[0] >= before and "beat" not in inbox.pools
+        assert inbox.heard[0] >= before and "beat" not in inbox.pools and inbox.progress[0][0] == 4
         assert inbox.rejected == {}
         assert await inbox.take("done", 1, None, "x") == [(2, 0, b"", (), False, 0)]
         assert inbox.pools["done"] == []
@@ -575,7 +576,7 @@ def test_check_names_a_silent_peer_and_a_silent_run():
     with pytest.raises(SlotnetError) as e:
         inbox._check(now, "w")
     assert str(e.value) == (f"shard 2 sent nothing for {silence:g} s (no frame, no heartbeat) while the run "
-                            "waited for w: it hangs, or lost the broker")
+                            "waited for w: it is frozen, or lost the broker")
     inbox.heard = {COORDINATOR: now - silence - 5}
     with pytest.raises(SlotnetError, match=r"^the coordinator sent nothing for "):
         inbox._check(now, "w")
@@ -594,28 +595,103 @@ def test_watch_starts_the_clock_of_a_peer():
     assert set(inbox.heard) == {1} and t0 <= inbox.heard[1] <= time.monotonic()
 
 
-def test_heartbeats_count_up_until_cancelled():
+def test_heartbeats_beat_from_a_thread_with_their_progress_until_stopped():
+    """A heartbeat publishes (sender, n, progress()) from its own thread, n counting up, the
+    progress read at each beat, until stopped; ``_beating`` stops it when its body ends or raises."""
+    client = FakeClient()
+    count = iter(range(100, 200))
+    beat = Heartbeat(client, "r/beat", 3, 0.005, lambda: next(count)).start()
+    deadline = time.monotonic() + 10
+    while len(client.published) < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    beat.stop()
+    sent = [decode(p) for _, p, _, _ in client.published]
+    assert sent[:3] == [(3, 0, 100), (3, 1, 101), (3, 2, 102)]
+    assert all(t == "r/beat" and not retain and wait == 0.0 for t, _, retain, wait in client.published)
+    n = len(client.published)
+    time.sleep(0.05)
+    assert len(client.published) == n  # stopped: no more beats
+    with _beating(client, "r/alive", -1) as hb:
+        assert isinstance(hb, Heartbeat) and hb.sender == -1 and hb.every == HEARTBEAT
+    assert not hb._thread.is_alive()
+    with pytest.raises(ValueError, match="^inner$"), _beating(client, "r/alive", -1) as hb:
+        raise ValueError("inner")
+    assert not hb._thread.is_alive()
+
+
+def test_a_heartbeat_stops_when_its_client_fails():
+    """A publish that raises (a closed client) ends the beating thread instead of killing the process."""
+
+    class Closed:
+        def publish(self, *_: object, **__: object) -> None:
+            raise RuntimeError("closed")
+
+    beat = Heartbeat(Closed(), "r/beat", 0, 0.001).start()
+    beat._thread.join(timeout=10)
+    assert not beat._thread.is_alive() and beat.beats == 0
+
+
+def test_a_stuck_shard_is_named_and_a_moving_one_is_not():
+    """While the run waits for a shard's slot, a progress count that stood still for STALL seconds
+    names it stuck; a count that changed lately, or a wait that began lately, does not."""
+    stall = _mqtt_link.STALL
+    inbox = _Inbox(None, "p", 3, watch_shards=True)  # type: ignore[arg-type]
+    now = time.monotonic()
+    inbox.heard = {0: now, 1: now, 2: now}
+    inbox.progress = {0: (5, now - stall - 5), 1: (9, now - 1), 2: (4, now - stall - 9)}
+    inbox._check(now, "w", [1], now - stall - 5)  # shard 1 moved lately
+    inbox._check(now, "w", [0, 2], now - 1)  # the wait began lately: shards that waited for go are not stuck
+    inbox._check(now, "w", [], now - stall - 5)  # nobody busy: nobody judged
+    with pytest.raises(SlotnetError) as e:
+        inbox._check(now, "slot 7", [1, 2], now - stall - 5)
+    assert str(e.value) == (f"shard 2 made no progress for {stall:g} s (no node step, its heartbeat goes on) while "
+                            "the run waited for slot 7: a node rule that never awaits, or one step that long")
+    inbox.progress = {}  # a shard never heard beating counts from the start of the wait
+    with pytest.raises(SlotnetError, match="^shard 0 made no progress"):
+        inbox._check(now, "w", [0], now - stall - 1)
+
+
+def test_a_beat_moves_a_shards_progress_clock_only_when_its_count_changes():
+    """The coordinator's inbox watches a shard from its first beat; a repeated count keeps the time
+    of the last change; a shard's own inbox does not watch other shards."""
+    inbox = _Inbox(None, "r", 2, watch_shards=True)  # type: ignore[arg-type]
+    inbox._handle("beat", encode((1, 0, 7)), 10.0)
+    assert inbox.heard == {1: 10.0} and inbox.progress == {1: (7, 10.0)}
+    inbox._handle("beat", encode((1, 1, 7)), 12.0)
+    assert inbox.heard == {1: 12.0} and inbox.progress == {1: (7, 10.0)}
+    inbox._handle("beat", encode((1, 2, 8)), 13.0)
+    assert inbox.progress == {1: (8, 13.0)}
+    mine = _Inbox(None, "r", 2)  # type: ignore[arg-type]
+    mine._handle("beat", encode((1, 0, 7)), 10.0)
+    assert mine.heard == {}
+
+
+def test_take_reads_everything_waiting_before_judging_a_peer():
+    """After a long slot the coordinator's beats are already waiting: they are read before the
+    coordinator is judged silent, so a busy shard does not blame it for its own delay."""
     async def main():
-        client = FakeClient()
-        with trio.move_on_after(0):  # cancelled at its first sleep: one beat
-            await _heartbeat(client, "r/beat", 3)
-        assert client.published == [("r/beat", encode((3, 0)), False, 0.0)]
-        client.published.clear()
-        async with _beating(client, "r/alive", -1) as scope:
-            await trio.testing.wait_all_tasks_blocked()
-            assert client.published == [("r/alive", encode((-1, 0)), False, 0.0)]
-            assert isinstance(scope, trio.CancelScope)
-        with pytest.raises(ValueError, match="^inner$"):
-            async with _beating(client, "r/alive", -1):
-                raise ValueError("inner")
+        items = [("r/data/0", encode((3, 1, b"x"))), ("r/alive", encode((-1, 40, 0))), ("r/go", encode((3, 0, True)))]
+        client = FakeClient(items)
+        client.pending = lambda: len(client.items)  # type: ignore[attr-defined]
+        inbox = _Inbox(client, "r", 2)  # type: ignore[arg-type]
+        inbox.heard = {COORDINATOR: time.monotonic() - _mqtt_link.SILENCE - 5}
+        assert await inbox.take("go", 1, 3, "the go") == [(3, 0, True)]
 
     trio.run(main)
 
 
 def test_stop_waits_for_shards_and_kills_stragglers():
     quick = subprocess.Popen(["true"], stderr=subprocess.PIPE)
-    _stop([quick])
+    _stop([quick], False)
     assert quick.returncode == 0 and quick.stderr.closed
+
+
+def test_stop_terminates_the_shards_of_a_failed_run():
+    """A run that failed or was stopped does not wait for its shards: they are terminated."""
+    slow = subprocess.Popen(["sleep", "60"], stderr=subprocess.PIPE)
+    t0 = time.monotonic()
+    _stop([slow], True)
+    assert slow.returncode == -15 and time.monotonic() - t0 < 4
 
 
 # ------------------------------------------------------------------ the MQTT link's two ends
@@ -659,11 +735,10 @@ def test_the_coordinator_end_over_a_stand_in_client():
             assert link.rejected is link.inbox.rejected and link.inbox.procs is link.procs
             assert link.describe() == {"kind": "mqtt", "broker": "mqtt://u@h:1"}
             await link.start({"k": 1})
-            assert client.published[:2] == [("slotnet/r/spec", encode({"k": 1}), True, 0.0),
-                                             ("slotnet/r/go", encode((-1, 0, True)), False, 0.0)]
+            assert [p for p in client.published if p[0] != "slotnet/r/alive"][:2] == [
+                ("slotnet/r/spec", encode({"k": 1}), True, 0.0), ("slotnet/r/go", encode((-1, 0, True)), False, 0.0)]
             assert set(link.inbox.heard) == {0, 1}
-            await trio.testing.wait_all_tasks_blocked()  # the heartbeat task has beaten once
-            assert ("slotnet/r/alive", encode((-1, 0)), False, 0.0) in client.published
+            assert ("slotnet/r/alive", encode((-1, 0, 0)), False, 0.0) in client.published  # beats from the start
             client.items = [("slotnet/r/done", encode((0, 1, b"b", [], False, 3))),
                             ("slotnet/r/done", encode((0, 0, b"a", [[0, 1, "e"]], True, 2)))]
             reports = await link.done(0)
@@ -671,7 +746,8 @@ def test_the_coordinator_end_over_a_stand_in_client():
             assert link.inbox.slot == 0
             client.published.clear()
             link.go(0, False)
-            assert client.published == [("slotnet/r/go", encode((0, 0, False)), False, 0.0)]
+            assert [p for p in client.published if p[0] != "slotnet/r/alive"] == [
+                ("slotnet/r/go", encode((0, 0, False)), False, 0.0)]
             client.items = [("slotnet/r/final", encode((1, 0, {"n": 1}))), ("slotnet/r/final", encode((0, 0, {"n": 0})))]
             assert await link.finals() == [{"n": 0}, {"n": 1}]
             assert client.published[-1] == ("slotnet/r/spec", b"", True, 0.0)
@@ -719,9 +795,9 @@ def test_broker_addresses_and_topics(monkeypatch):
 
 
 @pytest.mark.parametrize(("url", "msg"), [
-    ("tcp://h:1", "--broker must look like mqtt://[user[:password]@]host:port, got 'tcp://h:1'"),
-    ("mqtt://:1883", "--broker must look like mqtt://[user[:password]@]host:port, got 'mqtt://:1883'"),
-    ("h:1883", "--broker must look like mqtt://[user[:password]@]host:port, got 'h:1883'"),
+    ("tcp://h:1", "--broker must look like mqtt[s]://[user[:password]@]host:port, got 'tcp://h:1'"),
+    ("mqtt://:1883", "--broker must look like mqtt[s]://[user[:password]@]host:port, got 'mqtt://:1883'"),
+    ("h:1883", "--broker must look like mqtt[s]://[user[:password]@]host:port, got 'h:1883'"),
     ("mqtt://h:99999", "--broker 'mqtt://h:99999': bad port"),
     ("mqtt://h:port", "--broker 'mqtt://h:port': bad port"),
 ])
@@ -785,6 +861,7 @@ def test_a_lost_connection_is_an_error_on_receive():
         c = MqttClient(BrokerAddress("h", 1, "u", "p"), "t")
         assert c.broker.url == "mqtt://u@h:1"
         c._token = trio.lowlevel.current_trio_token()
+        c._answered = True  # connected: a disconnect now is a loss
         c._on_disconnect(None, None, None, "gone away", None)
         c._on_message(None, None, SimpleNamespace(topic="a/b", payload=bytearray(b"x")))
         await trio.sleep(0.01)
@@ -799,6 +876,24 @@ def test_a_lost_connection_is_an_error_on_receive():
         assert await c.receive() == ("t", b"y")
 
     trio.run(main)
+
+
+def test_a_connection_closed_before_the_brokers_answer_is_a_refusal():
+    """Closed before the CONNACK: connect ends refused at once (plain MQTT to a TLS port, or a TLS
+    broker wanting a client certificate), with the likely cause; no loss is queued."""
+    async def main():
+        for tls, hint in ((False, "(a TLS listener? use mqtts:// with --broker-ca)"),
+                          (True, "(does it want a client certificate? --broker-cert and --broker-key)")):
+            c = MqttClient(BrokerAddress("h", 1, tls=tls), "t")
+            c._token = trio.lowlevel.current_trio_token()
+            c._on_disconnect(None, None, None, "closed", None)
+            await trio.sleep(0.01)
+            assert c._connected.is_set() and c._answered
+            assert c._refused == f"it closed the connection before answering {hint}"
+            assert c.pending() == 0
+
+    trio.run(main)
+
 
 
 def test_a_disconnect_after_close_is_no_error():
@@ -835,10 +930,8 @@ def test_the_password_file_is_its_owners_alone(monkeypatch):
 def test_successive_heartbeats_are_distinct_frames():
     # a receiver drops a frame it has seen (topic, sender, count): a beat that repeated its count would be
     # dropped as a duplicate, and its sender soon judged silent
-    async def main():
-        client = FakeClient()
-        with trio.move_on_after(2.5 * HEARTBEAT):
-            await _heartbeat(client, "r/beat", 3)
-        assert [decode(p) for _, p, _, _ in client.published] == [(3, 0), (3, 1), (3, 2)]
-
-    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    client = FakeClient()
+    beat = Heartbeat(client, "r/beat", 3, 60.0)
+    for _ in range(3):
+        beat.beat()
+    assert [decode(p) for _, p, _, _ in client.published] == [(3, 0, 0), (3, 1, 0), (3, 2, 0)]

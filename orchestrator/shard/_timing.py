@@ -1,0 +1,54 @@
+"""Where a sharded slot's time goes: monotonic-clock accumulators, off unless asked.
+
+With ``SLOTNET_SHARD_TIMING=1`` in the environment (shards started by the run inherit it),
+each shard adds up, over its slots, the seconds it spends in each part of a slot, and the
+coordinator its own; the run's ``transport["timing"]`` then holds them
+(``benchmarks/shard_scaling.py`` prints them per slot). Off, nothing is timed and the
+result has no such key. The parts:
+
+* ``node_work``: the shard's nodes' steps (``Network.step``, and building them in slot 0);
+* ``encoding``: the shard's cross-shard frames and event frame made and handed to the link,
+  and the other shards' frames taken in (decoded into the transport);
+* ``barrier``: the shard waiting for the coordinator's go (the slowest shard, and the
+  coordinator's own work);
+* ``broker``: the shard waiting, after the go, for the other shards' frames;
+* ``waiting`` (coordinator): waiting for every shard's report of the slot;
+* ``coordinator``: replaying the shards' events into the reporter and closing the slot.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+__all__ = ["ENV", "SHARD_PARTS", "Split", "split"]
+
+#: The environment variable that turns the timing on.
+ENV = "SLOTNET_SHARD_TIMING"
+#: The parts of a shard's slot, in the order a slot goes through them.
+SHARD_PARTS = ("node_work", "encoding", "barrier", "broker")
+
+
+class Split:
+    """Seconds per part, added up; :meth:`lap` charges the time since the last lap to a part."""
+
+    __slots__ = ("seconds", "_last")
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, part: str) -> None:
+        """Charge the seconds since the last lap (or creation) to ``part``."""
+        now = time.perf_counter()
+        self.seconds[part] = self.seconds.get(part, 0.0) + (now - self._last)
+        self._last = now
+
+    def restart(self) -> None:
+        """Start the next lap now (what came since the last lap is charged to nothing)."""
+        self._last = time.perf_counter()
+
+
+def split() -> Split | None:
+    """A new :class:`Split` when ``SLOTNET_SHARD_TIMING`` asks for timing, else None."""
+    return Split() if os.environ.get(ENV, "") not in ("", "0") else None
