@@ -14,7 +14,6 @@ import time
 
 import pytest
 import trio
-from probes import register
 
 from slotnet import RunSpec, SlotnetError
 from slotnet.nodes import Node
@@ -22,6 +21,7 @@ from slotnet.orchestrator.shard import _mqtt_link
 from slotnet.orchestrator.shard._broker import PASSWORD_ENV, private_broker
 from slotnet.orchestrator.shard._coordinator import run_sharded
 from slotnet.orchestrator.shard._shard import run_shard
+from tests.support.probes import register
 
 RELEASE = threading.Event()
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from _cli import call_main as _main
 
 from slotnet import RunSpec, TraceSpec, run
 from slotnet.orchestrator.tools._trace_query import read_header, read_trace
+from tests.support.cli import call_main as _main
 
 RUN = ["run", "bcast-simple", "-t", "hypercube:3", "--rho", "0.15", "--slots", "40", "--seed", "2", "--fault", "crash@12:5"]
 

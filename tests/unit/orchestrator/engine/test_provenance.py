@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from _cli import call_main as _main
 
 import slotnet.orchestrator.engine._provenance as prov
 from slotnet import RunSpec, run
@@ -15,6 +14,7 @@ from slotnet._version import version
 from slotnet.orchestrator import WALL_CLOCK_FIELDS
 from slotnet.orchestrator.engine._provenance import git_commit, run_command
 from slotnet.orchestrator.tools._fuzz import canonical
+from tests.support.cli import call_main as _main
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 OTHER = "89abcdef0123456789abcdef0123456789abcdef"

@@ -9,11 +9,11 @@ import dataclasses
 
 import pytest
 import trio
-from probes import register
 
 from slotnet import RunSpec, run
 from slotnet.nodes import Node
 from slotnet.orchestrator.shard._memory_link import run_sharded_in_memory
+from tests.support.probes import register
 
 
 class Relay(Node):
