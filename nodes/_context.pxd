@@ -9,7 +9,7 @@ import cython
 cdef class NodeContext:
     cdef public object node, n_nodes, geometry, params, send, quantum, incarnation
     cdef public object _clock, _parking, _recorder, _handlers, _port_of
-    cdef public object _coords, _port_ids, _dead, _detect, _outlet, _seed, _rng
+    cdef public object _coords, _port_ids, _dead, _detect, _outlet, _seed, _rng, _chooser
 
 cdef class TracedContext(NodeContext):
     cdef public object _tap, _raw_send
