@@ -55,10 +55,10 @@ def test_every_module_has_a_selection_that_exists(module):
 def test_the_selection_mirrors_the_source_path():
     """A module's own tests are found by its path: fabric/_topology.py -> tests/unit/fabric/test_topology*.py,
     a paper's module -> test_PAPER_NAME*.py, plus the folder's test_FOLDER_parts.py; __init__.py has none."""
-    assert RT.own_tests("fabric/_topology.py") == ["tests/unit/fabric/test_topology.py", "tests/unit/fabric/test_topology_specs.py",
-                                                   "tests/unit/fabric/test_fabric_parts.py"]
+    assert RT.own_tests("fabric/_topology.py") == ["tests/unit/fabric/test_topology.py", "tests/unit/fabric/test_topology_specs.py"]
     assert RT.own_tests("schemes/star/_rule.py") == ["tests/unit/schemes/star/test_star_rule.py"]
-    assert RT.own_tests("schemes/kit/_stats.py") == ["tests/unit/schemes/kit/test_kit_parts.py"]
+    assert RT.own_tests("schemes/kit/_stats.py") == ["tests/unit/schemes/kit/test_stats.py"]
+    assert RT.own_tests("orchestrator/shard/_mqtt.py") == ["tests/unit/orchestrator/shard/test_shard_parts.py"]
     assert RT.own_tests("fabric/__init__.py") == []
     assert RT.selection(None) == RT.DEFAULT and RT.selection("schemes/pmnb/monotone.py") == RT.DEFAULT
     assert RT.selection("./fabric/_ledger.py")[-1] == "tests/unit/orchestrator/shard/test_wire.py::test_the_ledger_travels_as_its_books"

@@ -1,22 +1,18 @@
-"""The scheme kit's building blocks, unit by unit: what mutation testing found unpinned.
+"""The kit's statistics (``schemes/kit/_stats.py``) unit by unit: Student t quantiles and batch means.
 
-``devtools/mutation.sh`` runs these (with ``test_pinned_behaviour.py``) against every mutant of
-``schemes/kit``; each test here kills mutants that change behaviour and that no other fast
-test noticed (``docs/development.md``, "Mutation testing").
+Each test kills mutants that change behaviour and that no other fast test noticed
+(``docs/development.md``, "Mutation testing").
 """
 
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slotnet.schemes.kit import _stats
-from slotnet.schemes.kit._births import BirthProcess, available_slot
-from slotnet.schemes.kit._labels import StreamLabels, first_label, next_label
 from slotnet.schemes.kit._stats import T_975, BatchMeans, WindowBatches, ratio_ci95, t_half_width
 
 # ------------------------------------------------------------------ Student t quantiles
@@ -143,70 +139,3 @@ def test_window_batches_with_nothing_measured_keep_one_batch():
 
 def test_stats_exports():
     assert set(_stats.__all__) == {"BatchMeans", "T_975", "WindowBatches", "ratio_ci95", "t_half_width"}
-
-
-# ------------------------------------------------------------------ Poisson births
-
-
-class _Draws:
-    """A stand-in for ``random.Random`` whose ``random()`` returns the given values in turn."""
-
-    def __init__(self, *values: float) -> None:
-        self.values = list(values)
-
-    def random(self) -> float:
-        return self.values.pop(0)
-
-
-def test_available_slot_is_the_ceiling():
-    assert [available_slot(t) for t in (0.0, 0.5, 2.0, 2.000001, 7.9)] == [0, 1, 2, 3, 8]
-
-
-def test_births_are_exponential_gaps_after_the_start():
-    """u = 1 - e^-1 gives a gap of exactly 1/λ; u = 0 a gap of 0 (a birth at the start itself)."""
-    u1 = 1.0 - math.exp(-1.0)
-    p = BirthProcess(_Draws(0.0, u1, u1, u1), lam=2.0, start=3.0)  # type: ignore[arg-type]
-    assert p.next_birth == 3.0 and p.wake_slot() == 3
-    assert p.take_until(3.0) == [3.0]  # a birth at the slot boundary is taken (<=)
-    assert p.next_birth == pytest.approx(3.5) and p.wake_slot() == 4
-    assert p.take_until(3.4) == []
-    assert p.take_until(4.0) == pytest.approx([3.5, 4.0])
-    assert p.next_birth == pytest.approx(4.5)
-
-
-def test_no_births_at_rate_zero():
-    p = BirthProcess(_Draws(), lam=0.0)  # type: ignore[arg-type]
-    assert p.next_birth == math.inf and p.wake_slot() is None and p.take_until(1e9) == []
-
-
-def test_births_start_at_zero_by_default():
-    u1 = 1.0 - math.exp(-1.0)
-    assert BirthProcess(_Draws(u1), lam=4.0).next_birth == pytest.approx(0.25)  # type: ignore[arg-type]
-
-
-# ------------------------------------------------------------------ label priorities (§4.3.1)
-
-
-def test_first_label_is_the_first_period_starting_at_or_after_tau():
-    assert [first_label(t, 3) for t in (0, 1, 3, 4, 6, 7)] == [1, 2, 2, 3, 3, 4]
-    assert [first_label(t, 3) for t in (0.5, 3.0, 3.5, Fraction(10, 3))] == [2, 2, 3, 3]
-    assert first_label(Fraction(0), 5) == 1
-    with pytest.raises(ValueError, match="tau must be >= 0, got -1"):
-        first_label(-1, 3)
-
-
-def test_next_label_is_the_later_of_the_next_and_the_first():
-    assert next_label(2, 1, 3) == 3  # l + 1
-    assert next_label(2, 9, 3) == 4  # ceil(9/3) + 1
-    assert next_label(4, 9, 3) == 5
-
-
-def test_stream_labels_run_one_recursion_per_stream():
-    s = StreamLabels(2, period=3)
-    assert [s.next(0, t) for t in (1, 1, 1, 9)] == [2, 3, 4, 5]
-    assert [s.next(1, t) for t in (0, 0)] == [1, 2]  # stream 1 has its own
-    assert s.period == 3
-    for streams, period in ((0, 3), (1, 0)):
-        with pytest.raises(ValueError, match="need streams >= 1 and period >= 1"):
-            StreamLabels(streams, period)
-    StreamLabels(1, 1)

@@ -1,0 +1,58 @@
+"""The garbage collector's settings during a slot loop (``orchestrator/engine/_gc.py``).
+
+Each test pins a behaviour exactly (messages, keys, boundaries on both sides), so that a
+changed line fails here in seconds (``docs/development.md``, "Mutation testing").
+"""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from slotnet.orchestrator.engine import _gc
+from slotnet.orchestrator.engine._invariants import (
+    AGREEMENT_WIDTHS,
+    theory_agreement,
+)
+from slotnet.schemes._base import Claim
+
+# ------------------------------------------------------------------ quiet_gc
+
+
+def test_quiet_gc_sets_and_restores(monkeypatch):
+    before = gc.get_threshold()
+    assert _gc._depth == 0
+    try:
+        gc.set_threshold(700, 11, 12)
+        with _gc.quiet_gc():
+            assert gc.get_threshold() == (50_000, 11, 12)
+            assert gc.get_freeze_count() > 0
+            assert _gc._depth == 1 and _gc._saved == (700, 11, 12)
+            with _gc.quiet_gc():
+                assert _gc._depth == 2
+                assert gc.get_threshold() == (50_000, 11, 12)
+            assert _gc._depth == 1
+            assert gc.get_threshold() == (50_000, 11, 12) and gc.get_freeze_count() > 0
+        assert _gc._depth == 0
+        assert gc.get_threshold() == (700, 11, 12) and gc.get_freeze_count() == 0
+        gc.set_threshold(80_000, 5, 6)
+        with _gc.quiet_gc():
+            assert gc.get_threshold() == (80_000, 5, 6)
+        gc.set_threshold(49_999, 5, 6)
+        with _gc.quiet_gc():
+            assert gc.get_threshold() == (50_000, 5, 6)
+        with pytest.raises(KeyError), _gc.quiet_gc():
+            raise KeyError("x")
+        assert _gc._depth == 0 and gc.get_threshold() == (49_999, 5, 6) and gc.get_freeze_count() == 0
+    finally:
+        gc.set_threshold(*before)
+
+
+
+def test_agreement_a_bound_met_exactly_at_its_slack_holds():
+    # th = 10, half-width 0.125: the slack is 4 x 0.125 + 1e-9 x 10; a value exactly at th + slack is no violation
+    slack = AGREEMENT_WIDTHS * 0.125 + 0.0 + 1e-9 * 10.0
+    for kind, sim in (("upper-bound", 10.0 + slack), ("lower-bound", 10.0 - slack)):
+        c = Claim("w", "delay", kind)
+        assert theory_agreement([c], {"w": 10.0}, {"delay": sim, "delay_ci95": 0.125}, True)["ok"] is True, kind
