@@ -23,9 +23,13 @@ It costs nothing per slot: the thread reads three counters.
 from __future__ import annotations
 
 import _thread
+import ctypes
+import gc
+import signal
 import sys
 import threading
 import time
+import types
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
@@ -105,9 +109,14 @@ class Watchdog:
         self.runtime.fail(self.fired)
 
     def _hog(self) -> None:
-        """The loop does not answer: a node holds it. Name it and interrupt the main thread."""
+        """The loop does not answer: a node holds it. Name it and interrupt the loop's thread (the
+        main thread by its interrupt, another thread by an asynchronous exception)."""
         frame = sys._current_frames().get(self._loop_thread)
         node = _node_of(frame)
+        if node is None:  # no Python frame of node_main (the compiled build): whose coroutine runs this stack
+            stack = {id(f) for f in _stack(frame)}
+            node = next((v for v, task in self.net.mid_step()
+                         if task is not None and any(id(f) in stack for f in _coro_frames(task.coro))), None)
         where = _where(_stack(frame))
         at = f" (at {where})" if where else ""
         slot = self.net.clock.slot
@@ -116,8 +125,10 @@ class Watchdog:
             f"{who} held the run for more than {self.limit:g} s of wall-clock time in slot {slot} without awaiting "
             f"its context{at}: each step must end with `await ctx.next_slot()` or `await ctx.idle()`; "
             f"--node-timeout S sets the limit"))
-        if self._main:
-            _thread.interrupt_main()
+        if self._main and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            _thread.interrupt_main()  # also ends a blocking call (time.sleep) in the node
+        else:  # another thread, or SIGINT ignored (a worker process): raise into the loop's thread
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._loop_thread), ctypes.py_object(KeyboardInterrupt))
 
     def start(self) -> None:
         self._thread.start()
@@ -163,9 +174,23 @@ def _stack(frame: FrameType | None) -> list[FrameType]:
     return out[::-1]
 
 
+def _python_coro(coro: Any) -> Any:
+    """``coro``, or where it is a compiled (Cython) coroutine with no frame chain of its own, the
+    Python coroutine it awaits (the node's ``run()``), found among what it refers to."""
+    if coro is None or isinstance(coro, types.CoroutineType):
+        return coro
+    for ref in gc.get_referents(coro):
+        if type(ref).__name__ == "coroutine_wrapper":
+            inner = next((r for r in gc.get_referents(ref) if isinstance(r, types.CoroutineType)), None)
+            if inner is not None:
+                return inner
+    return coro
+
+
 def _coro_frames(coro: Any) -> list[FrameType]:
     """The frames of a suspended coroutine and of what it awaits, outermost first."""
     out = []
+    coro = _python_coro(coro)
     while coro is not None:
         frame = getattr(coro, "cr_frame", None) or getattr(coro, "gi_frame", None)
         if frame is not None:
