@@ -6,7 +6,7 @@ the same skeleton serves hypercube, torus and mesh nodes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any, Protocol
 
 from slotnet.nodes import Inbox, Node, NodeContext
@@ -58,8 +58,7 @@ class BroadcastNode(Node):
         super().__init__(ctx)
         self.n_ports = len(ctx.ports)
         prm: BirthRate = ctx.params
-        # star still keeps its node parameters by name (until it has a record of its own)
-        self.lam = prm["lam"] if isinstance(prm, Mapping) else prm.lam
+        self.lam = prm.lam
         self.births_proc = BirthProcess(ctx.rng, self.lam, start=float(ctx.slot))
         self.seq = first_seq(ctx)
         self._new_births: list[tuple[int, float]] = []
