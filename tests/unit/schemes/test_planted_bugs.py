@@ -398,7 +398,7 @@ class _DeflectionArrivalAtEntry(DeflectionNode):
 
     def __init__(self, ctx: Any) -> None:
         super().__init__(ctx)
-        if ctx.params["mode"] == "queue":
+        if ctx.params.mode == "queue":
             self.queue = _EntryStampQueue(ctx)
 
 
