@@ -438,8 +438,9 @@ def test_legend_explains_the_interval_and_every_verdict():
     assert _repro.LEGEND[0] == CI_LEGEND + "."
     text = " ".join(_repro.LEGEND[1:])
     assert text == ("verdict: within = inside the paper's agreement (|difference| <= √2·CI + the paper's own "
-                    "|paper − theory| + half a printed digit); known [n] = outside it for the documented reason n; "
-                    "OUTSIDE = outside it with no known reason (a failure); - = nothing to judge by (no reference "
+                    "|paper − theory| + half a printed digit); known [n] = outside it for the documented reason n, "
+                    "whose predicted value the run agrees with; OUTSIDE = outside it with no reason that accounts for "
+                    "the gap (a failure); - = nothing to judge by (no reference "
                     "value, or a simulation without an interval).")
     assert all(len(line) <= WIDTH for line in _repro.LEGEND[1:]) and len(_repro.LEGEND) > 2
     assert max(len(line) for line in _repro.LEGEND[1:]) > WIDTH - 12
