@@ -279,6 +279,7 @@ class Row:
         Example:
             >>> Row("T", "v=1", "mean_delay", 4.0, 4.02, 0.05, 4.01).verdict()
             'within'
+            >>> from slotnet.schemes._verdict import Explanation
             >>> Row("T", "d=6", "D", None, 26.0, 0.1, 27.5, note=Explanation("Prop. 5 counts 3 slots for one", corrected=26.0)).verdict()
             'known: Prop. 5 counts 3 slots for one'
         """

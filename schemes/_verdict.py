@@ -101,7 +101,8 @@ def judge_gap(row: _Judged, reference: str, off: float, allowed: float) -> str:
     note = row.note
     if not note:
         return outside
-    if not isinstance(note, Explanation):
+    if not isinstance(note, Explanation) and not (hasattr(note, "distance") and hasattr(note, "describe")):
+        # (by its methods too: the same class imported under another module name is still an explanation)
         return f"{outside}; its note names no corrected value"
     value = row.sim if row.sim is not None else row.theory
     if value is None:
