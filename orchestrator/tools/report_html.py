@@ -388,6 +388,8 @@ def _paper(run: PaperRun, figures: bool) -> list[str]:
                    "what its default reproduction leaves out (a sweep, a column of the paper drawn as a figure).</p>")
     else:
         out += [f"<p>{_e(' '.join(par.split()))}</p>" for par in doc.split("\n\n") if par.strip()]
+        if not run.figures and exp is not None and exp.claims:  # else the box stands beside the figures
+            out.append(f"<div class=figrow>{_claims(exp)}</div>")
     out.append(f"<p>Rerun: <code>{_e(run.command)}</code> ({len(run.runs)} runs, {run.cached} from the results cache, "
                f"{run.wall_s:.1f} s)</p>")
     if run.error:
@@ -403,11 +405,7 @@ def _paper(run: PaperRun, figures: bool) -> list[str]:
                 "orange: a known slip.</figcaption></figure>" for title, png in pictures]
         out.append("</div>")
     if run.figures:
-        claims = getattr(exp, "claims", ()) or ()
-        claim = ("<ul>" + "".join(f"<li>{_e(c)}</li>" for c in claims) + "</ul>") if claims else \
-            "<p>(The reproduction declares no claims of the paper.)</p>"
-        out.append(f"<h3>The reproduction's own figures: {_e(run.citation)}</h3><div class=figrow>"
-                   f"<div class=claim><p><b>What the paper claims</b></p>{claim}</div>")
+        out.append(f"<h3>The reproduction's own figures: {_e(run.citation)}</h3><div class=figrow>{_claims(exp)}")
         out += [f"<figure>{_img(png, run.citation + ' ' + title)}<figcaption>{_e(title or run.citation)}</figcaption></figure>"
                 for title, png in run.figures]
         out.append("</div>")
@@ -420,6 +418,14 @@ def _paper(run: PaperRun, figures: bool) -> list[str]:
         out.append("</table></details>")
     out.append("</section>")
     return out
+
+
+def _claims(exp: Any) -> str:
+    """The box "What the paper claims": the experiment's declared claims, one item each."""
+    claims = getattr(exp, "claims", ()) or ()
+    items = ("<ul>" + "".join(f"<li>{_e(c)}</li>" for c in claims) + "</ul>") if claims else \
+        "<p>(The reproduction declares no claims of the paper.)</p>"
+    return f"<div class=claim><p><b>What the paper claims</b></p>{items}</div>"
 
 
 def _table(run: PaperRun, rows: list[Row]) -> list[str]:

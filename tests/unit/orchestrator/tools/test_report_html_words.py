@@ -90,6 +90,13 @@ def test_sections_cite_the_paper_and_the_claims_box_holds_its_claims():
         assert [html.unescape(c) for c in re.findall(r"<li>(.*?)</li>", claims.group(1))] == list(EXPERIMENTS[name].claims)
 
 
+def test_a_paper_without_figures_of_its_own_still_states_its_claims():
+    """The claims box stands under the description when the reproduction drew no figure of its own."""
+    page = report_html.render([PaperRun("greenberg-hajek", 1, True, rows=_rows())], [], figures=False)
+    box = re.search(r"<div class=claim>(.*?)</div>", page, re.S)
+    assert box is not None and box.group(1).count("<li>") == len(EXPERIMENTS["greenberg-hajek"].claims)
+
+
 def _figure_axes(rows: list[Row]):
     pytest.importorskip("matplotlib")
     import matplotlib
