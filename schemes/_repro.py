@@ -12,6 +12,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ._verdict import judge_gap
+
 __all__ = ["Experiment", "Row", "Runner", "relative"]
 
 
@@ -63,7 +65,8 @@ class Row:
         Example:
             >>> Row("T", "v=1", "mean_delay", 4.0, 4.02, 0.05, 4.01).verdict()
             'within'
-            >>> Row("T", "d=6", "D", None, 26.0, 0.1, 27.5, note="Prop. 5 counts 3 slots for one").verdict()
+            >>> from slotnet.schemes._verdict import Explanation
+            >>> Row("T", "d=6", "D", None, 26.0, 0.1, 27.5, note=Explanation("Prop. 5 counts 3 slots for one", corrected=26.0)).verdict()
             'known: Prop. 5 counts 3 slots for one'
         """
         if self.sim is None and self.theory is None:
@@ -80,9 +83,7 @@ class Row:
         off = abs(worst[1] - worst[2])  # type: ignore[operator]
         if off <= allowed:
             return self.WITHIN
-        if self.note:
-            return f"{self.KNOWN}: {self.note}"
-        return f"{self.OUTSIDE}: off the {worst[0]} by {off:.4g} > {allowed:.4g} allowed"
+        return judge_gap(self, worst[0], off, allowed)  # known only where the note's explanation accounts for the gap
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -124,3 +125,7 @@ class Experiment:
     #: workers (a measurement or a cost model, see each experiment), None where unknown;
     #: the report's progress uses it for a pass it has never timed
     estimate: Callable[[bool, Mapping[str, Any]], float | None] | None = None
+    #: the paper, for a reader: authors, year (where known), title
+    citation: str = ""
+    #: what the paper claims that the reproduction checks, one sentence each, in the reader's words
+    claims: tuple[str, ...] = ()

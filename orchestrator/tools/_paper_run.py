@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from slotnet.schemes import Row
+from slotnet.schemes import EXPERIMENTS, Row
 
 __all__ = ["PAPER_OPTIONS", "VERDICTS", "PaperRun", "repro_command", "run_command", "verdict_counts", "verdict_word"]
 
@@ -40,6 +40,18 @@ class PaperRun:
         if not self.options:
             return self.paper
         return self.paper + " " + repro_command(self.paper, self.seed, False, self.options).split(f" --seed {self.seed}", 1)[1].strip()
+
+    @property
+    def citation(self) -> str:
+        """The paper for a reader (authors, year, title: its experiment's ``citation``), else its name."""
+        exp = EXPERIMENTS.get(self.paper)
+        return getattr(exp, "citation", "") or self.paper
+
+    @property
+    def title(self) -> str:
+        """:attr:`citation`, with the options when it has some (the title of its section)."""
+        options = self.label[len(self.paper):].strip()
+        return self.citation + (f" ({options})" if options else "")
 
     @property
     def command(self) -> str:

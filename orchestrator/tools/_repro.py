@@ -245,8 +245,9 @@ def format_rows(rows: list[Row], *, legend: bool = True) -> str:
 #: What ``±`` and the verdict column mean (printed once under a reproduction's tables).
 LEGEND = [CI_LEGEND + ".", *textwrap.wrap(
     "verdict: within = inside the paper's agreement (|difference| <= √2·CI + the paper's own |paper − theory| "
-    "+ half a printed digit); known [n] = outside it for the documented reason n; OUTSIDE = outside it with no "
-    "known reason (a failure); - = nothing to judge by (no reference value, or a simulation without an interval).",
+    "+ half a printed digit); known [n] = outside it for the documented reason n, whose predicted value the run "
+    "agrees with; OUTSIDE = outside it with no reason that accounts for the gap (a failure); "
+    "- = nothing to judge by (no reference value, or a simulation without an interval).",
     WIDTH)]
 
 

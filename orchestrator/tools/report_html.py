@@ -41,6 +41,10 @@ from .results_cache import file_mode
 
 __all__ = ["render", "row_figures", "write"]
 
+#: The paper's symbols for the quantities cases are named by (``rho=0.2``): the x axis of a figure.
+SYMBOLS = {"rho": "ρ", "lam": "λ", "lambda": "λ", "lam_unicast": "λ (unicast)", "v": "offered load v", "d": "d",
+           "M": "M", "m": "M", "p": "p", "slot": "slot t", "n": "n", "D": "D"}
+
 #: The CSS class of each verdict word.
 _CLASS = {Row.WITHIN: "within", Row.KNOWN: "known", Row.OUTSIDE: "outside", Row.NOT_RUN: "notrun", Row.UNJUDGED: "unjudged"}
 
@@ -143,11 +147,13 @@ def _finite(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def row_figures(rows: Sequence[Row], *, max_panels: int = 12) -> list[tuple[str, bytes]]:
+def row_figures(rows: Sequence[Row], *, max_panels: int = 12, citation: str = "") -> list[tuple[str, bytes]]:
     """One PNG per table (experiment) of ``rows`` with at least two drawable rows: one
     panel per metric, the simulation (with its 95% half-width), the model and the paper's
-    value against the case's varying quantity (or the cases side by side); rows outside
-    the paper's agreement are ringed red, known slips orange.
+    value against the case's varying quantity, labelled with the paper's symbol
+    (:data:`SYMBOLS`; or the cases side by side); rows outside the paper's agreement are
+    ringed red, known slips orange. The figure's title cites the paper (``citation``)
+    above the table's name; a log axis is labelled with plain numbers.
 
     Returns:
         (experiment, PNG bytes) pairs.
@@ -192,7 +198,7 @@ def row_figures(rows: Sequence[Row], *, max_panels: int = 12) -> list[tuple[str,
                     handles += [Line2D([], [], color=colours[i % len(colours)], label=lab or "(all)")
                                 for i, lab in enumerate(labels)]
                 fig.legend(handles=handles, loc="lower center", ncol=min(5, len(handles)), fontsize=7, frameon=False)
-                fig.suptitle(exp, fontsize=10, y=1 - 0.15 / height, va="top")
+                fig.suptitle(f"{citation}\n{exp}" if citation else exp, fontsize=9, y=1 - 0.1 / height, va="top")
                 legend_in = 0.3 * math.ceil(len(handles) / 5) + 0.1 + tall  # fixed margins: tight_layout doubles the time
                 fig.subplots_adjust(left=0.6 / width, right=1 - 0.2 / width, top=1 - 0.75 / height,
                                     bottom=(legend_in + 0.35) / height, wspace=0.28, hspace=(0.8 + tall) / 3.3)
@@ -245,15 +251,26 @@ def _panel(ax: Any, rows: list[Row], metric: str, var: str | None, cases: list[s
     positive = [v for v in values if v > 0]
     if positive and len(positive) == len(values) and max(positive) / min(positive) > 50:
         ax.set_yscale("log")
+        _plain_log_ticks(ax.yaxis)
     if var is None:
         shown = [c for c in cases if any(r.case == c for r in rows)]
         ax.set_xticks([cases.index(c) for c in shown])
         ax.set_xticklabels(shown, rotation=35, ha="right", fontsize=6)
     else:
-        ax.set_xlabel(var, fontsize=8)
-    ax.set_title(metric if len(metric) <= 48 else metric[:46] + "…", fontsize=8)
+        ax.set_xlabel(SYMBOLS.get(var, var), fontsize=8)
+    title = metric.replace("_", " ")
+    ax.set_title(title if len(title) <= 48 else title[:46] + "…", fontsize=8)
     ax.tick_params(labelsize=7)
     ax.grid(True, alpha=0.3)
+
+
+def _plain_log_ticks(axis: Any) -> None:
+    """Plain numbers on a log axis (2, 5, 10, 20, 50), not powers of ten."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
 
 
 def _img(png: bytes, alt: str) -> str:
@@ -275,12 +292,14 @@ def render(runs: Sequence[PaperRun], meta: Sequence[tuple[str, str]], *, figures
            f"<title>slotnet: {len(set(r.paper for r in runs))} paper reproduction{'s' * (len(set(r.paper for r in runs)) != 1)}"
            f"{' (quick)' * quick}</title>",
            f"<style>{_STYLE}</style></head><body>",
-           f"<h1>slotnet: {_e(', '.join(dict.fromkeys(run.paper for run in runs)))} reproduced{' (--quick subset)' * quick}</h1>",
+           f"<h1>slotnet: papers reproduced{' (a quick subset)' * quick}</h1>",
+           "<ul>" + "".join(f"<li>{_e(c)}</li>" for c in dict.fromkeys(run.citation for run in runs)) + "</ul>",
            "<p>Each row compares a quantity of a paper: the paper's printed value, the emulator's simulation with its "
            "95% confidence half-width (batch means), and the analytic model. Its verdict is computed from its numbers: "
            "<span class=within>within</span> = inside the paper's agreement (|difference| ≤ √2·CI + the paper's own "
            "|paper − model| + half a printed digit); <span class=known>known</span> = outside it for the documented "
-           "reason in the row's note; <span class=outside>OUTSIDE</span> = outside it with no known reason (a failure); "
+           "reason in the row's note, and the value that reason predicts agrees with the row; "
+           "<span class=outside>OUTSIDE</span> = outside it with no reason that accounts for the gap (a failure); "
            "<span class=notrun>not run</span> = a point left out, saying why; <span class=unjudged>-</span> = nothing "
            "to judge by (no reference value, or a simulation without an interval).</p>"]
     out += _summary(runs, outside, failed, meta)
@@ -316,7 +335,7 @@ def _summary(runs: Sequence[PaperRun], outside: list[tuple[PaperRun, Row]], fail
         cells = "".join(f'<td class="num {_CLASS[w] if counts[w] and w in (Row.OUTSIDE, Row.KNOWN) else ""}">{counts[w]}</td>'
                         for w in VERDICTS)
         status = f' <span class=outside>FAILED: {_e(run.error)}</span>' if run.error else ""
-        out.append(f'<tr><td><a href="#{_anchor("paper", run.label)}">{_e(run.label)}</a>{status}</td>'
+        out.append(f'<tr><td><a href="#{_anchor("paper", run.label)}">{_e(run.title)}</a>{status}</td>'
                    f'<td class=num>{len(run.rows)}</td>{cells}<td class=num>{len(run.runs)} ({run.cached})</td>'
                    f"<td class=num>{run.wall_s:.1f}</td><td><code>{_e(run.command)}</code></td></tr>")
     if len(runs) > 1:
@@ -330,7 +349,7 @@ def _summary(runs: Sequence[PaperRun], outside: list[tuple[PaperRun, Row]], fail
         out.append("<table><tr><th>paper</th><th>table</th><th>case</th><th>metric</th><th>verdict</th></tr>")
         for run, r in outside:
             link = _anchor("paper", run.label, r.experiment)
-            out.append(f'<tr class=outside><td>{_e(run.label)}</td><td><a href="#{link}">{_e(r.experiment)}</a></td>'
+            out.append(f'<tr class=outside><td>{_e(run.citation)}</td><td><a href="#{link}">{_e(r.experiment)}</a></td>'
                        f"<td>{_e(r.case)}</td><td>{_e(r.metric)}</td><td>{_e(r.verdict())}</td></tr>")
         out.append("</table>")
     else:
@@ -353,7 +372,7 @@ def _slips(slips: list[tuple[PaperRun, Row]]) -> list[str]:
                "<th>simulation ± 95%</th><th>model</th><th>note (the evidence)</th></tr>")
     for run, r in slips:
         link = _anchor("paper", run.label, r.experiment)
-        out.append(f'<tr class=known><td>{_e(run.label)}</td><td><a href="#{link}">{_e(r.experiment)}</a></td>'
+        out.append(f'<tr class=known><td>{_e(run.citation)}</td><td><a href="#{link}">{_e(r.experiment)}</a></td>'
                    f"<td>{_e(r.case)}</td><td>{_e(r.metric)}</td><td class=num>{_num(r.paper)}</td>"
                    f"<td class=num>{_sim(r)}</td><td class=num>{_num(r.theory)}</td><td>{_e(r.note)}</td></tr>")
     out.append("</table></section>")
@@ -363,18 +382,20 @@ def _slips(slips: list[tuple[PaperRun, Row]]) -> list[str]:
 def _paper(run: PaperRun, figures: bool) -> list[str]:
     exp = EXPERIMENTS.get(run.paper)
     doc = exp.doc if exp is not None else ""
-    out = [f'<section id="{_anchor("paper", run.label)}"><h2>{_e(run.label)}</h2>']
-    if run.options:  # a second pass of a paper, for figures its default reproduction leaves out
-        out.append(f"<p>{_e(run.paper)} again, with the options <code>{_e(run.label[len(run.paper):].strip())}</code>: "
+    out = [f'<section id="{_anchor("paper", run.label)}"><h2>{_e(run.title)}</h2>']
+    if run.options:  # a second reproduction of a paper, for figures its default one leaves out
+        out.append(f"<p>The same paper again, with the options <code>{_e(run.label[len(run.paper):].strip())}</code>: "
                    "what its default reproduction leaves out (a sweep, a column of the paper drawn as a figure).</p>")
     else:
         out += [f"<p>{_e(' '.join(par.split()))}</p>" for par in doc.split("\n\n") if par.strip()]
+        if not run.figures and exp is not None and exp.claims:  # else the box stands beside the figures
+            out.append(f"<div class=figrow>{_claims(exp)}</div>")
     out.append(f"<p>Rerun: <code>{_e(run.command)}</code> ({len(run.runs)} runs, {run.cached} from the results cache, "
                f"{run.wall_s:.1f} s)</p>")
     if run.error:
         out.append(f'<p class="error">This reproduction FAILED: {_e(run.error)}'
                    + (" (the rows below were computed before the failure)" if run.rows else "") + "</p>")
-    drawn = dict(row_figures(run.rows)) if figures and run.rows else {}
+    drawn = dict(row_figures(run.rows, citation=run.citation)) if figures and run.rows else {}
     for name in _experiments(run.rows):
         pictures = [(title, png) for title, png in drawn.items() if title == name or title.startswith(name + " (")]
         out.append(f'<h3 id="{_anchor("paper", run.label, name)}">{_e(name)}</h3><div class=figrow>')
@@ -384,10 +405,8 @@ def _paper(run: PaperRun, figures: bool) -> list[str]:
                 "orange: a known slip.</figcaption></figure>" for title, png in pictures]
         out.append("</div>")
     if run.figures:
-        claim = "".join(f"<p>{_e(' '.join(par.split()))}</p>" for par in doc.split("\n\n") if par.strip())
-        out.append(f"<h3>Figures drawn by the reproduction itself ({_e(run.label)} --plot)</h3><div class=figrow>"
-                   f"<div class=claim><p><b>What the paper claims, and what is reproduced:</b></p>{claim}</div>")
-        out += [f"<figure>{_img(png, run.paper + ' ' + title)}<figcaption>{_e(title or run.paper)}</figcaption></figure>"
+        out.append(f"<h3>The reproduction's own figures: {_e(run.citation)}</h3><div class=figrow>{_claims(exp)}")
+        out += [f"<figure>{_img(png, run.citation + ' ' + title)}<figcaption>{_e(title or run.citation)}</figcaption></figure>"
                 for title, png in run.figures]
         out.append("</div>")
     if run.runs:
@@ -399,6 +418,14 @@ def _paper(run: PaperRun, figures: bool) -> list[str]:
         out.append("</table></details>")
     out.append("</section>")
     return out
+
+
+def _claims(exp: Any) -> str:
+    """The box "What the paper claims": the experiment's declared claims, one item each."""
+    claims = getattr(exp, "claims", ()) or ()
+    items = ("<ul>" + "".join(f"<li>{_e(c)}</li>" for c in claims) + "</ul>") if claims else \
+        "<p>(The reproduction declares no claims of the paper.)</p>"
+    return f"<div class=claim><p><b>What the paper claims</b></p>{items}</div>"
 
 
 def _table(run: PaperRun, rows: list[Row]) -> list[str]:

@@ -17,6 +17,7 @@ from slotnet.nodes import NodeContext
 from .._base import Param
 from ..kit import LabelQueues, PortQueues, ServiceOrder
 from ._cube_node import CubeNode
+from ._inputs import BroadcastInputs
 
 __all__ = ["DISCIPLINES", "TIES", "DirectNode", "discipline_params", "fifo_arrival_order"]
 
@@ -65,8 +66,9 @@ class DirectNode(CubeNode):
 
     def __init__(self, ctx: NodeContext) -> None:
         super().__init__(ctx)
-        self.by_label = ctx.params["discipline"] == "label"
-        self.ties = ctx.params["ties"]
+        prm: BroadcastInputs = ctx.params
+        self.by_label = prm.discipline == "label"
+        self.ties = prm.ties
         #: both kinds exist (they are tiny); ``queues`` is the one the discipline uses
         self.fifo = PortQueues(ctx.ports)
         label = itemgetter(self.LABEL_FIELD)

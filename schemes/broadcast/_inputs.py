@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from slotnet.nodes import NodeContext
@@ -17,7 +18,7 @@ from .._base import Claim, Inputs, Load, Param, Reporter, Scheme, SchemeError, S
 from ..kit import BroadcastReporter
 from . import theory as _theory
 
-__all__ = ["LOADS", "SOURCE", "delay_bound_claims", "loads", "make_scheme", "prepare", "resolve_load"]
+__all__ = ["LOADS", "SOURCE", "BroadcastInputs", "delay_bound_claims", "loads", "make_scheme", "prepare", "resolve_load"]
 
 SOURCE = ("Stamoulis & Tsitsiklis, Efficient routing schemes for multiple broadcasts in hypercubes, "
           "IEEE Trans. Parallel Distrib. Syst. 4(7), 1993")
@@ -57,10 +58,47 @@ def resolve_load(topology: Any, load: dict[str, float]) -> tuple[float, float]:
     return lam, rho
 
 
-def prepare(topology: Any, p: dict[str, Any], load: dict[str, float]) -> Inputs[dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class BroadcastInputs:
+    """What a node of a broadcast scheme knows (and its reporter and theory read): the load,
+    the cube's dimension and the scheme's own ``--param`` values, parsed. A field a scheme
+    does not declare keeps its default here and is read by no part of that scheme.
+
+    Example:
+        >>> BroadcastInputs(lam=0.1, rho=0.3, d=3).variant
+        'random'
+    """
+
+    #: Poisson birth rate per node per slot, and the load factor ρ of eq. (8)
+    lam: float
+    rho: float
+    #: the cube's dimension
+    d: int
+    #: bcast-balanced, bcast-dtree: per-port queue discipline (``label`` or ``fifo``) and ties
+    discipline: str = "fifo"
+    ties: str = "hops"
+    #: bcast-indirect: virtual arcs (``D`` or ``Dprime``) and Rules A-F (``idling``) or §5.6
+    rule: str = "D"
+    idling: bool = True
+    #: bcast-periodic: the schedule (``mnb``, ``random``, ``simultaneous``) and null packets
+    variant: str = "random"
+    nulls: str = "account"
+
+
+def prepare(topology: Any, p: Mapping[str, Any], load: dict[str, float]) -> Inputs[BroadcastInputs]:
     """Every broadcast scheme's node parameters: λ, ρ, the cube's ``d`` and the scheme's own params."""
     lam, rho = resolve_load(topology, load)
-    return Inputs({"lam": lam, "rho": rho, "d": topology.d, **p})
+    return Inputs(BroadcastInputs(lam, rho, topology.d, **p))
+
+
+def _with_defaults(params: tuple[Param, ...]) -> Callable[[Any, Mapping[str, Any], dict[str, float]], Inputs[BroadcastInputs]]:
+    """:func:`prepare` with the scheme's declared defaults for the parameters not given
+    (the orchestrator gives them all; a direct call may give fewer)."""
+    defaults = {q.name: q.default for q in params}
+
+    def prepare_scheme(topology: Any, p: Mapping[str, Any], load: dict[str, float]) -> Inputs[BroadcastInputs]:
+        return prepare(topology, {**defaults, **p}, load)
+    return prepare_scheme
 
 
 def make_scheme(
@@ -71,7 +109,7 @@ def make_scheme(
     theory: Callable[[Setup], dict[str, Any]],
     params: tuple[Param, ...] = (),
     reporter: Callable[[Setup], Reporter] = BroadcastReporter,
-    max_backlog: Callable[[Any, Mapping[str, Any]], float] | None = None,
+    max_backlog: Callable[[Any, BroadcastInputs], float] | None = None,
     claims: Callable[[Setup, Mapping[str, Any]], Sequence[Claim]] | None = None,
     stability: str,
     choices: Callable[[Setup], Mapping[str, Any]] | None = None,
@@ -86,7 +124,7 @@ def make_scheme(
         source=SOURCE,
         node=node,
         reporter=reporter,
-        prepare=prepare,
+        prepare=_with_defaults(params),
         theory=theory,
         params=params,
         loads=loads(stability),

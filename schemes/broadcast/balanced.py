@@ -89,7 +89,7 @@ class BalancedNode(DirectNode):
 def balanced_theory(setup: Setup) -> dict[str, Any]:
     """§4.3.1 beside the run: (12), the light-traffic D and Proposition 2's bound
     (:func:`.theory.balanced_metrics`)."""
-    return theory.balanced_metrics(setup.topology.d, setup.params["rho"])
+    return theory.balanced_metrics(setup.topology.d, setup.params.rho)
 
 
 SCHEME = make_scheme(

@@ -107,7 +107,7 @@ class DtreeNode(DirectNode):
 
 def dtree_theory(setup: Setup) -> dict[str, Any]:
     """§4.3.2 beside the run: (25), (24), (21) and Proposition 2's bound (:func:`.theory.dtree_metrics`)."""
-    return theory.dtree_metrics(setup.topology.d, setup.params["rho"])
+    return theory.dtree_metrics(setup.topology.d, setup.params.rho)
 
 
 #: §4.3.3 on (25): "in excellent agreement" with simulation for rho <= 0.3 (Table 1, d = 8:
@@ -126,7 +126,7 @@ def dtree_claims(setup: Setup, th: Mapping[str, Any]) -> list[Claim]:
     1) and deteriorating above; Proposition 2's bound is a lower bound."""
     out = delay_bound_claims(th)
     if "mean_broadcast_delay" in th:
-        rho = float(setup.params["rho"])
+        rho = float(setup.params.rho)
         rel = DTREE_MODEL_ERROR if rho <= DTREE_MODEL_RANGE else DTREE_MODEL_ERROR_HIGH
         out.append(Claim("mean_broadcast_delay", "mean_broadcast_delay", "approximation",
                          rel * float(th["mean_broadcast_delay"]),

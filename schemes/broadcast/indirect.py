@@ -62,7 +62,7 @@ from . import _theory_indirect_slots, theory
 from ._cube_node import CubeNode
 from ._indirect_nonidling import IndirectNonIdlingNode
 from ._indirect_rules import RULES, node_plan, path_test
-from ._inputs import make_scheme
+from ._inputs import BroadcastInputs, make_scheme
 from .trees import root_buffer, rule_f_start_slots
 
 __all__ = ["SCHEME", "IndirectNode", "IndirectNonIdlingNode", "IndirectReporter", "make_node"]
@@ -76,7 +76,7 @@ class IndirectNode(CubeNode):
     def __init__(self, ctx: NodeContext) -> None:
         super().__init__(ctx)
         d, z = self.d, ctx.node
-        self.plan = node_plan(z, d, RULES[ctx.params["rule"]])
+        self.plan = node_plan(z, d, RULES[ctx.params.rule])
         self.root = self.plan.root_tree
         self.v_wait: list[deque[Any]] = [deque() for _ in range(d)]  # own packets before the tandem (Rule D)
         self.v_arcs: list[deque[tuple[int, Any]]] = [deque() for _ in range(d)]  # (C0 slot it leaves, msg)
@@ -323,7 +323,8 @@ class IndirectReporter(BroadcastReporter):
 
 def make_node(ctx: NodeContext) -> CubeNode:
     """The node for ``ctx.params``: Rules A-F, or the non-idling version (``idling=false``)."""
-    return IndirectNode(ctx) if ctx.params["idling"] else IndirectNonIdlingNode(ctx)
+    prm: BroadcastInputs = ctx.params
+    return IndirectNode(ctx) if prm.idling else IndirectNonIdlingNode(ctx)
 
 
 def indirect_theory(setup: Setup) -> dict[str, Any]:
@@ -332,15 +333,16 @@ def indirect_theory(setup: Setup) -> dict[str, Any]:
     paper has simulations only, so just Proposition 7's necessary condition (35) and the
     static lower bound (Proposition 2)."""
     out: dict[str, Any]
-    if setup.params["idling"]:
-        out = theory.indirect_metrics(setup.topology.d, setup.params["rho"], rule=RULES[setup.params["rule"]])
+    prm: BroadcastInputs = setup.params
+    if prm.idling:
+        out = theory.indirect_metrics(setup.topology.d, prm.rho, rule=RULES[prm.rule])
         if out.get("stable"):  # Rules E-F as written, slot by slot (see _theory_indirect_slots)
-            d, rho, rule = setup.topology.d, setup.params["rho"], RULES[setup.params["rule"]]
+            d, rho, rule = setup.topology.d, prm.rho, RULES[prm.rule]
             out["mean_broadcast_delay_slot_model"] = _theory_indirect_slots.slot_delay(d, rho, rule)
             if rule == "D":
                 out["mean_queue_per_node_slot_model"] = _theory_indirect_slots.slot_queue(d, rho)
         return out
-    d, rho = setup.topology.d, setup.params["rho"]
+    d, rho = setup.topology.d, prm.rho
     out = {"stability_limit_upper_bound": theory.stability_limit_rule_a(d)}
     if rho < 1.0:
         out["delay_lower_bound"] = theory.delay_lower_bound_static(d, rho)

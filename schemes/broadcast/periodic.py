@@ -79,7 +79,7 @@ from .._base import Claim, Param, Setup
 from ..kit import BatchMeans, BroadcastReporter, Residence
 from . import theory
 from ._cube_node import CubeNode
-from ._inputs import delay_bound_claims, make_scheme
+from ._inputs import BroadcastInputs, delay_bound_claims, make_scheme
 from .theory import PERIODIC_VARIANTS
 from .trees import (
     balanced_children,
@@ -135,8 +135,9 @@ class PeriodicNode(CubeNode):
 
     def __init__(self, ctx: NodeContext) -> None:
         super().__init__(ctx)
-        self.variant: str = ctx.params["variant"]
-        self.send_nulls = ctx.params["nulls"] == "send"
+        prm: BroadcastInputs = ctx.params
+        self.variant: str = prm.variant
+        self.send_nulls = prm.nulls == "send"
         self.period = period_of(self.variant, self.d)
         self.labels = [0] * self.d  # random/mnb: last label per stream (0: none yet)
         self.cur_label = 0  # simultaneous: label of the latest period in use ...
@@ -342,7 +343,7 @@ class PeriodicReporter(BroadcastReporter):
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
         d = setup.topology.d
-        variant = setup.params["variant"]
+        variant = setup.params.variant
         n = setup.topology.n_nodes
         self.arc_slots = n * d  # directed arcs
         # reserved arc-slots per slot: every arc (§4.2.2) or n trees of n-1 arcs per P slots (§4.2.1)
@@ -417,21 +418,21 @@ class PeriodicReporter(BroadcastReporter):
         return out
 
 
-def _max_backlog(topology: Any, p: Mapping[str, Any]) -> float:
+def _max_backlog(topology: Any, p: BroadcastInputs) -> float:
     """Queued packets per node past which a run is surely unstable.
 
     Under a periodic schedule every copy waits at each forwarding node for its reserved
     slot, so a stable node holds of the order of λ·2^d·P/(1-ρ) packets (P the period,
     1023 slots at d = 10): the orchestrator's default of 1000 would stop stable runs.
     """
-    rho = min(p["rho"], 0.9)
-    return 1000.0 + 2.0 * p["lam"] * topology.n_nodes * period_of(p["variant"], topology.d) / (1.0 - rho)
+    rho = min(p.rho, 0.9)
+    return 1000.0 + 2.0 * p.lam * topology.n_nodes * period_of(p.variant, topology.d) / (1.0 - rho)
 
 
 def periodic_theory(setup: Setup) -> dict[str, Any]:
     """§4.2 beside the run, for the run's variant: eq. (7), the stability limit and
     Proposition 1's bound (:func:`.theory.periodic_metrics`)."""
-    return theory.periodic_metrics(setup.topology.d, setup.params["rho"], setup.params["variant"])
+    return theory.periodic_metrics(setup.topology.d, setup.params.rho, setup.params.variant)
 
 
 #: Eq. (7)'s error as claimed: a share of the model. Eq. (7) is the M/D/1 queue with a
@@ -454,7 +455,7 @@ def periodic_claims(setup: Setup, th: Mapping[str, Any]) -> list[Claim]:
         for metric in ("mean_broadcast_delay", "mean_broadcast_delay_period_end"):
             out.append(Claim("mean_broadcast_delay", metric, "approximation", PERIODIC_MODEL_ERROR * model,
                              why="eq. (7): M/D/1 per tree with synchronisation, "
-                                 + ("§4.2.1" if setup.params["variant"] == "mnb" else "§4.2.2")))
+                                 + ("§4.2.1" if setup.params.variant == "mnb" else "§4.2.2")))
     return out
 
 

@@ -59,7 +59,7 @@ class SimpleNode(CubeNode):
 
 def simple_theory(setup: Setup) -> dict[str, Any]:
     """§4.1 beside the run: the stability limit and Proposition 2's lower bound (:func:`.theory.simple_metrics`)."""
-    return theory.simple_metrics(setup.topology.d, setup.params["rho"])
+    return theory.simple_metrics(setup.topology.d, setup.params.rho)
 
 
 SCHEME = make_scheme("bcast-simple", "simple direct broadcast on completely unbalanced trees (§4.1)", SimpleNode,

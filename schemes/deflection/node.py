@@ -32,6 +32,7 @@ from typing import Any, NamedTuple, cast
 from slotnet.nodes import Inbox, Node, NodeContext
 
 from ._arrivals import ArrivalProcess, binomial_pmf, poisson_pmf
+from ._inputs import DeflectionInputs
 from ._rule import absorb, admit, transmit
 
 __all__ = ["STEP_FIELDS", "DeflectionNode", "StepEvent"]
@@ -62,7 +63,8 @@ class DeflectionNode(Node):
     def __init__(self, ctx: NodeContext) -> None:
         super().__init__(ctx)
         #: arrival slots of packets waiting to enter (input queueing; the blocking model has no queue)
-        self.queue: deque[int] | tuple[()] = deque() if ctx.params["mode"] == "queue" else ()
+        prm: DeflectionInputs = ctx.params
+        self.queue: deque[int] | tuple[()] = deque() if prm.mode == "queue" else ()
 
     def held(self) -> int:
         return len(self.queue)
@@ -72,11 +74,11 @@ class DeflectionNode(Node):
         return list(self.queue)
 
     def _arrivals(self) -> ArrivalProcess:
-        p = self.ctx.params
+        p: DeflectionInputs = self.ctx.params
         d = len(self.ctx.ports)
-        if p["mode"] == "queue":
-            return ArrivalProcess(self.ctx.rng, [(0, poisson_pmf(p["lam"]))])
-        return ArrivalProcess(self.ctx.rng, [(start, binomial_pmf(d, v / d)) for start, v in p["schedule"]])
+        if p.mode == "queue":
+            return ArrivalProcess(self.ctx.rng, [(0, poisson_pmf(p.lam))])
+        return ArrivalProcess(self.ctx.rng, [(start, binomial_pmf(d, v / d)) for start, v in p.schedule])
 
     async def run(self) -> None:
         ctx = self.ctx
@@ -84,8 +86,9 @@ class DeflectionNode(Node):
         rand = ctx.rng.random
         send = ctx.send
         choose = ctx.record_choice
-        queueing = ctx.params["mode"] == "queue"
-        continuing_first = ctx.params.get("order") == "continuing-first"
+        prm: DeflectionInputs = ctx.params
+        queueing = prm.mode == "queue"
+        continuing_first = prm.order == "continuing-first"
         queue = cast("deque[int]", self.queue)  # only used as one where there is one
         arrivals = self._arrivals()
         nxt = arrivals.next_after(ctx.slot - 1)  # a restarted node begins now

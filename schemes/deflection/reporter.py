@@ -36,6 +36,7 @@ from typing import Any
 
 from .._base import HOP_EVENT, PacketBook, Setup
 from ..kit import HOP_EVENTS, BaseReporter, BatchMeans, Book, PathCheck, WindowBatches, split_dup
+from ._inputs import DeflectionInputs
 from .node import StepEvent
 
 __all__ = ["DeflectionReporter", "ForcedDeflections"]
@@ -226,8 +227,9 @@ class DeflectionReporter(BaseReporter):
         self.n_nodes = topo.n_nodes
         self.n_links = topo.n_links
         self.warmup, self.slots = setup.warmup, setup.slots
-        self.queueing = setup.params["mode"] == "queue"
-        keep = setup.series or len(setup.params.get("schedule", ())) > 1
+        prm: DeflectionInputs = setup.params
+        self.queueing = prm.mode == "queue"
+        keep = setup.series or len(prm.schedule) > 1
         #: the kit's checks of every absorption (hops counted from the stamps: exact only without faults)
         self.paths = PathCheck(topo, exact_hops=False, faults=setup.faults)
         self.sums = StepSums(self.n_nodes, self.d, self.warmup, self.queueing, setup.slots if keep else 0, self.paths)

@@ -12,6 +12,7 @@ from typing import Any
 from .._base import Claim, Column, Inputs, Load, Param, Scheme, SchemeError, Setup
 from ..kit.choices import Distribution, Uniform
 from . import theory
+from ._inputs import DeflectionInputs, Given
 from .node import DeflectionNode
 from .paper import TABLE_II, TABLE_II_III_COLUMNS, TABLE_III
 from .reporter import DeflectionReporter
@@ -45,44 +46,46 @@ def parse_schedule(text: str) -> tuple[tuple[float, int | None], ...]:
     return tuple(out)
 
 
-def _prepare(topology: Any, params: dict[str, Any], load: dict[str, float]) -> Inputs[dict[str, Any]]:
+def _prepare(topology: Any, params: Mapping[str, Any], load: dict[str, float]) -> Inputs[DeflectionInputs]:
     if topology.kind != "hypercube":
         raise SchemeError(f"deflection runs on hypercubes (this is the paper's model), not {topology.spec}")
     d = topology.d
-    schedule = params.get("schedule")
+    given_params = Given.of(params)
+    schedule, order = given_params.schedule, given_params.order
     given = [k for k in ("offered", "lam") if k in load]
     if schedule is not None:
         if given:
             raise SchemeError("--param schedule=... replaces --offered/--lam; give only one")
-        segs, start = [], 0
+        segs: list[tuple[int, float]] = []
+        start = 0
         for v, n in schedule:
             if not 0.0 <= v <= d:
                 raise SchemeError(f"schedule offered load v={v:g} must be in [0, d={d}]")
             segs.append((start, v))
             start += n if n is not None else 0
-        return Inputs({"mode": "blocking", "schedule": tuple(segs), "d": d, "order": params["order"]})
+        return Inputs(DeflectionInputs("blocking", d, order, schedule=tuple(segs)))
     if len(given) != 1:
         raise SchemeError("deflection needs exactly one load: --offered v (blocking, §II-B) or --lam λ (input queueing, §IV)")
     if "offered" in load:
         v = load["offered"]
         if not 0.0 <= v <= d:
             raise SchemeError(f"--offered v must be in [0, d={d}], got {v:g}")
-        return Inputs({"mode": "blocking", "schedule": ((0, v),), "d": d, "order": params["order"]})
+        return Inputs(DeflectionInputs("blocking", d, order, schedule=((0, v),)))
     lam = load["lam"]
     if not lam > 0.0 or not math.isfinite(lam):
         raise SchemeError(f"--lam must be a positive number, got {lam:g}")
-    return Inputs({"mode": "queue", "lam": lam, "d": d, "order": params["order"]})
+    return Inputs(DeflectionInputs("queue", d, order, lam=lam))
 
 
 def _theory(setup: Setup) -> dict[str, Any]:
     d = setup.topology.d
-    p = setup.params
-    if p["mode"] == "queue":
+    p: DeflectionInputs = setup.params
+    if p.mode == "queue":
         try:
-            return theory.input_queue_metrics(d, p["lam"])
+            return theory.input_queue_metrics(d, p.lam)
         except ValueError as exc:
             return {"note": str(exc)}
-    schedule = p["schedule"]
+    schedule = p.schedule
     if len(schedule) > 1:
         offered = []
         for i, (start, v) in enumerate(schedule):
@@ -124,7 +127,7 @@ def _claims(setup: Setup, th: Mapping[str, Any]) -> list[Claim]:
     d = setup.topology.d
     nums = {k: float(v) for k, v in th.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
     out: list[Claim] = []
-    if setup.params["mode"] == "queue":
+    if setup.params.mode == "queue":
         for key, value in nums.items():
             if key in ("m_bar", "v"):  # the model's own state: no metric beside it
                 continue

@@ -28,7 +28,7 @@ sibling paper's private modules.
 
 from . import portable
 from ._births import BirthProcess, available_slot
-from ._broadcast_node import INCARNATION_SHIFT, BroadcastNode, Forwarding, first_seq
+from ._broadcast_node import INCARNATION_SHIFT, BirthRate, BroadcastNode, Forwarding, first_seq
 from ._broadcast_reporter import STEP_FIELDS, BroadcastReporter, StepEvent
 from ._checks import (
     CHECK_EVENTS,
@@ -67,6 +67,7 @@ __all__ = [
     "BirthCheck",
     "BirthProcess",
     "Book",
+    "BirthRate",
     "BroadcastNode",
     "FifoOrder",
     "BroadcastReporter",

@@ -13,7 +13,7 @@ from slotnet.nodes import Inbox, Node, NodeContext
 
 from ._births import BirthProcess
 
-__all__ = ["INCARNATION_SHIFT", "BroadcastNode", "Forwarding", "first_seq"]
+__all__ = ["INCARNATION_SHIFT", "BirthRate", "BroadcastNode", "Forwarding", "first_seq"]
 
 #: A restarted node numbers its packets from ``incarnation << INCARNATION_SHIFT`` on, so a
 #: packet's name ``(origin, seq)`` stays unique across crashes and recoveries: a new
@@ -27,6 +27,16 @@ def first_seq(ctx: NodeContext) -> int:
     return ctx.incarnation << INCARNATION_SHIFT
 
 
+class BirthRate(Protocol):
+    """What :class:`BroadcastNode` reads of its node parameters (``ctx.params``): the family's
+    record (e.g. the broadcast schemes' and star's) has a ``lam`` attribute."""
+
+    @property
+    def lam(self) -> float:
+        """The Poisson birth rate of broadcasts per node per slot."""
+        ...
+
+
 class Forwarding(Protocol):
     """What :meth:`BroadcastNode.forward_heads` needs of a queue set."""
 
@@ -37,7 +47,7 @@ class Forwarding(Protocol):
 
 
 class BroadcastNode(Node):
-    """Births at rate ``ctx.params["lam"]``, first receptions, and the ``step`` event.
+    """Births at rate ``ctx.params.lam`` (a :class:`BirthRate`), first receptions, and the ``step`` event.
 
     Subclasses implement :meth:`run`; they call :meth:`births` once per step to get the
     packets born here that became sendable, :meth:`received` for each first reception,
@@ -47,7 +57,8 @@ class BroadcastNode(Node):
     def __init__(self, ctx: NodeContext) -> None:
         super().__init__(ctx)
         self.n_ports = len(ctx.ports)
-        self.lam = ctx.params["lam"]
+        prm: BirthRate = ctx.params
+        self.lam = prm.lam
         self.births_proc = BirthProcess(ctx.rng, self.lam, start=float(ctx.slot))
         self.seq = first_seq(ctx)
         self._new_births: list[tuple[int, float]] = []

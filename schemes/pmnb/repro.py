@@ -31,7 +31,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._base import SchemeError
+from .._plot_ticks import plain_log_ticks
 from .._repro import Experiment, Row, Runner
+from .._verdict import Explanation
 from . import theory as th
 from ._dynamic_schedule import saturation_load
 from ._inputs import quantum_for
@@ -98,13 +100,8 @@ def _plan(quick: bool, sweep_rho: Sequence[float] | None, sweep_only: bool) -> d
 def varvarigos(runner: Runner, *, seed: int, quick: bool, sweep_d: int | None = None,
                sweep_rho: Sequence[float] | None = None, plot: str | None = None, sweep_only: bool = False,
                **options: Any) -> list[Row]:
-    """PMNB completion time against M beside (5), (6), (5'), (6') and (3), (4) on 2-D and
-    3-D tori and arrays; the partial exchange beside §5's bounds on random, corner and
-    spread placements with p odd and even; dynamic-broadcast delay against rho beside
-    (11); Theorem 1 for odd p and Theorem 3's meetings inside a phase, where the paper
-    slips. ``--sweep-rho`` sets the loads, ``--sweep-only`` runs only the delay sweep,
-    ``--plot FILE.png`` saves FILE_pmnb.png, FILE_exchange.png and FILE_dynamic.png
-    (matplotlib, the ``plot`` extra). ``--quick``: a subset, about a minute."""
+    """Partial multinode broadcast, partial exchange and dynamic broadcasting beside the
+    paper's bounds (the text is :data:`DOC`)."""
     if sweep_d is not None:
         raise SchemeError("varvarigos takes no --sweep-d: its sweeps are over M and rho (use --sweep-rho)")
     if options:
@@ -290,7 +287,7 @@ def theorem1_rows(sides: Sequence[int] = (5, 6, 7)) -> list[Row]:
                 f"ceil((N - 1)/2) = {exact}: the printed value is {printed - exact} too many for odd p "
                 "(and exact for even p)")
         rows.append(Row(EXP_T1, f"mesh:{p}x{p} p={p}", "MNB time (packet times)", float(printed), None, None, float(exact),
-                        note=note, tolerance=0.0))
+                        note=Explanation(note, corrected=float(exact)), tolerance=0.0))
     return rows
 
 
@@ -330,13 +327,12 @@ def theorem3_rows(res: dict[str, Any]) -> list[Row]:
                  f"{', '.join(map(str, cx_nodes))} active): after {t} steps {who} both sit at {here}")
     note += (f". Harmless: no link is asked twice (the run: {res.get('link_conflicts')} conflicts; the reference: "
              f"{ref.link_conflicts})")
-    # the slip is claimed only where the run counts what the reference of the rule counts
-    agree = res.get("max_at_node") == ref.max_at_node and res.get("meetings") == ref.meetings
+    # the slip is known only where the run counts what the reference of the rule counts
     return [
         Row(EXP_T3, case, "most packets at one node, inside a phase", 1.0, _float(res.get("max_at_node")), None,
-            float(ref.max_at_node), note=note if agree else "", tolerance=0.0),
+            float(ref.max_at_node), note=Explanation(note, corrected=ref.max_at_node), tolerance=0.0),
         Row(EXP_T3, case, "meetings inside a phase", 0.0, _float(res.get("meetings")), None, float(ref.meetings),
-            note=note if agree else "", tolerance=0.0),
+            note=Explanation(note, corrected=ref.meetings), tolerance=0.0),
         Row(EXP_T3, case, "collisions at phase boundaries", 0.0,
             _float(res.get("boundary_collisions")), None, float(ref.boundary_collisions), tolerance=0.0),
         Row(EXP_T3, case, "link conflicts", 0.0, _float(res.get("link_conflicts")), None, float(ref.link_conflicts),
@@ -375,6 +371,8 @@ def _plot(plt: Any, path: str, pmnb: list[dict[str, Any]], pe: list[dict[str, An
             ax.set_ylabel("completion time (packet times)")
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=7)
+        fig.suptitle("Varvarigos & Bertsekas: partial multinode broadcast, completion time against M (slotnet runs)",
+                     fontsize=10)
         fig.tight_layout()
         fig.savefig(stem + "_pmnb.png", dpi=110)
         plt.close(fig)
@@ -390,7 +388,9 @@ def _plot(plt: Any, path: str, pmnb: list[dict[str, Any]], pe: list[dict[str, An
         ax.set_xticklabels(labels, fontsize=6, rotation=90)
         ax.set_ylabel("completion time (packet times)")
         ax.set_yscale("log")
+        plain_log_ticks(ax.yaxis)
         ax.legend(fontsize=7)
+        ax.set_title("Varvarigos & Bertsekas: partial exchange beside §5's bounds (slotnet runs)", fontsize=10)
         fig.tight_layout()
         fig.savefig(stem + "_exchange.png", dpi=110)
         plt.close(fig)
@@ -406,16 +406,41 @@ def _plot(plt: Any, path: str, pmnb: list[dict[str, Any]], pe: list[dict[str, An
             line = ax.plot(grid, [th.delay_bound(r, sides, wrap, _TPF) for r in grid], linestyle="--",
                            label=f"{topo} bound (11)")
             ax.axvline(limit, color=line[0].get_color(), linestyle=":", linewidth=1, label=f"{topo} limit (14)")
-        ax.set_xlabel("mesh utilisation rho (12)")
+        ax.set_xlabel("mesh utilisation ρ (12)")
         ax.set_ylabel("mean delay T (packet times)")
         ax.set_yscale("log")
+        plain_log_ticks(ax.yaxis)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
+        ax.set_title("Varvarigos & Bertsekas: dynamic broadcast, mean delay T against ρ (slotnet runs)", fontsize=10)
         fig.tight_layout()
         fig.savefig(stem + "_dynamic.png", dpi=110)
         plt.close(fig)
 
 
-EXPERIMENTS = (Experiment("varvarigos", (varvarigos.__doc__ or "").strip(), varvarigos,
+#: What the reproduction compares, for a reader (``slotnet repro --help`` and the report).
+DOC = ("The partial multinode broadcast's completion time against the number M of broadcasting nodes, beside the "
+       "bounds (5), (6), (5'), (6') and (3), (4), on 2-D and 3-D tori and arrays; the partial exchange beside §5's "
+       "bounds on random, corner and spread placements with p odd and even; the dynamic broadcast's mean delay "
+       "against ρ beside (11); Theorem 1 for odd p and Theorem 3's meetings inside a phase, where the paper slips. "
+       "--sweep-rho sets the loads, --sweep-only runs only the delay sweep, --plot FILE.png saves FILE_pmnb.png, "
+       "FILE_exchange.png and FILE_dynamic.png (needs matplotlib). --quick: a subset, about a minute.")
+
+EXPERIMENTS = (Experiment("varvarigos", DOC, varvarigos,
                           # --quick: "about a minute" (the experiment's doc); the full run not measured
-                          estimate=lambda quick, options: 60.0 if quick and not options else None),)
+                          estimate=lambda quick, options: 60.0 if quick and not options else None,
+                          citation="Varvarigos & Bertsekas, Partial multinode broadcast and partial exchange "
+                                   "algorithms for d-dimensional meshes",
+                          claims=(
+                              "In the partial multinode broadcast, M of the N nodes of a d-dimensional mesh each "
+                              "broadcast a packet to all others; the paper's on-line, distributed algorithm does it "
+                              "in near-optimal time wherever the M nodes are, within the bounds (5)-(6) (with "
+                              "splitting) and (5')-(6') (without), against the lower bounds (3)-(4).",
+                              "The partial exchange (M nodes each send a personal packet to every other node) runs "
+                              "in near-optimal time too, within §5's bounds.",
+                              "With broadcasts requested at random (Poisson, rate λ per node), the dynamic scheme is "
+                              "stable for a mesh utilisation ρ close to 1, and its mean delay is of the order of the "
+                              "diameter for any load below that limit: Theorem 7's bound (11).",
+                              "Theorem 1: an optimal multinode broadcast on a p x p array takes ⌈N/2⌉ packet times; "
+                              "Theorem 3's proof: no two packets are ever at the same node.",
+                          )),)

@@ -49,6 +49,7 @@ from typing import Any
 from slotnet.nodes import Inbox, NodeContext
 
 from ..kit import BirthProcess, BroadcastNode, ClassQueues, FifoOrder, ServiceOrder, first_seq
+from ._inputs import StarInputs
 from ._plans import TYPE_BCAST_ENDING, TYPE_BCAST_OTHER, TYPE_UNICAST, PlanBook, plan_book
 from ._rule import pick_ending, pick_split, pick_tie
 
@@ -151,13 +152,13 @@ class StarNode(BroadcastNode):
 
     def __init__(self, ctx: NodeContext) -> None:
         super().__init__(ctx)
-        p = ctx.params
+        p: StarInputs = ctx.params
         geo = ctx.geometry
         self.sides: tuple[int, ...] = tuple(geo.sides)
         self.d = len(self.sides)
-        self.classes: int = p["n_classes"]
-        self.x: tuple[float, ...] = tuple(p["x"])
-        self.lam_unicast: float = p["lam_unicast"]
+        self.classes: int = p.n_classes
+        self.x: tuple[float, ...] = tuple(p.x)
+        self.lam_unicast: float = p.lam_unicast
         self.ubirths = BirthProcess(ctx.rng, self.lam_unicast, start=float(ctx.slot))
         self.useq = first_seq(ctx)  # unicast names stay unique across incarnations, as broadcasts'
         ports = port_table(ctx)

@@ -36,6 +36,7 @@ from typing import Any
 
 from .._base import HOP_EVENT, PacketBook, Setup
 from ..kit import HOP_EVENTS, UNICAST_EVENTS, BroadcastReporter, UnicastReporter
+from ._inputs import StarInputs
 from .node import LINK_FIELDS
 
 __all__ = ["StarReporter"]
@@ -57,10 +58,11 @@ class StarReporter(BroadcastReporter):
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
-        self.classes = int(setup.params.get("n_classes", 2))
+        prm: StarInputs = setup.params
+        self.classes = int(prm.n_classes)
         # §4: "a shortest path"; every unicast followed from send to send (``follow`` in the scheme)
         self.unicast = UnicastReporter(setup, shortest_paths=True, follow=True)
-        self.with_unicast = float(setup.params.get("lam_unicast", 0.0)) > 0
+        self.with_unicast = float(prm.lam_unicast) > 0
         n = setup.topology.n_nodes
         self.latest: list[tuple[int, ...] | None] = [None] * n
         self.base: list[tuple[int, ...] | None] = [None] * n

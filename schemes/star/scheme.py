@@ -39,6 +39,7 @@ from typing import Any
 
 from .._base import Claim, Inputs, Load, Param, Scheme, SchemeError, Setup
 from ..kit.choices import Distribution, Uniform
+from ._inputs import Given, StarInputs
 from ._theory_loads import HOPS_RULES, unicast_hops
 from .node import StarNode
 from .reporter import StarReporter
@@ -72,7 +73,7 @@ def link_scale(kind: str) -> int:
     return 2 if kind == "hypercube" else 1
 
 
-def prepare(topology: Any, p: dict[str, Any], load: dict[str, float]) -> Inputs[dict[str, Any]]:
+def prepare(topology: Any, params: Mapping[str, Any], load: dict[str, float]) -> Inputs[StarInputs]:
     """Validate the run and compute x once; returns every node's parameters.
 
     Raises:
@@ -84,18 +85,19 @@ def prepare(topology: Any, p: dict[str, Any], load: dict[str, float]) -> Inputs[
     if any(n < 2 for n in sides):
         raise SchemeError(f"star needs every torus side >= 2, got {topology.spec}")
     d = len(sides)
-    ending = p["ending"]
+    p = Given.of(params)
+    ending = p.ending
     if isinstance(ending, bool) or not 0 <= ending <= d:
         raise SchemeError(f"--param ending={ending!r}: expected 0 (balanced, eq. (2)/(4)) or a dimension 1..{d}")
-    discipline, classes = p["discipline"], p["classes"]
+    discipline, classes = p.discipline, p.classes
     if discipline == "fcfs" and classes == 3:
         raise SchemeError("--param classes=3 (end of §4) needs discipline=priority; fcfs has one class")
-    lam_u = p["lam_unicast"]
+    lam_u = p.lam_unicast
     if not (math.isfinite(lam_u) and lam_u >= 0):
         raise SchemeError(f"--param lam_unicast={lam_u!r}: expected a finite rate >= 0")
     if ("rho" in load) == ("lam" in load):
         raise SchemeError("star needs exactly one load: --rho ρ (throughput factor, §2) or --lam λ_B")
-    hops = p["hops"]
+    hops = p.hops
     scale = link_scale(topology.kind)
     if "rho" in load:
         rho = load["rho"]
@@ -110,10 +112,8 @@ def prepare(topology: Any, p: dict[str, Any], load: dict[str, float]) -> Inputs[
         x = [float(k == ending - 1) for k in range(d)]
     else:
         x = [float(v) for v in ending_dimension_probs(sides, lam, lam_u, hops=hops)]
-    return Inputs({
-        "lam": lam, "rho": rho, "lam_unicast": lam_u, "x": x, "ending": ending, "discipline": discipline,
-        "classes": classes, "n_classes": 1 if discipline == "fcfs" else classes, "hops": hops,
-    })
+    return Inputs(StarInputs(lam=lam, rho=rho, lam_unicast=lam_u, x=x, ending=ending, discipline=discipline,
+                             classes=classes, n_classes=1 if discipline == "fcfs" else classes, hops=hops))
 
 
 def star_theory(setup: Setup) -> dict[str, Any]:
@@ -126,12 +126,12 @@ def star_theory(setup: Setup) -> dict[str, Any]:
     path and a packet born at a uniform time in a slot waits 1/2 on average for the next
     slot boundary (our derivation; the paper gives no delay formula).
     """
-    p = setup.params
+    p: StarInputs = setup.params
     top = setup.topology
     sides = tuple(top.sides)
     scale = link_scale(top.kind)
-    out: dict[str, Any] = dict(theory_metrics(sides, scale * p["lam"], scale * p["lam_unicast"],
-                                              p["ending"] or None, p["n_classes"], hops=p["hops"]))
+    out: dict[str, Any] = dict(theory_metrics(sides, scale * p.lam, scale * p.lam_unicast,
+                                              p.ending or None, p.n_classes, hops=p.hops))
     out["link_utilization"] = out["link_load_mean"]
     out["link_utilization_max"] = out["link_load_max"]
     out["link_utilization_per_dim"] = out["link_load_per_dim"]

@@ -38,6 +38,7 @@ from slotnet.orchestrator.tools import _paper_run, _repro
 from slotnet.orchestrator.tools._report import CI_LEGEND, WIDTH, format_value, table
 from slotnet.schemes import EXPERIMENTS, SCHEMES, Load, Row, Scheme
 from slotnet.schemes._base import Param
+from slotnet.schemes._verdict import Explanation
 
 # --------------------------------------------------------------------------------------
 # helpers
@@ -167,7 +168,7 @@ def test_run_command_defaults_and_every_field():
 def test_verdicts_and_verdict_words():
     assert _paper_run.VERDICTS == ("within", "known", "OUTSIDE", "not run", "-")
     within = Row("E", "c", "m", 4.0, 4.0, 0.1, 4.0)
-    known = Row("E", "c", "m", 4.0, 9.0, 0.1, 4.0, note="slip")
+    known = Row("E", "c", "m", 4.0, 9.0, 0.1, 4.0, note=Explanation("slip", corrected=9.0))
     outside = Row("E", "c", "m", 4.0, 9.0, 0.1, 4.0)
     not_run = Row("E", "c", "m", 4.0, None, None, None, note="too big")
     unjudged = Row("E", "c", "m", None, None, None, None)
@@ -407,8 +408,8 @@ def test_repro_of_an_unknown_paper_is_a_spec_error():
 
 def test_format_rows_tables_per_experiment_with_numbered_notes():
     within = Row("A", "v=1", "delay", 4.0, 4.0, 0.125, 4.0)
-    known1 = Row("A", "v=2", "delay", 4.0, 9.0, float("inf"), 4.0, note="slip one")
-    known1b = Row("A", "v=3", "delay", 4.0, 9.0, 0.5, 4.0, note="slip one")
+    known1 = Row("A", "v=2", "delay", 4.0, 9.0, float("inf"), 4.0, note=Explanation("slip one", corrected=9.0))
+    known1b = Row("A", "v=3", "delay", 4.0, 9.0, 0.5, 4.0, note=Explanation("slip one", corrected=9.0))
     not_run = Row("A", "v=4", "delay", 4.0, None, None, None, note="too big")
     other = Row("B", "d=2", "q", None, None, None, 2.0)
     outside = Row("B", "d=3", "q", 2.0, 9.0, 0.5, 2.0)
@@ -437,8 +438,9 @@ def test_legend_explains_the_interval_and_every_verdict():
     assert _repro.LEGEND[0] == CI_LEGEND + "."
     text = " ".join(_repro.LEGEND[1:])
     assert text == ("verdict: within = inside the paper's agreement (|difference| <= √2·CI + the paper's own "
-                    "|paper − theory| + half a printed digit); known [n] = outside it for the documented reason n; "
-                    "OUTSIDE = outside it with no known reason (a failure); - = nothing to judge by (no reference "
+                    "|paper − theory| + half a printed digit); known [n] = outside it for the documented reason n, "
+                    "whose predicted value the run agrees with; OUTSIDE = outside it with no reason that accounts for "
+                    "the gap (a failure); - = nothing to judge by (no reference "
                     "value, or a simulation without an interval).")
     assert all(len(line) <= WIDTH for line in _repro.LEGEND[1:]) and len(_repro.LEGEND) > 2
     assert max(len(line) for line in _repro.LEGEND[1:]) > WIDTH - 12

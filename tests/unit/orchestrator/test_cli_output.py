@@ -18,6 +18,7 @@ from slotnet.orchestrator.cli import _cmd_run
 from slotnet.orchestrator.engine._progress import RunsProgress
 from slotnet.orchestrator.tools import _repro as repro_mod
 from slotnet.schemes import Experiment, Row
+from slotnet.schemes._verdict import Explanation
 from slotnet.schemes.broadcast import repro as bcast_repro
 from tests.support.cli import call_main as _main
 
@@ -194,7 +195,8 @@ def test_verdicts():
     """within the paper's agreement, a known slip (with its note), OUTSIDE with by how much, not judged."""
     assert Row("T", "c", "m", 4.0, 4.02, 0.05, 4.01).verdict() == "within"
     assert Row("T", "c", "m", None, 4.0, 0.01, 4.2).verdict().startswith("OUTSIDE: off the theory by 0.2")
-    assert Row("T", "c", "m", None, 4.0, 0.01, 4.2, note="a slip").verdict() == "known: a slip"
+    assert Row("T", "c", "m", None, 4.0, 0.01, 4.2, note=Explanation("a slip", corrected=4.0)).verdict() == "known: a slip"
+    assert Row("T", "c", "m", None, 4.0, 0.01, 4.2, note="a slip").verdict().startswith("OUTSIDE")  # explains no value
     assert Row("T", "c", "m", 4.0, 4.0, None, None).verdict() == "-"  # a simulation with nothing to judge it by
     assert Row("T", "c", "m", 3.1525, None, None, 3.15251).verdict() == "within"  # a model row, to the printed digit
     assert Row("T", "c", "m", 3.1525, None, None, 3.16).verdict().startswith("OUTSIDE")

@@ -398,7 +398,7 @@ class _DeflectionArrivalAtEntry(DeflectionNode):
 
     def __init__(self, ctx: Any) -> None:
         super().__init__(ctx)
-        if ctx.params["mode"] == "queue":
+        if ctx.params.mode == "queue":
             self.queue = _EntryStampQueue(ctx)
 
 
@@ -474,7 +474,7 @@ class _IndirectSkewed(indirect_mod.IndirectNode):
 
 
 def _indirect_skewed(ctx: Any) -> Any:
-    return _IndirectSkewed(ctx) if ctx.params["idling"] else indirect_mod.IndirectNonIdlingNode(ctx)
+    return _IndirectSkewed(ctx) if ctx.params.idling else indirect_mod.IndirectNonIdlingNode(ctx)
 
 
 class _DtreeQAfterSends(DtreeNode):

@@ -20,6 +20,7 @@ from slotnet.orchestrator.tools import _repro, report_html, repro_all
 from slotnet.orchestrator.tools.repro_all import PaperRun
 from slotnet.orchestrator.tools.results_cache import ResultsCache, file_mode
 from slotnet.schemes import Experiment, Row
+from slotnet.schemes._verdict import Explanation
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
@@ -87,7 +88,7 @@ ROWS = [
     Row("Table A", "rho=0.1", "delay", 2.0, 2.01, 0.05, 2.0),
     Row("Table A", "rho=0.2", "delay", 3.0, 3.02, 0.05, 3.0),
     Row("Table A", "rho=0.3", "delay", 4.0, 5.0, 0.05, 4.0),  # OUTSIDE
-    Row("Table B", "d=6 rho=0.3", "D", None, 26.0, 0.1, 27.5, note="Prop. 5 counts 3 slots for one"),  # known
+    Row("Table B", "d=6 rho=0.3", "D", None, 26.0, 0.1, 27.5, note=Explanation("Prop. 5 counts 3 slots for one", corrected=26.0)),  # known
     Row("Table B", "d=7 rho=0.3", "D", None, 30.0, 0.1, 30.05),
     Row("Table C", "x", "m", None, None, None, None, note="past the limit"),  # not run
     Row("Table C", "y", "m", None, 1.0, None, None),  # -
@@ -251,7 +252,8 @@ def test_quick_report_of_one_paper(quick_report, capsys):
     for r in rows + column:
         assert f">{r.experiment}</h3>" in text
     assert text.count(">within</td>") == sum(r.verdict() == "within" for r in rows + column)
-    assert '<h2>greenberg-hajek --dims 2-7</h2>' in text and "slotnet repro greenberg-hajek --quick --seed 1 --dims 2-7" in text
+    assert '<h2>Greenberg &amp; Hajek (1992), Deflection routing in hypercube networks (--dims 2-7)</h2>' in text
+    assert "slotnet repro greenberg-hajek --quick --seed 1 --dims 2-7" in text
     assert len(_pngs(page)) >= 5  # a figure per table with two rows or more, the column's among them
     for label in ("slotnet", "hot path", "git commit", "seeds", "machine", "wall time"):
         assert f"<th>{label}</th>" in text

@@ -25,6 +25,7 @@ from slotnet.orchestrator.tools._paper_run import PaperRun
 from slotnet.orchestrator.tools.repro_all import ReportProgress
 from slotnet.orchestrator.tools.results_cache import ResultsCache, Uncacheable, decode, encode, spec_key
 from slotnet.schemes import EXPERIMENTS, Experiment, Row
+from slotnet.schemes._verdict import Explanation
 
 STYLE_SHA = "117ed52f6e9869e1"  # the style sheet as reviewed; a changed sheet changes this pin
 REQ = {"scheme": "deflection", "topology": "hypercube:3", "slots": 100, "seed": 4}
@@ -864,11 +865,11 @@ def test_img_and_style() -> None:
 def _runs() -> list[PaperRun]:
     ok = PaperRun("zz-p", 3, False, rows=[
         _row(exp="T1", case="d=3", metric="delay", paper=4.0, sim=4.02, ci=0.05, theory=4.01),
-        _row(exp="T1", case="d=4", metric="delay", paper=5.0, sim=6.0, ci=0.01, theory=5.0, note="slip A"),
+        _row(exp="T1", case="d=4", metric="delay", paper=5.0, sim=6.0, ci=0.01, theory=5.0, note=Explanation("slip A", corrected=6.0)),
         _row(exp="T1", case="d=5", metric="delay", paper=None, sim=None, ci=None, theory=None, note="too long"),
         _row(exp="T2 <x>", case="v=1", metric="q", paper=1.0, sim=3.0, ci=0.01, theory=1.0),
         _row(exp="T2 <x>", case="v=2", metric="q", paper=None, sim=1.0, ci=None, theory=None),
-        _row(exp="T1", case="d=6", metric="delay", paper=5.0, sim=7.0, ci=0.01, theory=5.0, note="slip A")],
+        _row(exp="T1", case="d=6", metric="delay", paper=5.0, sim=7.0, ci=0.01, theory=5.0, note=Explanation("slip A", corrected=7.0))],
         wall_s=12.34, runs=[({"scheme": "deflection", "topology": "hypercube:3", "seed": 3}, 0.5, True),
                             ({"scheme": "deflection", "topology": "hypercube:4", "seed": 3}, 1.25, False)])
     bad = PaperRun("zz-q", 3, False, options={"sweep_d": 6}, error="it broke", wall_s=1.0,
@@ -887,7 +888,7 @@ def test_render_page(monkeypatch: pytest.MonkeyPatch) -> None:
                            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
                            "<title>slotnet: 2 paper reproductions</title>\n<style>\nbody{")
     assert page.endswith("\n</body></html>\n")
-    assert "<h1>slotnet: zz-p, zz-q reproduced</h1>" in page
+    assert "<h1>slotnet: papers reproduced</h1>\n<ul><li>zz-p</li><li>zz-q</li></ul>" in page
     assert "<span class=within>within</span> = inside the paper's agreement" in page
     assert ('<div class="banner bad">1 row OUTSIDE the paper&#x27;s agreement; 1 paper failed: zz-q</div>') in page
     assert ("<table class=summary><tr><th>paper</th><th>rows</th><th>within</th><th>known</th><th>OUTSIDE</th>"
@@ -895,7 +896,7 @@ def test_render_page(monkeypatch: pytest.MonkeyPatch) -> None:
     assert ('<tr><td><a href="#paper-zz-p">zz-p</a></td><td class=num>6</td><td class="num ">1</td>'
             '<td class="num known">2</td><td class="num outside">1</td><td class="num ">1</td><td class="num ">1</td>'
             "<td class=num>2 (1)</td><td class=num>12.3</td><td><code>slotnet repro zz-p --seed 3</code></td></tr>") in page
-    assert ('<tr><td><a href="#paper-zz-q-sweep-d-6">zz-q --sweep-d 6</a> <span class=outside>FAILED: it broke</span></td>'
+    assert ('<tr><td><a href="#paper-zz-q-sweep-d-6">zz-q (--sweep-d 6)</a> <span class=outside>FAILED: it broke</span></td>'
             '<td class=num>0</td><td class="num ">0</td><td class="num ">0</td><td class="num ">0</td><td class="num ">0</td>'
             '<td class="num ">0</td><td class=num>0 (0)</td><td class=num>1.0</td>'
             "<td><code>slotnet repro zz-q --seed 3 --sweep-d 6</code></td></tr>") in page
@@ -931,12 +932,13 @@ def test_render_page(monkeypatch: pytest.MonkeyPatch) -> None:
             "<td class=num>0.50</td><td>yes</td></tr>\n") in page
     assert "<td class=num>1.25</td><td>no</td></tr>\n</table></details>\n</section>" in page
     # the failed second pass, with the experiment's own figures
-    assert ('<section id="paper-zz-q-sweep-d-6"><h2>zz-q --sweep-d 6</h2>\n<p>zz-q again, with the options '
-            "<code>--sweep-d 6</code>: what its default reproduction leaves out") in page
+    assert ('<section id="paper-zz-q-sweep-d-6"><h2>zz-q (--sweep-d 6)</h2>\n<p>The same paper again, with the '
+            "options <code>--sweep-d 6</code>: what its default reproduction leaves out") in page
     assert "<p>Rerun: <code>slotnet repro zz-q --seed 3 --sweep-d 6</code> (0 runs, 0 from the results cache, 1.0 s)</p>" in page
     assert '<p class="error">This reproduction FAILED: it broke</p>' in page
-    assert ("<h3>Figures drawn by the reproduction itself (zz-q --sweep-d 6 --plot)</h3><div class=figrow>"
-            "<div class=claim><p><b>What the paper claims, and what is reproduced:</b></p></div>") in page
+    assert ("<h3>The reproduction's own figures: zz-q</h3><div class=figrow>"
+            "<div class=claim><p><b>What the paper claims</b></p><p>(The reproduction declares no claims of the "
+            "paper.)</p></div>") in page
     assert ('<figure><img alt="zz-q panel" src="data:image/png;base64,UE5HMQ=="><figcaption>panel</figcaption></figure>'
             ) in page
     assert ('<figure><img alt="zz-q " src="data:image/png;base64,UE5HMg=="><figcaption>zz-q</figcaption></figure>'
@@ -945,19 +947,21 @@ def test_render_page(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_render_clean_single_quick(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(EXPERIMENTS, "zz-p", _exp("zz-p"))
+    monkeypatch.setitem(EXPERIMENTS, "zz-p", _exp("zz-p", citation="Zed & Pea (1999), A <paper>",
+                                                  claims=("It claims A.", "And B.")))
     run = PaperRun("zz-p", 1, True, rows=[_row()], error="late", wall_s=2.0,
                    figures=[("f", b"P")])
     page = report_html.render([run], [], figures=False)
     assert "<title>slotnet: 1 paper reproduction (quick)</title>" in page
-    assert "<h1>slotnet: zz-p reproduced (--quick subset)</h1>" in page
+    assert "<h1>slotnet: papers reproduced (a quick subset)</h1>\n<ul><li>Zed &amp; Pea (1999), A &lt;paper&gt;</li>" in page
+    assert '<section id="paper-zz-p"><h2>Zed &amp; Pea (1999), A &lt;paper&gt;</h2>' in page
     assert '<div class="banner bad">1 paper failed: zz-p</div>' in page
     assert "<tr><th>all</th>" not in page
     assert "<h3>Every OUTSIDE row (0)</h3>\n<p>None.</p>" in page
     assert "(0 in all)" in page and "<p>None in these rows.</p></section>" in page
     assert "FAILED: late (the rows below were computed before the failure)</p>" in page
-    assert ("<div class=claim><p><b>What the paper claims, and what is reproduced:</b></p><p>zz-p doc.</p>"
-            "<p>Second paragraph of zz-p.</p></div>") in page
+    assert ("<div class=claim><p><b>What the paper claims</b></p><ul><li>It claims A.</li><li>And B.</li></ul></div>"
+            ) in page
     ok = report_html.render([PaperRun("zz-unknown", 1, False, rows=[_row()])], [], figures=False)
     assert ('<div class="banner ok">No row is OUTSIDE the paper\'s agreement and every paper ran to the end.</div>') in ok
     assert '<section id="paper-zz-unknown"><h2>zz-unknown</h2>\n<p>Rerun:' in ok

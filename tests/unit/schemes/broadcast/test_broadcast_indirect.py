@@ -106,7 +106,7 @@ def _checking(counts):
         node = indirect.make_node(ctx)
         d, z, raw = node.d, ctx.node, ctx.send
         plan = T.port_plan(z, d)
-        idling = ctx.params["idling"]
+        idling = ctx.params.idling
 
         def send(port, msg, size=1.0):
             origin, seq, j = msg[0], msg[1], msg[2]

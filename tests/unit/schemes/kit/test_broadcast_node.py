@@ -19,7 +19,7 @@ from slotnet.schemes.kit import INCARNATION_SHIFT, BroadcastNode, first_seq
 
 
 def _ctx(incarnation: int = 0, ports: int = 3, lam: float = 2.0, slot: int = 0, seed: int = 1) -> Any:
-    return SimpleNamespace(incarnation=incarnation, ports=tuple(range(ports)), params={"lam": lam},
+    return SimpleNamespace(incarnation=incarnation, ports=tuple(range(ports)), params=SimpleNamespace(lam=lam),
                            rng=random.Random(seed), slot=slot)
 
 

@@ -180,12 +180,12 @@ def test_prepare_refuses_bad_input_with_precise_messages(topology, params, load,
 def test_prepare_computes_x_once_and_the_cube_load_convention():
     """Node params carry x of eq. (2); on a hypercube ρ = λ(2^d - 1)/d (one link per dimension)."""
     p = RunSpec("star", "torus:3x5", load={"rho": 0.75}, slots=10).prepare().node_params
-    assert p["x"] == [0.625, 0.375] and p["lam"] == pytest.approx(0.75 * 4 / 14) and p["n_classes"] == 2
+    assert p.x == [0.625, 0.375] and p.lam == pytest.approx(0.75 * 4 / 14) and p.n_classes == 2
     q = RunSpec("star", "hypercube:5", load={"rho": 0.6}, slots=10).prepare().node_params
-    assert q["lam"] == pytest.approx(0.6 * 5 / 31) and q["x"] == [0.2] * 5
+    assert q.lam == pytest.approx(0.6 * 5 / 31) and q.x == [0.2] * 5
     f = RunSpec("star", "torus:3x5", params={"discipline": "fcfs", "ending": 2}, load={"lam": 0.1}, slots=10)
     fp = f.prepare().node_params
-    assert fp["x"] == [0.0, 1.0] and fp["n_classes"] == 1 and fp["rho"] == pytest.approx(0.1 * 14 / 4)
+    assert fp.x == [0.0, 1.0] and fp.n_classes == 1 and fp.rho == pytest.approx(0.1 * 14 / 4)
 
 
 def _cli(capsys, *argv):
