@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import trio
 
@@ -51,7 +55,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise SpecError("--no-spawn and --run-id need --shards K (K >= 2)")
     if args.no_spawn and not args.broker:
         raise SpecError("--no-spawn needs --broker URL: the shards started by hand must reach the same broker")
-    progress = None if args.no_progress else Progress(prep.slots)  # stderr, on a terminal only
+    # stderr, on a terminal only; it also carries a stop asked for with Ctrl-C (one process only)
+    progress = Progress(prep.slots, enabled=False if args.no_progress else None)
     if args.no_spawn or args.run_id:
         import secrets
 
@@ -64,12 +69,18 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"waiting for {args.shards} shards: slotnet shard --broker {args.broker}{tls} --run {run_id} "
                   f"--shard I/{args.shards}  (I = 0..{args.shards - 1})", file=sys.stderr)
         result = trio.run(lambda: run_sharded(prep, progress=progress, spawn=not args.no_spawn, run_id=run_id))
-    elif not spec.faults.empty and spec.shards == 1:  # explore's verdict: a replayed schedule fails as explore failed it
-        result = judged_run(spec, progress=progress)[0]
     else:
-        result = run(spec, progress=progress)
+        with stop_on_interrupt(progress, spec.shards == 1):
+            if not spec.faults.empty and spec.shards == 1:  # explore's verdict: a replayed schedule fails as explore failed it
+                result = judged_run(spec, progress=progress)[0]
+            else:
+                result = run(spec, progress=progress)
+    interrupted = progress.stop_requested and result.slots_run < prep.slots
     if args.json:
-        print_json(result.to_dict(per_node=args.per_node, series=args.series))
+        data = result.to_dict(per_node=args.per_node, series=args.series)
+        if interrupted:
+            data["interrupted"] = {"after_slot": result.slots_run - 1}
+        print_json(data)
     else:
         scheme = get_scheme(args.scheme)
         columns = scheme.columns
@@ -82,7 +93,32 @@ def cmd_run(args: argparse.Namespace) -> int:
     trace_errors = getattr(args, "trace_errors", None)
     if trace_errors:
         raise OutputError(trace_errors[0] + " (the results above are complete)")
+    if interrupted:
+        print(f"slotnet run: interrupted after slot {result.slots_run - 1} of {prep.slots}: the result above covers "
+              "the slots run", file=sys.stderr)
+        return 130
     return 0
+
+
+@contextmanager
+def stop_on_interrupt(progress: Progress, here: bool) -> Iterator[None]:
+    """While the body runs: the first Ctrl-C asks the run to stop after its current slot (its
+    result is printed), a second one interrupts at once. Only for a run in this process and in the
+    main thread (a sharded run's coordinator stops its shards and broker itself)."""
+    if not here or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def first(signum: int, frame: object) -> None:
+        progress.request_stop()
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # the second Ctrl-C: KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, first)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _replications(args: argparse.Namespace) -> int:

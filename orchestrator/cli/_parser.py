@@ -164,7 +164,8 @@ def add_run(command: Command) -> None:
     r = command("run", "run a scheme on the emulated network", description(
         "Run a scheme on an emulated network, slot by slot, and report what it measured beside the paper's "
         "theory: delays, queues and link use, the invariants checked and a stability verdict. Every node is "
-        "its own task; one --seed fixes the whole run. Faults, a trace and a sharded run are options."),
+        "its own task; one --seed fixes the whole run. Faults, a trace and a sharded run are options. Ctrl-C ends a "
+        "run in this process after its current slot and prints what it measured so far (exit status 130)."),
         RUN_EXAMPLES)
     add_common(r)
     r.add_argument("--slots", type=int, default=None, metavar="N",

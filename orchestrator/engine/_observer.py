@@ -159,14 +159,14 @@ class _Reporter:
 
 
 class _Progress:
-    """The ``slot i/N`` line on a terminal."""
+    """The ``slot i/N`` line on a terminal, and a stop the user asked for (:meth:`Progress.request_stop`)."""
 
     def __init__(self, progress: Progress) -> None:
         self.progress = progress
 
     def close_slot(self, slot: int) -> bool:
         self.progress.update(slot)
-        return True
+        return not self.progress.stop_requested  # Ctrl-C on `slotnet run`: stop after this slot
 
     def close(self) -> None:
         self.progress.close()

@@ -22,6 +22,12 @@ class Progress:
         self.start = time.monotonic()
         self._last = 0.0
         self._shown = False
+        #: the user asked the run to stop (Ctrl-C): it ends after the slot it is in, with its result
+        self.stop_requested = False
+
+    def request_stop(self) -> None:
+        """End the run after the slot it is in; the result covers the slots run."""
+        self.stop_requested = True
 
     def update(self, slot: int) -> None:
         if not self.enabled:
