@@ -110,8 +110,10 @@ def test_the_mqtt_inbox_refuses_frames_from_shard_k(topic):
             return encode((0, shard, b"", [], True, 0))
         if topic == "data/0":
             return encode((0, shard, b""))
-        if topic in ("hello", "beat"):
+        if topic == "hello":
             return encode((shard, 0))
+        if topic == "beat":  # (shard, sequence, progress count)
+            return encode((shard, 0, 0))
         return encode((shard, 0, "x"))
 
     assert inbox._admit(topic, frame(2)) is None

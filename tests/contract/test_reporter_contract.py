@@ -44,9 +44,10 @@ def _fresh(name: str) -> tuple[Any, int]:
 
 
 def test_the_contract_is_the_protocols_methods():
-    """The contract read off the Protocol is the nine methods the engine calls (this test's premise)."""
-    assert CONTRACT == ["backlog", "end_slot", "handlers", "holdings", "invariants", "metrics", "on_lost", "per_node",
-                        "series"]
+    """The contract read off the Protocol is the twelve methods the engine calls (this test's premise), the
+    end hooks (run_ended, crash_losses, packet_books) among them since the typed contract."""
+    assert CONTRACT == ["backlog", "crash_losses", "end_slot", "handlers", "holdings", "invariants", "metrics", "on_lost",
+                        "packet_books", "per_node", "run_ended", "series"]
 
 
 def test_every_scheme_has_an_example_to_run():

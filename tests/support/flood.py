@@ -13,7 +13,7 @@ from typing import Any
 
 from slotnet.nodes import Node
 from slotnet.schemes import SCHEMES, Param, Scheme
-from slotnet.schemes.kit import BaseReporter
+from slotnet.schemes.kit import BaseReporter, parked_when_done
 
 NAME = "flood-any"
 
@@ -83,7 +83,8 @@ def flood_scheme(topologies: tuple[str, ...] = ("any",)) -> Scheme:
     return Scheme(name=NAME, summary="flood a token from one node", source="tests", node=Flood,
                   reporter=FloodReporter, prepare=lambda topology, params, load: dict(params),
                   params=(Param("source", int, 0, "the node the token starts at"),),
-                  topologies=topologies, until="quiescent")
+                  topologies=topologies, until="quiescent",
+                  done=parked_when_done)  # a node parks in idle() once it has flooded: done, not deadlocked
 
 
 def install(monkeypatch: Any, topologies: tuple[str, ...] = ("any",)) -> str:

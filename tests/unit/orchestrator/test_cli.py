@@ -575,7 +575,8 @@ def test_each_command_has_its_help_and_group_titles():
         "run": "run a scheme on the emulated network", "theory": "the scheme's analytic model",
         "trace": "query a trace file", "explore": "run a scheme under every fault of a family and judge each run",
         "repro": "rerun a paper's comparisons", "shard": "run one shard of a sharded run",
-        "schemes": "list the schemes, or show one", "sweep": "run a scheme over a range of one load or parameter"}
+        "schemes": "list the schemes, or show one", "sweep": "run a scheme over a range of one load or parameter",
+        "check": "run every schedule of up to K faults and report each violation, shrunk"}
     assert parser.prog == "slotnet" and parser.epilog == _parser.TOP_EXAMPLES
     assert parser.description == "Slotted, message-passing emulator of interconnection networks."
     run = sub.choices["run"]
@@ -963,8 +964,8 @@ def test_trace_prints_the_selected_events(capsys, trace_file):
     code, out, _ = _call(capsys, "trace", trace_file, "--slots", "2:3", "--node", "0", "--node", "3")
     want = [ev for ev in events if ev["slot"] == 2 and ev["node"] in (0, 3)]
     assert want and out == "".join(format_event(ev) + "\n" for ev in want)
-    code, out, _ = _call(capsys, "trace", trace_file, "--event", "no-such-kind")
-    assert (code, out) == (0, f"no events match in {trace_file}\n")
+    code, out, err = _call(capsys, "trace", trace_file, "--event", "no-such-kind")  # refused with the known kinds
+    assert (code, out) == (2, "") and "no-such-kind" in err and "sent" in err
 
 
 def test_trace_of_one_node_is_its_timeline(capsys, trace_file):
@@ -1009,10 +1010,10 @@ def test_trace_exports_and_refuses(capsys, trace_file, tmp_path):
     assert (code, err) == (2, "slotnet trace: error: --diagram draws at most 40 slots, --slots asks for 41\n")
     code, _, err = _call(capsys, "trace", trace_file, "--diagram", diagram, "--slots", "1:41")
     assert code == 0
-    nodes = [w for n in range(17) for w in ("--node", str(n))]
+    nodes = [w for n in range(17) for w in ("--node", str(n))]  # this trace's nodes are 0..3: the unknown are named first
     code, _, err = _call(capsys, "trace", trace_file, "--diagram", diagram, *nodes)
-    assert (code, err) == (2, "slotnet trace: error: --diagram draws at most 16 nodes, --node names 17\n")
-    code, _, err = _call(capsys, "trace", trace_file, "--diagram", diagram, *nodes[:-2])
+    assert code == 2 and err.startswith("slotnet trace: error: --node 4: no node 4 in ") and err.endswith("its nodes: 0..3\n")
+    code, _, err = _call(capsys, "trace", trace_file, "--diagram", diagram, *nodes[:8])
     assert code == 0
     code, _, err = _call(capsys, "trace", trace_file, "--slots", "3")
     assert (code, err) == (2, "slotnet trace: error: --slots must look like A:B with 0 <= A < B, got '3'\n")
@@ -1027,10 +1028,15 @@ def test_trace_learns_links_only_for_an_export_without_topology(capsys, trace_fi
     _call(capsys, "trace", trace_file)
     assert learned == []
     code, out, _ = _call(capsys, "trace", trace_file, "--perfetto", str(tmp_path / "p.json"))
-    assert learned == [1] and seen[-1][0] is None and seen[-1][1] is not None
+    assert learned == [] and seen[-1][0].spec == "hypercube:2" and seen[-1][1] is None  # the header names it
     assert out == f"wrote 7 events to {tmp_path / 'p.json'}\n"
     _call(capsys, "trace", trace_file, "--perfetto", str(tmp_path / "p.json"), "-t", "hypercube:2")
-    assert learned == [1] and seen[-1][0].spec == "hypercube:2" and seen[-1][1] is None
+    assert learned == [] and seen[-1][0].spec == "hypercube:2" and seen[-1][1] is None
+    headless = tmp_path / "headless.jsonl"  # a trace without its header (an older one): links are learned
+    lines = Path(trace_file).read_text().splitlines(keepends=True)
+    headless.write_text("".join(line for line in lines if '"slotnet_trace"' not in line))
+    _call(capsys, "trace", str(headless), "--perfetto", str(tmp_path / "p.json"))
+    assert learned == [1] and seen[-1][0] is None and seen[-1][1] is not None
 
 
 # --------------------------------------------------------------------------------------

@@ -90,7 +90,7 @@ def test_perfetto_export_streams_a_valid_file(capsys, trace_file, tmp_path):
     out = tmp_path / "p.json"
     code, stdout, _ = _main(capsys, "trace", str(trace_file), "--perfetto", str(out))
     data = json.loads(out.read_text())
-    n = len(trace_file.read_text().splitlines())
+    n = len(trace_file.read_text().splitlines()) - 1  # the events: every line but the header
     assert code == 0 and len(data["traceEvents"]) == n + 1 and f"wrote {n + 1} events" in stdout
     assert data["traceEvents"][-1] == {"name": "thread_name", "ph": "M", "pid": 0, "tid": 5, "args": {"name": "node 5"}}
     assert _perfetto.to_perfetto(_trace_query.read_trace(trace_file)) == data

@@ -55,7 +55,8 @@ def test_every_module_has_a_selection_that_exists(module):
 def test_the_selection_mirrors_the_source_path():
     """A module's own tests are found by its path: fabric/_topology.py -> tests/unit/fabric/test_topology*.py,
     a paper's module -> test_PAPER_NAME*.py, plus the folder's test_FOLDER_parts.py; __init__.py has none."""
-    assert RT.own_tests("fabric/_topology.py") == ["tests/unit/fabric/test_topology.py", "tests/unit/fabric/test_topology_specs.py"]
+    assert RT.own_tests("fabric/_topology.py") == ["tests/unit/fabric/test_topology.py", "tests/unit/fabric/test_topology_ring.py",
+                                                   "tests/unit/fabric/test_topology_specs.py"]
     assert RT.own_tests("schemes/star/_rule.py") == ["tests/unit/schemes/star/test_star_rule.py"]
     assert RT.own_tests("schemes/kit/_stats.py") == ["tests/unit/schemes/kit/test_stats.py"]
     assert RT.own_tests("orchestrator/shard/_mqtt.py") == ["tests/unit/orchestrator/shard/test_shard_parts.py"]

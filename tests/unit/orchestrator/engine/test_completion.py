@@ -8,7 +8,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from slotnet.fabric import FaultLedger, FaultSchedule
+from slotnet.fabric import FaultLedger
+from slotnet.orchestrator import RunSpec
 from slotnet.orchestrator.engine._collect import EndState, collect
 from slotnet.orchestrator.engine._completion import LastEvents, Waiting, completion
 from slotnet.orchestrator.engine._stability import StabilityMonitor
@@ -16,7 +17,7 @@ from slotnet.schemes._base import Claim
 
 
 def _prep(until="quiescent", cap=None, quantum=1, done=None, claims=None, theory=None, warmup=0):
-    spec = SimpleNamespace(faults=FaultSchedule(), seed=5, warmup=warmup, trace=None)
+    spec = RunSpec("deflection", "hypercube:3", slots=100, warmup=warmup, seed=5)  # a real spec: provenance reads it
     scheme = SimpleNamespace(name="sch", theory=theory, claims=claims, until=until, done=done)
     return SimpleNamespace(spec=spec, scheme=scheme, setup=SimpleNamespace(load={}), cap=cap, quantum=quantum,
                            topology=SimpleNamespace(describe=lambda: {"kind": "ring"}), slots=100, params={})
@@ -98,6 +99,12 @@ class _Reporter:
 
     def run_ended(self, last, complete):
         self.ended.append((last, complete))
+
+    def crash_losses(self, crashed):
+        pass
+
+    def packet_books(self):
+        return []
 
     def holdings(self, per_node):
         pass

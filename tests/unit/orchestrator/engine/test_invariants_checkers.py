@@ -12,6 +12,7 @@ from slotnet.nodes import Node
 from slotnet.orchestrator.engine._invariants import check_invariants
 from slotnet.orchestrator.engine._stability import StabilityMonitor
 from slotnet.schemes import SCHEMES, Scheme, Setup
+from slotnet.schemes.deflection._inputs import DeflectionInputs
 from slotnet.schemes.deflection.reporter import DeflectionReporter
 from slotnet.schemes.kit import BaseReporter, BroadcastReporter, UnicastReporter
 
@@ -88,7 +89,7 @@ def test_deflection_distance_histogram_matches_the_model(v, seed):
 
 def test_deflection_histogram_counts_by_distance():
     """The reporter files each deflection under its distance (index 0 = distance 1), normalised."""
-    rep = DeflectionReporter(Setup(parse_topology("hypercube:3"), {"mode": "blocking"}, {}, 10, 0, 1))
+    rep = DeflectionReporter(Setup(parse_topology("hypercube:3"), DeflectionInputs("blocking", 3, "random"), {}, 10, 0, 1))
     rep.step(0, 0, 0, 0, 3, 3, 0, 0, (1, 1, 3), (), (), 0)
     rep.end_slot(0)
     assert rep.metrics()["deflection_distance_hist"] == [2 / 3, 0.0, 1 / 3]
@@ -146,7 +147,7 @@ def test_invariant_aggregator_fails_when_any_invariant_fails():
 
 def test_deflection_conservation_fails_for_a_missing_packet():
     """A packet created but neither delivered, in flight, held nor lost breaks conservation."""
-    rep = DeflectionReporter(Setup(parse_topology("hypercube:3"), {"mode": "blocking"}, {}, 10, 0, 1))
+    rep = DeflectionReporter(Setup(parse_topology("hypercube:3"), DeflectionInputs("blocking", 3, "random"), {}, 10, 0, 1))
     rep.step(0, 0, 2, 2, 2, 0, 2, 2, (), (), (), 0)
     rep.end_slot(0)
     assert rep.invariants({}, [(0, 0, "p"), (1, 0, "q")], [0] * 8)["conservation"]["ok"] is True

@@ -132,7 +132,7 @@ def test_prepared_parts():
     assert prep.scheme is get_scheme("deflection")
     assert prep.topology.spec == "hypercube:3" and prep.topology.n_nodes == 8
     assert prep.params == {"schedule": None, "order": "random"}
-    assert prep.node_params["d"] == 3 and prep.node_params["mode"] == "blocking"
+    assert prep.node_params.d == 3 and prep.node_params.mode == "blocking"
     assert prep.setup == Setup(prep.topology, prep.node_params, {"offered": 0.5}, 7, 2, 9, 1, False, False)
     assert prep.setup.load == {"offered": 0.5} and type(prep.setup.load["offered"]) is float
     assert prep.max_backlog_per_node == 1000.0 and type(prep.max_backlog_per_node) is float

@@ -9,6 +9,7 @@ import pytest
 from slotnet import RunSpec, run
 from slotnet.orchestrator.cli import main
 from slotnet.schemes import Setup
+from slotnet.schemes.broadcast._inputs import BroadcastInputs
 from slotnet.schemes.broadcast.periodic import PeriodicReporter
 from slotnet.schemes.kit import BroadcastReporter, UnicastReporter, WindowBatches
 from slotnet.schemes.kit._stats import ratio_ci95
@@ -55,16 +56,16 @@ def test_stop_before_warmup_ends_says_nothing_was_measured(capsys):
     assert row.split()[1] == "-"
 
 
-def _setup(slots: int, warmup: int, d: int = 3, **params) -> Setup:
+def _setup(slots: int, warmup: int, params: object = None, d: int = 3) -> Setup:
     from slotnet.fabric import parse_topology
 
-    return Setup(parse_topology(f"hypercube:{d}"), params, {}, slots, warmup, 1)
+    return Setup(parse_topology(f"hypercube:{d}"), {} if params is None else params, {}, slots, warmup, 1)
 
 
 def test_broadcast_reporters_measure_nothing_before_warmup():
     """The kit's broadcast and unicast reporters and the periodic one report None, not 0, for an empty window."""
     for rep in (BroadcastReporter(_setup(100, 50)), UnicastReporter(_setup(100, 50)),
-                PeriodicReporter(_setup(100, 50, variant="random", nulls="account"))):
+                PeriodicReporter(_setup(100, 50, BroadcastInputs(0.1, 0.3, 3, variant="random", nulls="account")))):
         for slot in range(10):
             rep.end_slot(slot)
         m = rep.metrics()

@@ -18,6 +18,7 @@ import pytest
 from slotnet import RunSpec, run
 from slotnet.fabric import parse_topology
 from slotnet.schemes import Setup
+from slotnet.schemes.deflection._inputs import DeflectionInputs
 from slotnet.schemes.deflection.reporter import DeflectionReporter
 from slotnet.schemes.kit import (
     BirthCheck,
@@ -222,8 +223,12 @@ def test_unicast_reporter_checks_deliveries_that_name_their_packet():
     assert inv["conservation"]["delivered"] == 4
 
 
+def _setup_params(spec: str, params: object) -> Setup:
+    return Setup(parse_topology(spec), params, {}, 100, 0, 1)
+
+
 def test_deflection_reporter_checks_each_absorption_from_its_ends():
-    rep = DeflectionReporter(_setup("hypercube:3", mode="blocking"))
+    rep = DeflectionReporter(_setup_params("hypercube:3", DeflectionInputs("blocking", 3, "random")))
     rep.step(3, 5, 0, 0, 0, 0, 0, 0, (), [3], [], 0, [0, 3])  # entered in 3, 2 hops from 0 to 3: home at 3
     rep.step(2, 5, 0, 0, 0, 0, 0, 0, (), [4], [], 0, [0, 3])  # absorbed at 2, bound for 3, after one hop
     rep.step(7, 6, 0, 0, 0, 0, 0, 0, (), [3], [], 0, [0, 7])  # 3 hops from 0 to 7: parity holds
