@@ -799,7 +799,7 @@ def test_run_builds_the_spec_from_every_option(capsys, fake_run):
                            "--detect", "2", "--max-backlog", "9", "--series", "--no-progress")
     assert (code, err) == (0, "")
     (spec, progress), _ = fake_run.calls[0]
-    assert progress is None
+    assert progress is not None and progress.enabled is False  # drawn never; it still carries a Ctrl-C stop
     assert spec == RunSpec(scheme="deflection", topology="hypercube:2", params={"order": "random"},
                            load={"offered": 0.5}, slots=6, warmup=1, seed=3,
                            faults=FaultSchedule.parse(["crash@2:1"], None, detect=2), trace=None,
@@ -878,7 +878,7 @@ def test_run_sharded_by_hand_waits_for_the_shards(capsys, fake_run, monkeypatch)
                            "--no-progress")
     assert (code, out) == (0, "RESULT 4 theory\n")
     assert err == ("waiting for 4 shards: slotnet shard --broker mqtt://h:1 --run abc --shard I/4  (I = 0..3)\n")
-    assert calls == [dict(slots=6, progress=None, spawn=False, run_id="abc")]
+    assert [dict(c, progress=c["progress"].enabled) for c in calls] == [dict(slots=6, progress=False, spawn=False, run_id="abc")]
     code, out, err = _call(capsys, *_RUN, "--shards", "2", "--run-id", "xyz")
     assert (code, err) == (0, "")
     assert calls[-1]["spawn"] is True and calls[-1]["run_id"] == "xyz" and isinstance(calls[-1]["progress"], Progress)

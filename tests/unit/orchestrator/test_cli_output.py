@@ -61,8 +61,8 @@ def test_progress_goes_to_stderr_with_json_too(capsys, monkeypatch):
     made = []
 
     class Recorder(_cmd_run.Progress):
-        def __init__(self, total, **kw):
-            super().__init__(total, stream=io.StringIO(), after=0.0, enabled=True)
+        def __init__(self, total, enabled=None, **kw):
+            super().__init__(total, stream=io.StringIO(), after=0.0, enabled=enabled is not False)
             made.append(self)
 
     monkeypatch.setattr(_cmd_run, "Progress", Recorder)
@@ -70,7 +70,7 @@ def test_progress_goes_to_stderr_with_json_too(capsys, monkeypatch):
     assert code == 0 and json.loads(out)["slots"] == 20
     assert made and "slot" in made[0].stream.getvalue()
     _main(capsys, "run", "deflection", "-t", "hypercube:3", "--offered", "1", "--slots", "20", "--json", "--no-progress")
-    assert len(made) == 1
+    assert len(made) == 2 and made[1].stream.getvalue() == ""  # --no-progress: made (it carries Ctrl-C), never drawn
 
 
 def test_timing_is_one_key_users_can_drop():

@@ -901,6 +901,8 @@ class _Monitor:
 
 
 class _Progress:
+    stop_requested = False
+
     def __init__(self, log: list[str]) -> None:
         self.log = log
 
