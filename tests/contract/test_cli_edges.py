@@ -4,17 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from slotnet.orchestrator.cli import main
+from tests.support.cli import call_main
 
-
-def _call(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[object, str, str]:
-    try:
-        code: object = main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
+_call = call_main  # the suite's one CLI helper (tests/support/cli.py)
 
 
 @pytest.mark.parametrize("slots", ["0", "-3"])

@@ -11,19 +11,11 @@ import pytest
 
 import slotnet
 from slotnet.nodes import Node
-from slotnet.orchestrator.cli import main
 from slotnet.schemes import Load, Scheme, Setup
 from slotnet.schemes.kit import BaseReporter
+from tests.support.cli import call_main
 
-
-def _call(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[object, str, str]:
-    try:
-        code: object = main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
+_call = call_main  # the suite's one CLI helper (tests/support/cli.py)
 
 
 def test_replications_are_the_separate_runs(capsys):
