@@ -20,6 +20,16 @@ from slotnet.schemes._base import Claim
 # ------------------------------------------------------------------ quiet_gc
 
 
+def test_quiet_gc_collects_only_the_young_generations_before_freezing(monkeypatch):
+    """Entering the slot loop collects generations 0 and 1 only: a full collection walks the whole process."""
+    calls = []
+    monkeypatch.setattr(_gc.gc, "collect", lambda *a: calls.append(a) or 0)
+    with _gc.quiet_gc():
+        with _gc.quiet_gc():
+            pass
+    assert calls == [(1,)]
+
+
 def test_quiet_gc_sets_and_restores(monkeypatch):
     before = gc.get_threshold()
     assert _gc._depth == 0
