@@ -98,4 +98,5 @@ async def run_local(prep: Prepared, *, progress: Progress | None = None,
     end = EndState(t.ledger, t.in_flight(), net.held(), net.held_packets(), t.delivered, net.runtime.wakeups,
                    t.describe(), sorted(net.crashed, key=lambda c: (c[0], c[1])), quiet=done,
                    last_active=net.last_active, waiting=waiting, down=net.down(), last_events=opened.last_events)
-    return collect(prep, reporter if judge is None else judge.judged(reporter), opened.monitor, slots_run, wall, end, tracer)
+    return collect(prep, reporter if judge is None else judge.judged(reporter), opened.monitor, slots_run, wall, end, tracer,
+                   opened.witness)

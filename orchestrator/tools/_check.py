@@ -10,7 +10,8 @@ run), no two on one target. The kinds:
 * ``stall``: ``stall@S:S:NODE``, the node sleeps through slot ``S``.
 
 Each schedule is a run of the spec (its seed, slots, parameters) judged by the one verdict
-(:func:`verdict`: the invariants, the scheme's properties and choices, and completion).
+(:func:`verdict`, the run's own: the invariants, the scheme's properties and choices,
+completion, avoidable losses and missed broadcasts -- the verdict ``slotnet run`` gives).
 Where the scheme declares its rule symmetric (``Scheme.symmetric``), schedules that a
 symmetry of the topology maps onto each other form a class and one run decides the class
 (:mod:`._symmetry` says what that assumes). Each failing class is shrunk by
@@ -106,14 +107,18 @@ def schedules(singles: Sequence[Atom], most: int) -> Iterator[frozenset[Atom]]:
 
 
 def verdict(result: Any) -> tuple[bool, list[str]]:
-    """The run's verdict (:func:`slotnet.orchestrator.engine._verdict.verdict`: invariants, properties,
-    completion) and its reasons, each failed invariant with its first problem where it names one."""
-    judged = run_verdict(result)
-    reasons = list(judged.reasons)
+    """The run's own verdict (``result.verdict``, :func:`slotnet.orchestrator.engine._verdict.verdict`:
+    invariants, properties, completion, avoidable losses, missed broadcasts) and its reasons, each
+    failed invariant with its first problem where it names one."""
+    if result.verdict is not None:
+        ok, reasons = bool(result.verdict["ok"]), list(result.verdict["reasons"])
+    else:  # a result made by hand, never judged: the engine's rules without the fault rules' books
+        judged = run_verdict(result)
+        ok, reasons = judged.ok, list(judged.reasons)
     for name, v in result.invariants.items():
         if isinstance(v, dict) and not v.get("ok", False) and v.get("problem"):
             reasons.append(f"{name}: {v['problem']}")
-    return judged.ok, reasons
+    return ok, reasons
 
 
 def _judge(request: Mapping[str, Any]) -> dict[str, Any]:
