@@ -5,7 +5,8 @@ all read the verdict :func:`verdict` gave the run when it ended (``result.verdic
 A run is ok when
 
 1. its invariants hold (``invariants.ok``: nothing unaccounted for, the claims agree, a
-   one-shot task did not deadlock -- see ``_completion``);
+   one-shot task did not deadlock -- see ``_completion``); a failed one is named with its
+   first problem where it states one;
 2. its properties hold (``result.properties``, where the scheme states any: each entry a
    dict with ``ok``; a violation is named with its first slot where it gives one);
 3. a one-shot task completed: a task cut short by its slots, its safety cap or the
@@ -40,11 +41,12 @@ def verdict(result: Result, faults: FaultJudgement | None = None) -> Verdict:
     """The verdict on ``result`` (see the module docstring); ``faults``: the fault rules'
     judgement of the run (``_fault_rules``; None: not judged, as for a hand-made result)."""
     reasons: list[str] = []
-    bad = [k for k, v in result.invariants.items() if isinstance(v, dict) and not v.get("ok", False)
+    bad = [(k, v) for k, v in result.invariants.items() if isinstance(v, dict) and not v.get("ok", False)
            and k != "termination"]  # a deadlock is told by the completion below
-    if bad:
-        reasons.append(f"invariant {', '.join(bad)} failed")
-    elif not result.invariants.get("ok") and "termination" not in result.invariants:
+    for name, v in bad:
+        problem = v.get("problem")
+        reasons.append(f"invariant {name} failed" + (f": {str(problem).splitlines()[0]}" if problem else ""))
+    if not bad and not result.invariants.get("ok") and "termination" not in result.invariants:
         reasons.append("invariants not ok")
     reasons += _properties(getattr(result, "properties", None))
     if result.complete is False:
