@@ -48,7 +48,8 @@ class FaultJudgement:
 
     ``lost``: every lost message by book (``excused``, ``avoidable``, ``forced``, ``other``,
     each by cause; ``first_avoidable``: ``(send slot, sender, port, receiver, cause)`` of
-    the first avoidable loss where there is one). ``missed``: the broadcasts that missed
+    the first avoidable loss where there is one: the earliest sent, then by sender, so the
+    same whatever order the losses were reported in, in one process or over shards). ``missed``: the broadcasts that missed
     reachable nodes (None for a scheme without broadcasts). ``reasons``: one line per
     broken rule.
     """
@@ -165,8 +166,9 @@ def _judge_losses(losses: Sequence[tuple[int, int, int, int, str]], ledger: Faul
         if (cause in DEAD_CAUSES and detect is not None and sender >= 0
                 and timeline.dead_mask(sender, sent - detect) >> port & 1):
             book = "avoidable" if unforced.get(cause) else "forced"
-            if first is None and book == "avoidable":
-                first = (sent, sender, port, receiver, cause)
+            loss = (sent, sender, port, receiver, cause)
+            if book == "avoidable" and (first is None or loss < first):  # the least: whatever order they came in
+                first = loss
         books[book][cause] = books[book].get(cause, 0) + 1
     for cause, n in dict(ledger).items():  # lost without a message to judge (a crash's held state)
         extra = n - seen.get(cause, 0)

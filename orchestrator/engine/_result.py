@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._fault_rules import FaultJudgement
 
 __all__ = ["NON_FINITE", "Result", "WALL_CLOCK_FIELDS", "json_ready"]
 
@@ -113,7 +116,7 @@ class Result:
     provenance: dict[str, Any] = field(default_factory=dict)
     #: the books behind the verdict's fault rules (``_fault_rules.FaultJudgement``: every loss
     #: by book, the missed broadcasts), for ``explore``'s table; not part of ``to_dict``
-    fault_books: Any = field(default=None, repr=False, compare=False)
+    fault_books: FaultJudgement | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:

@@ -193,6 +193,7 @@ def judged_run(spec: RunSpec, *, progress: Any = None) -> tuple[Any, dict[str, A
     """
     result = run(spec, progress=progress)
     books = result.fault_books
+    assert books is not None  # every run judges its fault rules
     return result, dict(books.lost), None if books.missed is None else dict(books.missed)
 
 
