@@ -4,14 +4,20 @@ exit status says whether the verdict holds."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import trio
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from slotnet import RunSpec, run
+from slotnet.fabric import parse_topology
 from slotnet.orchestrator.shard import run_sharded_in_memory
+from slotnet.orchestrator.tools import _fuzz
 from slotnet.orchestrator.tools._check import check
-from slotnet.orchestrator.tools._explore import explore, judge
+from slotnet.orchestrator.tools._explore import explore, faults_of, judge
+from slotnet.schemes import get_scheme
 from tests.support.cli import call_main
 
 #: bcast-simple keeps sending to node 3 after seeing it crashed: avoidable losses, broadcasts missed
@@ -69,3 +75,20 @@ def test_seeds_exit_1_naming_the_seeds_whose_verdict_fails(capsys):
     assert err.startswith("slotnet run: the verdict failed in 2 of 2 runs (seeds 1, 2); seed 1: ")
     code, _, err = call_main(capsys, "run", *COMMON[:-2], "--seeds", "1-2", "--json", "--no-progress", "--jobs", "1")
     assert code == 0 and err == ""
+
+
+@settings(max_examples=8, deadline=None)
+@given(index=st.integers(0, 10_000), scheme=st.sampled_from(["bcast-simple", "deflection"]))
+def test_one_process_and_two_shards_give_one_verdict_under_random_schedules(index, scheme):
+    """Random schedules of every kind a scheme runs under (explore's generator): two shards in this process
+    reach the one-process verdict, reasons and all, and its fault books."""
+    topology = parse_topology("hypercube:3")
+    kinds = _fuzz.drawable_kinds(get_scheme(scheme).refuses_fault)
+    faults = faults_of(_fuzz.random_schedule(topology, 16, kinds, _fuzz.sample_rng(7, index)))
+    load = {"rho": 0.3} if scheme == "bcast-simple" else {"offered": 1.0}
+    spec = RunSpec(scheme, "hypercube:3", load=load, slots=16, seed=index, faults=faults)
+    one = run(spec)
+    two = trio.run(lambda: run_sharded_in_memory(dataclasses.replace(spec, shards=2).prepare()))
+    assert two.verdict == one.verdict
+    assert one.fault_books is not None and two.fault_books is not None
+    assert two.fault_books.lost == one.fault_books.lost and two.fault_books.missed == one.fault_books.missed
