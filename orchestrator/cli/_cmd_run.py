@@ -101,14 +101,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 VERDICT_FAILED = 1
 
 
-def verdict_status(verdict: dict[str, Any] | None, what: str = "run") -> int:
+def verdict_status(verdict: dict[str, Any] | None) -> int:
     """0 for a verdict that holds; :data:`VERDICT_FAILED` for one that fails, with one line
     on stderr saying why (its reasons; the result printed above has them all)."""
     if verdict is None or verdict.get("ok", True):
         return 0
     reasons = list(verdict.get("reasons") or ["(no reason given)"])
     more = f" (and {len(reasons) - 1} more reason{'s' if len(reasons) > 2 else ''})" if len(reasons) > 1 else ""
-    print(f"slotnet run: the {what}'s verdict failed: {reasons[0]}{more}", file=sys.stderr)
+    print(f"slotnet run: the run's verdict failed: {reasons[0]}{more}", file=sys.stderr)
     return VERDICT_FAILED
 
 
