@@ -302,6 +302,10 @@ class SlotRuntime:
         self.running += 1
         reschedule(rec.task, value)  # type: ignore[arg-type]
 
+    def at_barrier(self) -> bool:
+        """Whether the driver waits at the slot barrier for node tasks still mid-step."""
+        return self._driver_parked and self.running > 0
+
     def fail(self, exc: BaseException) -> None:
         """End the driver's wait at the barrier with ``exc`` (the watchdog's error); nothing
         if the driver is not waiting there."""

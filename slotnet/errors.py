@@ -20,6 +20,7 @@ __all__ = [
     "CapacityError",
     "FabricError",
     "FaultSpecError",
+    "ForeignAwait",
     "NodeFailure",
     "NodeTimeout",
     "SchemeError",
@@ -119,6 +120,21 @@ class NodeTimeout(SlotnetError):
     def to_dict(self) -> dict[str, object]:
         """The ``error`` object of ``slotnet run --json`` for this failure."""
         return {"kind": "node_timeout", "message": str(self), "node": self.node, "slot": self.slot,
+                "traceback": self.traceback}
+
+
+class ForeignAwait(SlotnetError):
+    """A node awaited something other than its context's slot primitives (``trio.sleep``, an
+    event): refused at the slot barrier as soon as nothing else can run."""
+
+    def __init__(self, node: int, slot: int, message: str) -> None:
+        super().__init__(message)
+        self.node, self.slot = node, slot
+        self.traceback = ""
+
+    def to_dict(self) -> dict[str, object]:
+        """The ``error`` object of ``slotnet run --json`` for this failure."""
+        return {"kind": "foreign_await", "message": str(self), "node": self.node, "slot": self.slot,
                 "traceback": self.traceback}
 
 

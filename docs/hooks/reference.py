@@ -161,10 +161,12 @@ def render_cli() -> str:
         "Global options: " + "; ".join(f"{_option(a)}: {_meaning(a)}" for _, acts in _groups(parser) for a in acts) + ".",
         "",
         *_epilog(parser.epilog),
-        "Exit status: 0 on success; 2 for bad input (a bad flag, parameter, topology or fault entry: one line on "
-        "stderr, before anything runs); 1 when a scheme breaks the slot model or raises (one line naming the node "
-        "and slot), a sharded run loses a shard or its broker, or an output cannot be written (after every result "
-        "that could be printed); 130 when interrupted.",
+        "Exit status: 0 on success; 1 when a run's verdict fails (`slotnet run`, after printing the result in "
+        "full, with one line on stderr saying why; `slotnet check` when a schedule's run fails it: "
+        "[the verdict](result.md#the-verdict)), when a scheme breaks the slot model, raises or awaits anything but "
+        "its context (one line naming the node and slot), a sharded run loses a shard or its broker, or an output "
+        "cannot be written (after every result that could be printed); 2 for bad input (a bad flag, parameter, "
+        "topology or fault entry: one line on stderr, before anything runs); 130 when interrupted.",
         "",
     ]
     for name, p in sub.choices.items():

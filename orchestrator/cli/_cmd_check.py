@@ -6,6 +6,7 @@ import argparse
 
 from ..engine._progress import RunsProgress
 from ..engine._spec import RunSpec, SpecError
+from ._cmd_run import VERDICT_FAILED
 from ._common import load_args, params, print_json
 
 __all__ = ["cmd_check"]
@@ -30,4 +31,4 @@ def cmd_check(args: argparse.Namespace) -> int:
         print_json(report)
     else:
         print(format_check(report))
-    return 0 if report["ok"] else 1
+    return 0 if report["ok"] else VERDICT_FAILED

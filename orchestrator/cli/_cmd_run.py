@@ -8,6 +8,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import trio
 
@@ -17,11 +18,10 @@ from slotnet.schemes import get_scheme
 from .._run import run
 from ..engine._progress import Progress
 from ..engine._spec import RunSpec, SpecError, TraceSpec
-from ..tools._explore import judged_run
 from ..tools._report import format_per_node, format_result, format_series
 from ._common import OutputError, broker_arg, int_set, load_args, params, print_json, slot_window
 
-__all__ = ["cmd_run", "trace_spec"]
+__all__ = ["VERDICT_FAILED", "cmd_run", "trace_spec", "verdict_status"]
 
 
 def trace_spec(args: argparse.Namespace) -> TraceSpec | None:
@@ -71,10 +71,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         result = trio.run(lambda: run_sharded(prep, progress=progress, spawn=not args.no_spawn, run_id=run_id))
     else:
         with stop_on_interrupt(progress, spec.shards == 1):
-            if not spec.faults.empty and spec.shards == 1:  # explore's verdict: a replayed schedule fails as explore failed it
-                result = judged_run(spec, progress=progress)[0]
-            else:
-                result = run(spec, progress=progress)
+            result = run(spec, progress=progress)
     interrupted = progress.stop_requested and result.slots_run < prep.slots
     if args.json:
         data = result.to_dict(per_node=args.per_node, series=args.series)
@@ -97,7 +94,22 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"slotnet run: interrupted after slot {result.slots_run - 1} of {prep.slots}: the result above covers "
               "the slots run", file=sys.stderr)
         return 130
-    return 0
+    return verdict_status(result.verdict)
+
+
+#: The exit status of a run whose verdict fails (``slotnet check``'s for a violation too).
+VERDICT_FAILED = 1
+
+
+def verdict_status(verdict: dict[str, Any] | None) -> int:
+    """0 for a verdict that holds; :data:`VERDICT_FAILED` for one that fails, with one line
+    on stderr saying why (its reasons; the result printed above has them all)."""
+    if verdict is None or verdict.get("ok", True):
+        return 0
+    reasons = list(verdict.get("reasons") or ["(no reason given)"])
+    more = f" (and {len(reasons) - 1} more reason{'s' if len(reasons) > 2 else ''})" if len(reasons) > 1 else ""
+    print(f"slotnet run: the run's verdict failed: {reasons[0]}{more}", file=sys.stderr)
+    return VERDICT_FAILED
 
 
 @contextmanager
@@ -148,4 +160,11 @@ def _replications(args: argparse.Namespace) -> int:
                     "invariants_ok": sum(1 for r in runs if r["invariants"]["ok"]), "runs": runs})
     else:
         print(format_replications(runs, seeds))
-    return 0
+    failed = [(seed, r) for seed, r in zip(seeds, runs) if not (r.get("verdict") or {}).get("ok", True)]
+    if not failed:
+        return 0
+    seed, first = failed[0]
+    print(f"slotnet run: the verdict failed in {len(failed)} of {len(seeds)} runs (seeds "
+          f"{', '.join(str(s) for s, _ in failed[:8])}{', ...' if len(failed) > 8 else ''}); seed {seed}: "
+          f"{(first['verdict'].get('reasons') or ['(no reason given)'])[0]}", file=sys.stderr)
+    return VERDICT_FAILED

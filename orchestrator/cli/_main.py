@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from slotnet.errors import NodeFailure, NodeTimeout, SlotnetError, Stopped
+from slotnet.errors import ForeignAwait, NodeFailure, NodeTimeout, SlotnetError, Stopped
 
 from ._cmd_check import cmd_check
 from ._cmd_explore import cmd_explore
@@ -37,7 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = handler(args)
         sys.stdout.flush()  # a full device fails here, not silently at exit
         return code
-    except (NodeFailure, NodeTimeout) as exc:
+    except (NodeFailure, NodeTimeout, ForeignAwait) as exc:
         _node_error(args, exc)
         return 1
     except Stopped as exc:  # a signal stopped the run (after what it started): the shell's status for it
@@ -63,7 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-def _node_error(args: argparse.Namespace, exc: NodeFailure | NodeTimeout) -> None:
+def _node_error(args: argparse.Namespace, exc: NodeFailure | NodeTimeout | ForeignAwait) -> None:
     """A node's failure: one line on stderr naming the node, the slot and the rule's line;
     the whole traceback too with ``--debug``; with ``--json``, ``{"error": ...}`` on stdout
     (its ``traceback`` the rule's)."""

@@ -165,7 +165,12 @@ def add_run(command: Command) -> None:
         "Run a scheme on an emulated network, slot by slot, and report what it measured beside the paper's "
         "theory: delays, queues and link use, the invariants checked and a stability verdict. Every node is "
         "its own task; one --seed fixes the whole run. Faults, a trace and a sharded run are options. Ctrl-C ends a "
-        "run in this process after its current slot and prints what it measured so far (exit status 130)."),
+        "run in this process after its current slot and prints what it measured so far (exit status 130).",
+        "Exit status: 0 when the run's verdict holds; 1 when it fails (an invariant or a property violated, a "
+        "one-shot task incomplete or deadlocked, a message lost on a port its sender saw dead, a broadcast that "
+        "missed a node the faults left reachable: one line on stderr says why, and the result is printed in "
+        "full, --json too), or when a node's rule failed, or the output could not be written; 2 for bad input; "
+        "130 after Ctrl-C. With --seeds: 1 when any run's verdict fails."),
         RUN_EXAMPLES)
     add_common(r)
     r.add_argument("--slots", type=int, default=None, metavar="N",
@@ -320,13 +325,18 @@ def add_check(command: Command) -> None:
     """``slotnet check``: its options."""
     ck = command("check", "run every schedule of up to K faults and report each violation, shrunk", description(
         "Run the scheme under every schedule of 1 to K faults of the given kinds, each at a slot of the window, "
-        "no two on one node or link; judge each run like `slotnet run` (invariants, the scheme's properties and "
-        "choices, completion); shrink each violation (the first ten) and print its replay command.",
-        "Kinds: crash (the node stays down), link-down (the link stays down), stall (the node sleeps through one "
-        "slot). A scheme that declares its rule symmetric runs one schedule per class of schedules the topology's "
-        "symmetries map onto each other. Exit status 1 when a run violates something."), CHECK_EXAMPLES)
+        "no two on one target; judge each run by the verdict `slotnet run` gives (invariants, the scheme's "
+        "properties and choices, completion, avoidable losses, missed broadcasts); shrink each violation (the "
+        "first ten) and print its replay command.",
+        "Kinds (A < B in the window): crash (the node stays down), recover (crash at A, restart at B), link-down "
+        "(the link stays down), link-up (down at A, up at B), stall (the node sleeps through one slot), partition "
+        "(every cut of the nodes in two, for one slot; at most 10 nodes), loss, dup, delay, corrupt (every message "
+        "sent in one slot lost, duplicated, held back one slot, corrupted). A scheme that declares its rule "
+        "symmetric runs one schedule per class of schedules the topology's symmetries map onto each other. "
+        "Exit status 0 when every run's verdict holds, 1 when one fails, 2 for bad input."), CHECK_EXAMPLES)
     add_common(ck)
-    ck.add_argument("--kinds", required=True, metavar="K,K,...", help="the fault kinds: crash, link-down, stall")
+    ck.add_argument("--kinds", required=True, metavar="K,K,...", help="the fault kinds: crash, recover, link-down, "
+                    "link-up, stall, partition, loss, dup, delay, corrupt")
     ck.add_argument("--max-faults", type=int, default=1, metavar="K", help="the most faults in a schedule (default 1)")
     ck.add_argument("--window", metavar="A:B", help="the faults' slots, A to B included (default: every slot of the "
                     "fault-free run)")

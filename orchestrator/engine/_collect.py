@@ -19,6 +19,7 @@ from slotnet.fabric import FaultLedger, FaultSchedule
 from slotnet.schemes import PacketBook
 
 from ._completion import LastEvents, Waiting, completion
+from ._fault_rules import FaultWitness
 from ._invariants import check_invariants, theory_agreement
 from ._provenance import provenance
 from ._result import Result
@@ -79,12 +80,13 @@ class EndState:
 
 
 def collect(prep: Prepared, reporter: Any, monitor: StabilityMonitor, slots_run: int, wall: float, end: EndState,
-            tracer: Tracer | None = None) -> Result:
+            tracer: Tracer | None = None, witness: FaultWitness | None = None) -> Result:
     """The result of a finished run from its end-of-run state (``tracer``: the run's trace
     writer, closed; a trace it could not finish has no fingerprint). A one-shot task's
     completion is decided first (``_completion``): a task cut short or deadlocked has its
     reporter judge only what was due by its last slot, and the claims are judged once,
-    with the completion time among the metrics."""
+    with the completion time among the metrics. Last, the one verdict (``_verdict``), with
+    the fault rules judged from ``witness`` (``_fault_rules``; every runner passes its own)."""
     spec = prep.spec
     ledger, in_flight = end.ledger, end.in_flight
     stability = monitor.verdict()
@@ -140,7 +142,11 @@ def collect(prep: Prepared, reporter: Any, monitor: StabilityMonitor, slots_run:
                      "build": build()},  # this process's hot path: compiled or pure Python
         provenance=provenance(spec),
     )
-    judged = verdict(result)
+    rules = None
+    if witness is not None:
+        rules = witness.judge(prep.topology, spec.faults, ledger, in_flight, end.held_packets, slots_run)
+        result.fault_books = rules
+    judged = verdict(result, rules)
     result.verdict = {"ok": judged.ok, "reasons": list(judged.reasons)}
     return result
 

@@ -27,6 +27,7 @@ import trio
 
 from slotnet.fabric import InProcessTransport, SlotClock, Transport
 
+from ._await_guard import guard
 from ._collect import EndState, collect, single_error
 from ._completion import Waiting
 from ._gc import quiet_gc
@@ -73,6 +74,7 @@ async def run_local(prep: Prepared, *, progress: Progress | None = None,
     try:
         with watching(spec.node_timeout, net):  # a node holding the run past it is named
             async with trio.open_nursery() as nursery:
+                nursery.start_soon(guard, net)  # a node awaiting anything but its context is refused
                 await net.start(nursery)
                 with quiet_gc():
                     for slot in range(prep.slots):
@@ -98,4 +100,5 @@ async def run_local(prep: Prepared, *, progress: Progress | None = None,
     end = EndState(t.ledger, t.in_flight(), net.held(), net.held_packets(), t.delivered, net.runtime.wakeups,
                    t.describe(), sorted(net.crashed, key=lambda c: (c[0], c[1])), quiet=done,
                    last_active=net.last_active, waiting=waiting, down=net.down(), last_events=opened.last_events)
-    return collect(prep, reporter if judge is None else judge.judged(reporter), opened.monitor, slots_run, wall, end, tracer)
+    return collect(prep, reporter if judge is None else judge.judged(reporter), opened.monitor, slots_run, wall, end, tracer,
+                   opened.witness)

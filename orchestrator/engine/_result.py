@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._fault_rules import FaultJudgement
 
 __all__ = ["NON_FINITE", "Result", "WALL_CLOCK_FIELDS", "json_ready"]
 
@@ -104,13 +107,16 @@ class Result:
     trace_fingerprint: str | None = None
     wall_seconds: float = 0.0
     performance: dict[str, Any] = field(default_factory=dict)
-    #: the run's one verdict ``{"ok", "reasons"}`` (``engine.verdict``; ``slotnet run`` with
-    #: faults and ``explore`` add explore's rules); None: not judged
+    #: the run's one verdict ``{"ok", "reasons"}`` (``engine.verdict``, the same whoever ran
+    #: it); None: not judged
     verdict: dict[str, Any] | None = None
     #: where the result came from: ``slotnet`` (version), ``build`` (compiled, pure or mixed),
     #: ``commit`` (the git commit, in a checkout only) and ``command`` (the ``slotnet run``
     #: command that reruns it); machine-dependent, like ``timing``
     provenance: dict[str, Any] = field(default_factory=dict)
+    #: the books behind the verdict's fault rules (``_fault_rules.FaultJudgement``: every loss
+    #: by book, the missed broadcasts), for ``explore``'s table; not part of ``to_dict``
+    fault_books: FaultJudgement | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:

@@ -1,17 +1,18 @@
-"""One verdict for every run, whoever judges it: ``slotnet run``, ``explore``, random fault
-campaigns and ``--shrink`` all ask :func:`verdict`.
+"""One verdict for every run, whoever runs it: ``slotnet.run()``, ``slotnet run`` (in one
+process or sharded), ``explore``, random fault campaigns, ``--shrink`` and ``slotnet check``
+all read the verdict :func:`verdict` gave the run when it ended (``result.verdict``).
 
 A run is ok when
 
 1. its invariants hold (``invariants.ok``: nothing unaccounted for, the claims agree, a
-   one-shot task did not deadlock -- see ``_completion``);
+   one-shot task did not deadlock -- see ``_completion``); a failed one is named with its
+   first problem where it states one;
 2. its properties hold (``result.properties``, where the scheme states any: each entry a
    dict with ``ok``; a violation is named with its first slot where it gives one);
 3. a one-shot task completed: a task cut short by its slots, its safety cap or the
-   stability monitor is not done, and neither is a deadlock.
-
-``explore`` adds its own rules on top (avoidable losses, missed broadcasts: see
-``tools/_explore``), never fewer.
+   stability monitor is not done, and neither is a deadlock;
+4. no message was lost avoidably, and no broadcast missed a node the faults left
+   reachable (``_fault_rules``: judged in every run, with faults or without).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ._fault_rules import FaultJudgement
 from ._result import Result
 
 __all__ = ["Verdict", "verdict"]
@@ -35,18 +37,22 @@ class Verdict:
         return self.ok
 
 
-def verdict(result: Result) -> Verdict:
-    """The verdict on ``result`` (see the module docstring)."""
+def verdict(result: Result, faults: FaultJudgement | None = None) -> Verdict:
+    """The verdict on ``result`` (see the module docstring); ``faults``: the fault rules'
+    judgement of the run (``_fault_rules``; None: not judged, as for a hand-made result)."""
     reasons: list[str] = []
-    bad = [k for k, v in result.invariants.items() if isinstance(v, dict) and not v.get("ok", False)
+    bad = [(k, v) for k, v in result.invariants.items() if isinstance(v, dict) and not v.get("ok", False)
            and k != "termination"]  # a deadlock is told by the completion below
-    if bad:
-        reasons.append(f"invariant {', '.join(bad)} failed")
-    elif not result.invariants.get("ok") and "termination" not in result.invariants:
+    for name, v in bad:
+        problem = v.get("problem")
+        reasons.append(f"invariant {name} failed" + (f": {str(problem).splitlines()[0]}" if problem else ""))
+    if not bad and not result.invariants.get("ok") and "termination" not in result.invariants:
         reasons.append("invariants not ok")
     reasons += _properties(getattr(result, "properties", None))
     if result.complete is False:
         reasons.append(_incomplete(result.completion or {}, result))
+    if faults is not None:
+        reasons += faults.reasons
     return Verdict(not reasons, tuple(reasons))
 
 

@@ -8,9 +8,10 @@ at the runtime's counters (the slot, the wake-ups, the nodes still mid-step); wh
 is mid-step and nothing has moved for ``limit`` seconds it ends the run with a
 :class:`~slotnet.errors.NodeTimeout` naming the node, the slot and the line:
 
-* if the event loop answers (it is idle: the node awaits something else), the error is
-  thrown into the driver's wait from inside the loop, and the node is cancelled with the
-  rest of the run;
+* if the event loop answers (it is idle: the node awaits something else -- which the await
+  guard, ``_await_guard``, refuses at once, so this is the watchdog's fallback), the error
+  is thrown into the driver's wait from inside the loop, and the node is cancelled with
+  the rest of the run;
 * if it does not (a node holds it, looping without awaiting), the watchdog interrupts the
   main thread (as Ctrl-C would: the node's loop is broken where it runs), and the driver
   turns that interrupt into the error. Where the run is not in the main thread, it cannot

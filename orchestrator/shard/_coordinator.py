@@ -64,7 +64,7 @@ async def coordinate(prep: Prepared, link: CoordinatorLink, *, progress: Progres
     opened = open_run(prep, progress=progress, on_slot=on_slot, sharded=True)
     reporter, tracer, monitor, observers, one_shot = (opened.reporter, opened.tracer, opened.monitor,
                                                       opened.observers, opened.one_shot)
-    batch = SlotBatch(opened.handlers, on_lost=reporter.on_lost)
+    batch = SlotBatch(opened.handlers, on_lost=opened.on_lost)
     judge = opened.judge
     if judge is not None:
         judge.attach(None, observers)
@@ -105,7 +105,7 @@ async def coordinate(prep: Prepared, link: CoordinatorLink, *, progress: Progres
         reporter = judge.judged(reporter)
     if timing is not None:  # asked for: where the slots' time went, per shard and at the coordinator
         end.transport["timing"] = {"shards": [f.get("timing", {}) for f in finals], "coordinator": timing.seconds}
-    return collect(prep, reporter, monitor, slots_run, wall, end, tracer)
+    return collect(prep, reporter, monitor, slots_run, wall, end, tracer, opened.witness)
 
 
 def _merge(prep: Prepared, finals: list[dict[str, Any]], link: CoordinatorLink) -> EndState:

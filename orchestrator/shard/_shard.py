@@ -18,6 +18,7 @@ import trio
 
 from slotnet.fabric import ShardMap, ShardTransport, SlotClock, Transport, parse_topology
 
+from ..engine._await_guard import guard
 from ..engine._collect import single_error
 from ..engine._gc import quiet_gc
 from ..engine._network import LostSink, Network
@@ -66,6 +67,7 @@ async def serve_shard(link: ShardLink) -> None:
     try:
         with watching(spec.node_timeout, net):  # a node holding the shard past it is named
             async with trio.open_nursery() as nursery:
+                nursery.start_soon(guard, net)  # a node awaiting anything but its context is refused
                 await net.start(nursery)
                 if timing is not None:
                     timing.restart()  # building the nodes is start-up, not a slot's node work

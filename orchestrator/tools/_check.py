@@ -2,15 +2,13 @@
 
 The space: every schedule of 1 to ``K`` faults (``--max-faults``) of the given kinds, each at
 a slot of the window ``[A, B]`` (``--window A:B``; by default the slots of the fault-free
-run), no two on one target. The kinds:
-
-* ``crash``: ``crash@S:NODE``, the node stays down;
-* ``link-down``: ``link-down@S:NODE:PORT``, the link stays down (a link is named once, from
-  its end of lower id);
-* ``stall``: ``stall@S:S:NODE``, the node sleeps through slot ``S``.
+run), no two on one target. The kinds -- ``crash``, ``recover``, ``link-down``, ``link-up``,
+``stall``, ``partition``, ``loss``, ``dup``, ``delay``, ``corrupt`` -- and what each
+enumerates are in :mod:`._check_space`.
 
 Each schedule is a run of the spec (its seed, slots, parameters) judged by the one verdict
-(:func:`verdict`: the invariants, the scheme's properties and choices, and completion).
+(:func:`verdict`, the run's own: the invariants, the scheme's properties and choices,
+completion, avoidable losses and missed broadcasts -- the verdict ``slotnet run`` gives).
 Where the scheme declares its rule symmetric (``Scheme.symmetric``), schedules that a
 symmetry of the topology maps onto each other form a class and one run decides the class
 (:mod:`._symmetry` says what that assumes). Each failing class is shrunk by
@@ -19,9 +17,8 @@ symmetry of the topology maps onto each other form a class and one run decides t
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, cast
 
 from slotnet.errors import SpecError
@@ -31,89 +28,25 @@ from ..engine._progress import RunsProgress
 from ..engine._properties import replay_command
 from ..engine._spec import RunSpec
 from ..engine._verdict import verdict as run_verdict
+from ._check_space import KINDS, Atom, atoms, check_kinds, schedules
 from ._explore import _spread, faults_of
 from ._symmetry import Symmetry, automorphisms, classes
 
 __all__ = ["KINDS", "Atom", "atoms", "check", "format_check", "schedules", "verdict"]
 
-#: The fault kinds ``slotnet check`` enumerates.
-KINDS = ("crash", "link-down", "stall")
 #: How many violations (the first, in schedule order) are shrunk; the others keep their replay command.
 SHRUNK = 10
 
 
-@dataclass(frozen=True, order=True)
-class Atom:
-    """One fault of a schedule: its kind, slot and target (a node, or ``(node, port)`` of a link)."""
-
-    kind: str
-    slot: int
-    node: int
-    port: int = -1
-
-    def target(self) -> tuple[str, int, int]:
-        """What the fault hits: no two faults of a schedule hit one target."""
-        return ("link" if self.kind == "link-down" else "node", self.node, self.port)
-
-    def text(self) -> str:
-        """The fault in CLI syntax."""
-        if self.kind == "crash":
-            return f"crash@{self.slot}:{self.node}"
-        if self.kind == "stall":
-            return f"stall@{self.slot}:{self.slot}:{self.node}"
-        return f"link-down@{self.slot}:{self.node}:{self.port}"
-
-    def image(self, s: Symmetry, topology: Any) -> Atom:
-        """The fault a symmetry maps this one to (a link named again from its end of lower id)."""
-        if self.kind != "link-down":
-            return replace(self, node=s.node(self.node))
-        v, p = s.node(self.node), s.port(self.node, self.port)
-        return _link_atom(self.slot, v, p, topology)
-
-
-def _link_atom(slot: int, v: int, p: int, topology: Any) -> Atom:
-    u = topology.neighbour(v, p)
-    if u < v:
-        v, p = u, topology.reverse_port(v, p)
-    return Atom("link-down", slot, v, p)
-
-
-def atoms(topology: Any, kinds: Sequence[str], window: range) -> list[Atom]:
-    """Every single fault of ``kinds`` at a slot of ``window``, in (slot, kind, target) order."""
-    out = []
-    for slot in window:
-        for kind in kinds:
-            if kind in ("crash", "stall"):
-                out += [Atom(kind, slot, v) for v in range(topology.n_nodes)]
-            else:
-                seen = set()
-                for v in range(topology.n_nodes):
-                    for port in topology.ports(v):
-                        a = _link_atom(slot, v, port.index, topology)
-                        if a not in seen:
-                            seen.add(a)
-                            out.append(a)
-    return out
-
-
-def schedules(singles: Sequence[Atom], most: int) -> Iterator[frozenset[Atom]]:
-    """Every set of 1 to ``most`` faults of ``singles`` with no two on one target (a node
-    crashes once; a stall of a crashed node, or a crash of a stalled one, is one target too)."""
-    for k in range(1, most + 1):
-        for combo in itertools.combinations(singles, k):
-            if len({a.target() for a in combo}) == k:
-                yield frozenset(combo)
-
-
 def verdict(result: Any) -> tuple[bool, list[str]]:
-    """The run's verdict (:func:`slotnet.orchestrator.engine._verdict.verdict`: invariants, properties,
-    completion) and its reasons, each failed invariant with its first problem where it names one."""
-    judged = run_verdict(result)
-    reasons = list(judged.reasons)
-    for name, v in result.invariants.items():
-        if isinstance(v, dict) and not v.get("ok", False) and v.get("problem"):
-            reasons.append(f"{name}: {v['problem']}")
-    return judged.ok, reasons
+    """The run's own verdict (``result.verdict``, :func:`slotnet.orchestrator.engine._verdict.verdict`:
+    invariants, properties, completion, avoidable losses, missed broadcasts) and its reasons."""
+    if result.verdict is not None:
+        ok, reasons = bool(result.verdict["ok"]), list(result.verdict["reasons"])
+    else:  # a result made by hand, never judged: the engine's rules without the fault rules' books
+        judged = run_verdict(result)
+        ok, reasons = judged.ok, list(judged.reasons)
+    return ok, reasons
 
 
 def _judge(request: Mapping[str, Any]) -> dict[str, Any]:
@@ -168,12 +101,7 @@ def check(spec: RunSpec, kinds: Sequence[str], max_faults: int, *, window: tuple
     prep = spec.prepare()
     topology = prep.topology
     kinds = list(dict.fromkeys(kinds))
-    for kind in kinds:
-        if kind not in KINDS:
-            raise SpecError(f"--kinds: {kind!r} is not a kind slotnet check enumerates (known: {', '.join(KINDS)})")
-        why = prep.scheme.refuses_fault(kind)
-        if why is not None:
-            raise SpecError(f"--kinds: scheme {prep.scheme.name!r} does not run under {kind} faults: {why}")
+    check_kinds(kinds, topology, prep.scheme.refuses_fault, prep.scheme.name)
     if max_faults < 1:
         raise SpecError(f"--max-faults {max_faults}: expected at least 1")
     base = _base(spec)
@@ -194,21 +122,23 @@ def check(spec: RunSpec, kinds: Sequence[str], max_faults: int, *, window: tuple
         return frozenset(a.image(s, topology) for a in sched)
 
     reps = classes(every, image, group)
-    requests = [{**base, "label": str(i), "faults": [a.text() for a in sorted(cast("frozenset[Atom]", rep))]}
+    requests = [{**base, "label": str(i), "faults": [e for a in sorted(cast("frozenset[Atom]", rep)) for e in a.entries()]}
                 for i, (rep, _) in enumerate(reps)]
     judged = _spread(_judge, requests, jobs, progress)
     violations = []
-    for (_, members), v in zip(reps, judged):
+    shrinkable: list[list[dict[str, Any]]] = []
+    for (rep, members), v in zip(reps, judged):
         if v["ok"]:
             continue
+        shrinkable.append([o for a in sorted(cast("frozenset[Atom]", rep)) for o in a.objects()])
         entry: dict[str, Any] = {"faults": v["faults"], "reasons": v["reasons"], "members": members}
         entry["replay"] = replay_command(replace(spec, faults=faults_of_text(v["faults"])))
         violations.append(entry)
     if shrink:
         if progress is not None:
             progress.clear()
-        for entry in violations[:SHRUNK]:
-            entry.update(_shrunk(spec, prep, entry["faults"]))
+        for entry, objects in zip(violations[:SHRUNK], shrinkable):
+            entry.update(_shrunk(spec, prep, objects))
     return {"scheme": spec.scheme, "topology": spec.topology, "seed": spec.seed, "kinds": kinds,
             "max_faults": max_faults, "window": [lo, hi], "symmetric": bool(reduce), "symmetries": len(group),
             "schedules": len(every), "classes": len(reps), "baseline": baseline,
@@ -225,12 +155,12 @@ def faults_of_text(entries: Sequence[str]) -> Any:
     return FaultSchedule.parse(entries)
 
 
-def _shrunk(spec: RunSpec, prep: Any, entries: Sequence[str]) -> dict[str, Any]:
-    """The failing schedule shrunk (``_shrink``): its entries, the runs it took, its replay command."""
+def _shrunk(spec: RunSpec, prep: Any, objects: list[dict[str, Any]]) -> dict[str, Any]:
+    """The failing schedule (``--faults`` JSON objects) shrunk (``_shrink``): its entries, the runs it
+    took, its replay command."""
     from ._shrink import shrink
 
     base = _base(spec)
-    objects = _objects(entries)
 
     def fails(objs: list[dict[str, Any]]) -> bool:
         return not _judge({**base, "label": "shrink", "faults": faults_of(objs).to_list()})["ok"]
@@ -238,23 +168,6 @@ def _shrunk(spec: RunSpec, prep: Any, entries: Sequence[str]) -> dict[str, Any]:
     minimal, runs = shrink(objects, fails, slots=prep.slots, link_key=prep.topology.link_key)
     text = faults_of(minimal).to_list()
     return {"shrunk": text, "shrink_runs": runs, "shrunk_replay": replay_command(replace(spec, faults=faults_of(minimal)))}
-
-
-def _objects(entries: Sequence[str]) -> list[dict[str, Any]]:
-    """CLI fault entries as ``--faults`` JSON objects."""
-    out: list[dict[str, Any]] = []
-    for e in entries:
-        kind, _, rest = e.partition("@")
-        nums = [int(x) for x in rest.split(":")]
-        if kind == "crash":
-            out.append({"kind": kind, "slot": nums[0], "node": nums[1]})
-        elif kind == "link-down":
-            out.append({"kind": kind, "slot": nums[0], "node": nums[1], "port": nums[2]})
-        elif kind == "stall":
-            out.append({"kind": kind, "from": nums[0], "to": nums[1], "node": nums[2]})
-        else:
-            raise SpecError(f"cannot shrink fault {e!r}")
-    return out
 
 
 def format_check(report: Mapping[str, Any]) -> str:

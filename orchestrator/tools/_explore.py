@@ -16,26 +16,17 @@ Families (each fault lasts from slot 0, or from its crash slot, to the end of th
 ``--samples K`` caps every family (a deterministic sample under the seed). Scenarios
 run in worker processes; results do not depend on how many.
 
-The verdict ``ok`` of a scenario (the fault-free run is judged by the same rule):
+The verdict ``ok`` of a scenario (the fault-free run is judged by the same rule) is the
+run's own verdict, the one every runner gives (``engine.verdict``, see ``engine._verdict``
+and ``engine._fault_rules``):
 
-1. the run's own verdict, the one ``slotnet run`` gives (``engine.verdict``): its
-   invariants hold, its properties hold, and a one-shot task completed (a deadlock or a
-   task cut short by its slots fails);
-2. no *avoidable* loss: a message lost to a dead link or node (``link_down``,
-   ``node_down``, ``partition``, ``stalled``) is avoidable when its sender's context
-   already showed that port dead -- the failure detector's view, ``--detect`` slots
-   late -- when it was sent (the ledger's ``avoidable`` count of ``slotnet run``). Any
-   other loss is the fault's own: sent before the fault could be known, state a crash
-   destroyed, messages a message fault (``loss`` ...) destroyed. Losses to
-   ``node_finished`` (a node that returned on purpose) are not judged; with
-   ``--detect never`` nothing is avoidable;
-3. no broadcast missed beyond the fault's own: a broadcast (schemes that record the
-   kit's ``step`` event) that is incomplete at the end with no copy in flight or held
-   is a miss at each node that never received it; a missing node is excused only if
-   the faults cut it off from the origin (every path through a dead port or node) in
-   some slot between the broadcast's birth and the end of the run (a crashed origin
-   excuses every node). A copy destroyed in flight does not excuse the nodes behind
-   it: what is judged is exactly-once delivery to every node the faults left reachable.
+1. its invariants hold, its properties hold, and a one-shot task completed (a deadlock
+   or a task cut short by its slots fails);
+2. no *avoidable* loss: a message lost to a dead link or node sent on a port its sender's
+   context already showed dead (the failure detector's view, ``--detect`` slots late);
+3. no broadcast missed beyond the fault's own: a node that never received a broadcast is
+   excused only if the faults cut it off from the origin in some slot between the
+   broadcast's birth and the end of the run.
 
 So deflection, which routes around a dead link, is ``ok`` under ``single-link``, and a
 broadcast on fixed spanning trees is not: the subtree behind the link misses packets
@@ -70,19 +61,15 @@ import random
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ProcessPoolExecutor, wait
-from contextlib import contextmanager
-from dataclasses import replace
 from itertools import combinations
 from typing import Any
 
 from slotnet.errors import FaultSpecError, SlotnetError, SpecError
-from slotnet.fabric import NOTE_CAUSES, FaultSchedule, PortTimeline, Topology
-from slotnet.schemes import SCHEMES
+from slotnet.fabric import FaultSchedule, Topology
 
 from .._run import run
 from ..engine._progress import RunsProgress
 from ..engine._spec import RunSpec, check_fault_support
-from ..engine._verdict import verdict
 from . import _fuzz
 from ._report import format_value, table
 
@@ -97,11 +84,6 @@ REPEAT_EVERY = 20
 #: Metrics shown in the table, the first two a run reports.
 _KEY_METRICS = ("mean_delay", "mean_broadcast_delay", "completion_time", "throughput_per_node", "link_utilization",
                 "mean_queue_per_node")
-
-#: Loss causes of a dead link or node: avoidable once the sender saw the port dead.
-_DEAD = ("link_down", "node_down", "partition", "stalled")
-#: Loss causes that are no fault's doing (not judged).
-_NOT_FAULTS = ("node_finished",)
 
 
 # -- scenarios -------------------------------------------------------------------------------
@@ -165,87 +147,6 @@ def default_crash_slots(slots: int, warmup: int) -> list[int]:
 
 
 # -- one scenario ----------------------------------------------------------------------------
-class _Witness:
-    """A reporter that passes everything to the scheme's and keeps what the verdict needs.
-
-    It sees (through the public reporter protocol only) every message lost with its send
-    slot and cause, the fault ledger, what is in flight and held at the end, and for
-    broadcast schemes every birth and first reception of the kit's ``step`` event.
-    """
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.events = inner.events
-        self.losses: list[tuple[int, int, int, int, str]] = []  # (send slot, sender, port, receiver, cause)
-        self.ledger: dict[str, int] = {}
-        self.moving: set[Any] = set()
-        fields = tuple(self.events.get("step", ()))
-        self.broadcasts = fields[:2] == ("births", "received")
-        self.born: dict[tuple[int, int], float] = {}
-        self.got: dict[tuple[int, int], set[int]] = {}
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    def handlers(self) -> Mapping[str, Callable[..., None]]:
-        handlers = dict(self.inner.handlers())
-        if self.broadcasts:
-            step = handlers["step"]
-
-            def watched(node: int, slot: int, births: Any, received: Any, *rest: Any) -> None:
-                for seq, tau in births:
-                    self.born[(node, seq)] = tau
-                for key in received:
-                    self.got.setdefault((key[0], key[1]), set()).add(node)
-                step(node, slot, births, received, *rest)
-
-            handlers["step"] = watched
-        return handlers
-
-    def on_lost(self, slot: int, sender: int, port: int, receiver: int, message: Any, cause: str) -> None:
-        if cause not in NOTE_CAUSES:  # a copy a dup fault added is no loss
-            self.losses.append((slot, sender, port, receiver, cause))
-        self.inner.on_lost(slot, sender, port, receiver, message, cause)
-
-    def holdings(self, per_node: Sequence[Any]) -> None:
-        for items in per_node:
-            for item in items or ():
-                self.moving.add(_key(item))
-        self.inner.holdings(per_node)
-
-    def invariants(self, lost: Mapping[str, int], in_flight: Sequence[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
-        self.ledger = dict(lost)
-        for _, _, m in in_flight:
-            self.moving.add(_key(m))
-        return dict(self.inner.invariants(lost, in_flight, held))
-
-
-def _key(x: Any) -> Any:
-    if isinstance(x, (list, tuple)) and len(x) >= 2:
-        try:
-            return (x[0], x[1])
-        except TypeError:
-            return None
-    return None
-
-
-@contextmanager
-def _witnessed(name: str, box: list[_Witness]) -> Any:
-    """Run ``name`` with its reporter wrapped in a :class:`_Witness` (the registry entry is restored)."""
-    scheme = SCHEMES[name]
-
-    def make(setup: Any) -> _Witness:
-        w = _Witness(scheme.reporter(setup))
-        box.append(w)
-        return w
-
-    SCHEMES[name] = replace(scheme, reporter=make)
-    try:
-        yield
-    finally:
-        SCHEMES[name] = scheme
-
-
 def faults_of(objects: Sequence[Mapping[str, Any]]) -> FaultSchedule:
     """A schedule from ``--faults`` JSON objects (through a file, the one parser of that form).
 
@@ -281,34 +182,19 @@ def judge(request: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def judged_run(spec: RunSpec, *, progress: Any = None) -> tuple[Any, dict[str, Any], dict[str, Any] | None]:
-    """Run ``spec`` (in this process) and judge it by explore's verdict: the run's own
-    (``engine.verdict``: invariants, properties, completion), then avoidable losses and
-    missed broadcasts. The verdict replaces ``result.verdict``, so ``slotnet run`` (with
-    faults), ``explore``, random campaigns and ``--shrink`` give the same one.
+    """Run ``spec`` and return its result with the books behind its verdict's fault rules.
+
+    The verdict is the run's own (``result.verdict``, ``engine.verdict``: invariants,
+    properties, completion, avoidable losses, missed broadcasts), the one every runner gives.
 
     Returns:
         ``(result, lost, missed)``: the :class:`Result`, every loss by book, and the missed
         broadcasts (None for a scheme without broadcasts).
     """
-    prep = spec.prepare()
-    box: list[_Witness] = []
-    with _witnessed(spec.scheme, box):
-        result = run(spec, progress=progress)
-    w = box[-1]
-    timeline = spec.faults.port_timeline(prep.topology)
-    lost = _judge_losses(w, timeline, spec.faults.detect, (result.fault_impact or {}).get("avoidable", {}))
-    missed = _judge_misses(w, prep.topology, spec.faults, timeline, result.slots_run) if w.broadcasts else None
-    reasons = list(verdict(result).reasons)
-    first = lost.get("first_avoidable")
-    if first is not None:
-        reasons.append(f"{_count(sum(lost['avoidable'].values()), 'avoidable loss', 'avoidable losses')} "
-                       f"(first sent in slot {first[0]}, {first[1]}->{first[3]})")
-    if missed and missed["broadcasts"]:
-        f = missed["first"]
-        reasons.append(f"{_count(missed['broadcasts'], 'broadcast')} missed {_count(missed['nodes'], 'reachable node')} "
-                       f"(first: {f['origin']},{f['seq']} at {','.join(map(str, f['missing_nodes']))})")
-    result.verdict = {"ok": not reasons, "reasons": reasons}
-    return result, lost, missed
+    result = run(spec, progress=progress)
+    books = result.fault_books
+    assert books is not None  # every run judges its fault rules
+    return result, dict(books.lost), None if books.missed is None else dict(books.missed)
 
 
 def _judged(fields: dict[str, Any], label: str, objects: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], Any]:
@@ -407,106 +293,6 @@ def _count(n: int, one: str, many: str | None = None) -> str:
 
 def _scalar(v: Any) -> bool:
     return v is None or isinstance(v, (bool, int, float, str))
-
-
-def _judge_losses(w: _Witness, timeline: PortTimeline, detect: int | None,
-                  unforced: Mapping[str, int]) -> dict[str, Any]:
-    """Every lost message by cause: the fault's own (``excused``), ``avoidable``, ``forced``, or ``other``.
-
-    A loss on a port its sender saw dead is avoidable unless the send was forced: the
-    sender had no port it saw alive left idle in that slot (a bufferless node with more
-    packets than live ports). The witness sees losses, not the sender's other ports, so
-    it takes forcedness from the run's own count of unforced dead-port losses by cause
-    (``unforced``, the ledger's avoidable book): a cause the run found none of is forced.
-    """
-    books: dict[str, dict[str, int]] = {"excused": {}, "avoidable": {}, "forced": {}, "other": {}}
-    first = None
-    seen: dict[str, int] = {}
-    for sent, sender, port, receiver, cause in w.losses:
-        seen[cause] = seen.get(cause, 0) + 1
-        book = "other" if cause in _NOT_FAULTS else "excused"
-        if (cause in _DEAD and detect is not None and sender >= 0
-                and timeline.dead_mask(sender, sent - detect) >> port & 1):
-            book = "avoidable" if unforced.get(cause) else "forced"
-            if first is None and book == "avoidable":
-                first = (sent, sender, port, receiver, cause)
-        books[book][cause] = books[book].get(cause, 0) + 1
-    for cause, n in w.ledger.items():  # lost without a message to judge (a crash's held state)
-        extra = n - seen.get(cause, 0)
-        if extra > 0:
-            book = "other" if cause in _NOT_FAULTS else "excused"
-            books[book][cause] = books[book].get(cause, 0) + extra
-    out: dict[str, Any] = dict(books)
-    if first is not None:
-        out["first_avoidable"] = first
-    return out
-
-
-def _epochs(schedule: FaultSchedule, timeline: PortTimeline, end: int) -> list[tuple[int, int, frozenset[int]]]:
-    """``(first, last + 1, crashed nodes)`` for each stretch of slots in which no port or node changes."""
-    bounds = {0}
-    for slots, _ in timeline.values():
-        bounds.update(slots)
-    crashes = sorted((ev.slot, ev.kind, ev.node) for ev in schedule.events if ev.kind in ("crash", "recover"))
-    bounds.update(s for s, _, _ in crashes)
-    cuts = sorted(b for b in bounds if b < end)
-    out = []
-    for i, a in enumerate(cuts):
-        dead: set[int] = set()
-        for s, kind, v in crashes:
-            if s <= a:
-                (dead.add if kind == "crash" else dead.discard)(v)
-        out.append((a, cuts[i + 1] if i + 1 < len(cuts) else max(end, a + 1), frozenset(dead)))
-    return out
-
-
-def _reachable(topology: Topology, origin: int, slot: int, dead: frozenset[int],
-               timeline: PortTimeline) -> set[int]:
-    """The nodes ``origin`` reaches in ``slot`` through live ports (none if it is crashed)."""
-    if origin in dead:
-        return set()
-    seen = {origin}
-    stack = [origin]
-    while stack:
-        v = stack.pop()
-        mask = timeline.dead_mask(v, slot)
-        for p in topology.ports(v):
-            if p.neighbour not in seen and p.neighbour not in dead and not mask >> p.index & 1:
-                seen.add(p.neighbour)
-                stack.append(p.neighbour)
-    return seen
-
-
-def _judge_misses(w: _Witness, topology: Topology, schedule: FaultSchedule, timeline: PortTimeline,
-                  end: int) -> dict[str, Any]:
-    """Broadcasts that missed nodes no fault cut off from their origin (see the module doc)."""
-    n = topology.n_nodes
-    epochs = _epochs(schedule, timeline, end)
-    cache: dict[tuple[int, int], set[int]] = {}
-    count = nodes = excused = 0
-    first: dict[str, Any] | None = None
-    for key in sorted(w.born):
-        got = w.got.get(key, set())
-        origin = key[0]
-        if len(got - {origin}) >= n - 1 or key in w.moving:
-            continue
-        born = int(math.floor(w.born[key]))
-        missing = [v for v in range(n) if v != origin and v not in got]
-        cut: set[int] = set()
-        for i, (a, b, dead) in enumerate(epochs):
-            if b <= born:
-                continue
-            if (i, origin) not in cache:
-                cache[(i, origin)] = set(range(n)) - _reachable(topology, origin, a, dead, timeline)
-            cut |= cache[(i, origin)]
-        bad = [v for v in missing if v not in cut]
-        excused += len(missing) - len(bad)
-        if bad:
-            count += 1
-            nodes += len(bad)
-            if first is None:
-                first = {"origin": origin, "seq": key[1], "born": w.born[key], "missing_nodes": bad[:16]}
-    return {"broadcasts": count, "nodes": nodes, "excused_receptions": excused, "first": first}
 
 
 # -- many scenarios --------------------------------------------------------------------------

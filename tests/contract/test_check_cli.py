@@ -55,7 +55,8 @@ def test_check_prints_each_violation_with_its_replay(capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--kinds", "loss"], "'loss' is not a kind slotnet check enumerates"),
+    (["--kinds", "brownout"], "'brownout' is not a kind slotnet check enumerates (it enumerates: crash, recover, "),
+    (["--kinds", "crash,detect"], "--kinds: detect is a setting"),
     (["--kinds", "crash", "--window", "3"], "--window '3': expected A:B"),
     (["--kinds", "crash", "--window", "5:2"], "expected 0 <= A <= B"),
     (["--kinds", "crash", "--max-faults", "0"], "--max-faults 0: expected at least 1"),
@@ -70,8 +71,10 @@ def test_check_refuses_bad_input_in_one_line(capsys, argv, message):
 
 def test_run_report_shows_each_property_and_choice_on_its_line(capsys):
     """slotnet run prints a line per stated property (first violation, nodes) and the replay; a line per choice."""
-    code, out, _ = call_main(capsys, "run", "user-token-dup", "-t", "torus:4")
-    assert code == 0  # the run itself went through; its verdict fails
+    code, out, err = call_main(capsys, "run", "user-token-dup", "-t", "torus:4")
+    assert code == 1  # the run went through; its verdict fails, which the exit status says
+    assert err == ("slotnet run: the run's verdict failed: invariant properties failed: one_token: 2 'token' at the "
+                   "end of slot 4 (2->3 in flight, 2->1 in flight); there must be exactly 1 (slot 4)\n")
     lines = out.splitlines()
     assert "  properties: VIOLATED" in lines
     assert any(x.startswith("    one_token: VIOLATED (4 violation(s) in 12 check(s)); first in slot 4 at node(s) 1,3")

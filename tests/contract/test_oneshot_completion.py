@@ -111,7 +111,7 @@ def test_cut_at_every_slot_is_never_violated(scheme):
 def test_pmnb_cut_short_is_ok_so_far(capsys):
     """pmnb on the 5x5x5 mesh cut at 100 slots: the receptions still to come are pending, not missing."""
     argv = ["run", "pmnb", "--topology", "mesh:5x5x5", "--param", "active=40", "--slots", "100", "--seed", "3"]
-    assert main([*argv, "--json"]) == 0
+    assert main([*argv, "--json"]) == 1  # ok so far, but a task cut short is not done: the verdict fails
     d = json.loads(capsys.readouterr().out)
     assert d["invariants"]["ok"] is True
     assert d["completion"] == {"complete": False, "slot": None, "time": None, "stopped_at_slot": 99, "ended_by": "slots"}
@@ -119,8 +119,11 @@ def test_pmnb_cut_short_is_ok_so_far(capsys):
     assert once["pending"] > 0 and once["due_at_slot"] > 99 and "missing" not in once
     assert d["invariants"]["within_subphase_windows"]["pending_nodes"] == 125
     _validate(d)
-    assert main(argv) == 0
-    out = capsys.readouterr().out
+    assert main(argv) == 1
+    printed = capsys.readouterr()
+    out = printed.out
+    assert printed.err == ("slotnet run: the run's verdict failed: task incomplete: its slots ended the run at slot 99 "
+                           "before the task completed\n")
     assert "invariants: ok so far, incomplete at slot 99" in out
     assert "VIOLATED" not in out
     assert "NOTE: incomplete at slot 99: the 100 slots given ended the run before its task completed" in out
@@ -144,7 +147,7 @@ def test_m2o_cut_short_counts_packets_in_flight(tmp_path, capsys):
     path = tmp_path / "inst.json"
     path.write_text(json.dumps(instance_to_json(make_instance("uniform", (8, 8), random.Random(1)))))
     argv = ["run", "m2o-greedy", "--topology", "mesh:8x8", "--param", f"instance={path}", "--slots", "3", "--seed", "1"]
-    assert main([*argv, "--json"]) == 0
+    assert main([*argv, "--json"]) == 1  # incomplete: the verdict fails, the result is printed in full
     d = json.loads(capsys.readouterr().out)
     inv = d["invariants"]
     assert inv["ok"] is True and d["completion"]["complete"] is False
@@ -153,7 +156,7 @@ def test_m2o_cut_short_counts_packets_in_flight(tmp_path, capsys):
     assert cons["delivered"] + cons["in_flight"] + cons["held"] == cons["packets"]
     once = inv["every_packet_delivered_once"]
     assert once["in_progress"] == once["missing"] > 0 and once["unexplained"] == 0
-    assert main(argv) == 0
+    assert main(argv) == 1
     assert "VIOLATED" not in capsys.readouterr().out
 
 
@@ -403,7 +406,7 @@ def test_the_safety_cap_ends_a_task_that_never_completes(user_scheme, capsys):
                             "cap": 1200}
     assert r.note is not None and "safety cap of 1200 slots" in r.note and "give --slots" in r.note
     _validate(r.to_dict())
-    assert main(["run", name, "-t", "mesh:2", "--no-progress"]) == 0
+    assert main(["run", name, "-t", "mesh:2", "--no-progress"]) == 1  # incomplete: the verdict fails
     out = capsys.readouterr().out
     assert "invariants: ok so far, incomplete at slot 1199" in out and "NOTE: incomplete at slot 1199" in out
 

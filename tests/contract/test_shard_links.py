@@ -22,7 +22,8 @@ from tests.support.mosquitto import needs_mosquitto
 from tests.support.probes import register
 
 #: what must not depend on how the nodes are spread
-SAME = ("metrics", "invariants", "stability", "slots_run", "per_node", "series", "completion", "faults", "fault_impact")
+SAME = ("metrics", "invariants", "stability", "slots_run", "per_node", "series", "completion", "faults", "fault_impact",
+        "verdict")
 
 FAULTS = ["crash@30:5", "recover@50:5", "link-down@15:2:1", "link-up@40:2:1", "loss=0.02@10-70", "dup=0.02",
           "delay=0.03:2", "stall@20:24:9", "partition@60:64:0-3"]
@@ -73,8 +74,9 @@ def _compare(link: str, spec: RunSpec, shards: int) -> dict:
     ("m2o-rec", "mesh:4x4", {}, {"workload": "all-to-one"}, 2),
 ])
 def test_shards_give_the_one_process_results(link, scheme, topology, load, params, shards):
-    """Every family, 2 or 3 shards, over either link: metrics, invariants, per-node figures, series
-    and fault impact equal the one-process run's, under every fault kind where the scheme runs
+    """Every family, 2 or 3 shards, over either link: metrics, invariants, per-node figures, series,
+    fault impact and the verdict (its fault rules judged from the shards' replayed losses and events)
+    equal the one-process run's, under every fault kind where the scheme runs
     under faults (the one-shot and Varvarigos-Bertsekas schemes refuse message faults up front)."""
     one_shot = scheme in ("pmnb", "partial-exchange", "m2o-rec")
     fragile = one_shot or scheme == "dynamic-broadcast"

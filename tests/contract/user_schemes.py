@@ -210,14 +210,15 @@ PICKER = Scheme("user-picker", "uniform picks", "slotnet tests", node=Picker, re
                 until="quiescent", choices=lambda setup: {"pick": Uniform(range(4))}, symmetric=True)
 
 class FloodAll(Node):
-    """Every node floods its id: it sends it on every port, and forwards the first copy of
-    each other id on every port but the one it came in on; it returns once it has them all."""
+    """Every node floods its id: it sends it on every port it sees alive, and forwards the first
+    copy of each other id on every such port but the one it came in on; it returns once it has
+    them all."""
 
     async def run(self) -> None:
         ctx = self.ctx
         ctx.record("made", ctx.node)
-        for p in ctx.ports:
-            ctx.send(p.index, ctx.node)
+        for p in ctx.live_ports:
+            ctx.send(p, ctx.node)
         seen = {ctx.node}
         while len(seen) < ctx.n_nodes:
             inbox = await ctx.idle()
@@ -226,9 +227,9 @@ class FloodAll(Node):
                     continue
                 seen.add(origin)
                 ctx.record("got", origin)
-                for p in ctx.ports:
-                    if p.index != in_port:
-                        ctx.send(p.index, origin)
+                for p in ctx.live_ports:
+                    if p != in_port:
+                        ctx.send(p, origin)
 
 
 class FloodReporter(Quiet):

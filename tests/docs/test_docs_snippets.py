@@ -35,21 +35,22 @@ def _exec(block: Block, namespace: dict[str, object]) -> None:
     exec(code, namespace)
 
 
-def _slotnet(block: Block, argv: list[str]) -> str:
-    """Run ``slotnet ARGV`` in this process; its standard output (it must exit 0)."""
+def _slotnet(block: Block, argv: list[str], status: int = 0) -> str:
+    """Run ``slotnet ARGV`` in this process; its standard output (it must exit with ``status``)."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             code = main(argv)
         except SystemExit as exc:  # argparse
             code = exc.code if isinstance(exc.code, int) else 1
-    assert code == 0, f"{block.page}:{block.line}: slotnet {' '.join(argv)} exited {code}: {err.getvalue()[-2000:]}"
+    assert code == status, (f"{block.page}:{block.line}: slotnet {' '.join(argv)} exited {code}, not {status}: "
+                            f"{err.getvalue()[-2000:]}")
     return out.getvalue()
 
 
 def _run_commands(block: Block) -> None:
-    for argv in block.commands():
-        _slotnet(block, argv)
+    for argv, status in block.commands_with_status():
+        _slotnet(block, argv, status)
 
 
 def _run_transcript(block: Block) -> None:
@@ -106,7 +107,7 @@ _RUN_PAGES = [pytest.param(p, id=_rel(p), marks=[pytest.mark.slow] if _rel(p) in
 
 @pytest.mark.parametrize("page", _RUN_PAGES)
 def test_marked_commands_run(page, scratch):
-    """The shell blocks marked ``<!-- run -->`` run in order and every command exits 0."""
+    """The shell blocks marked ``<!-- run -->`` run in order and every command exits 0 (or the status its line states)."""
     marked = [b for b in blocks(page) if b.marked_run]
     assert all(b.commands() for b in marked), [f"{b.page}:{b.line}" for b in marked if not b.commands()]
     for block in marked:

@@ -5,7 +5,8 @@ block (shell lines: a ``slotnet ...`` line is a command line of the CLI; in a ``
 block only the lines after a ``$`` prompt are commands, the others their output), or
 anything else (``text``, ``json``: not code). A block right after an HTML comment
 ``<!-- run -->`` is meant to be run as it stands (and a ``console`` block's printed
-output to be what the command prints, but for lines elided with ``...``).
+output to be what the command prints, but for lines elided with ``...``); each command
+exits 0 unless its line says otherwise in a comment ``# exit status N ...``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ DOCS = ROOT / "docs"
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=indent)```[ \t]*$", re.M | re.S)
 _RUN = re.compile(r"<!--\s*run\s*-->\s*$")
+_STATUS = re.compile(r"#\s*exit status (\d+)")
 
 
 @dataclass(frozen=True)
@@ -39,11 +41,18 @@ class Block:
         Continuation lines (``\\``) are joined, ``#`` comments dropped, and a line of
         several commands (``a && b``, ``a; b``) split.
         """
+        return [argv for argv, _ in self.commands_with_status()]
+
+    def commands_with_status(self) -> list[tuple[list[str], int]]:
+        """:meth:`commands`, each with the exit status it is documented to end with: 0, or
+        ``N`` where its line ends with a comment ``# exit status N...`` (a run whose verdict fails)."""
         if self.lang not in ("", "bash", "sh", "shell", "console"):
             return []
         text = re.sub(r"\\\n\s*", " ", self.body)
         out = []
         for raw in text.splitlines():
+            said = _STATUS.search(raw)
+            status = int(said.group(1)) if said else 0
             line = raw.strip()
             if self.lang == "console":
                 if not line.startswith("$ "):
@@ -54,7 +63,7 @@ class Block:
             for word in [*words, "&&"]:
                 if word in ("&&", ";", "||"):
                     if command and command[0] == "slotnet":
-                        out.append(command[1:])
+                        out.append((command[1:], status))
                     command = []
                 else:
                     command.append(word)

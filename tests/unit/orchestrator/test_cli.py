@@ -772,6 +772,7 @@ def test_check_writable(tmp_path):
 class _Result:
     def __init__(self, theory: Any = None) -> None:
         self.theory = theory
+        self.verdict = None  # not judged: exit status 0
         self.to_dict_calls: list[dict[str, Any]] = []
 
     def to_dict(self, **kw: Any) -> dict[str, Any]:
@@ -784,7 +785,6 @@ def fake_run(monkeypatch):
     """``_cmd_run.run`` replaced: records (spec, progress), returns a _Result; the tables are tags."""
     rec = _Recorder(_Result)
     monkeypatch.setattr(_cmd_run, "run", lambda spec, progress: rec(spec, progress))
-    monkeypatch.setattr(_cmd_run, "judged_run", lambda spec, progress: (rec(spec, progress), {}, None))  # with faults
     monkeypatch.setattr(_cmd_run, "format_result", lambda result, columns, label: f"RESULT {len(columns)} {label}")
     monkeypatch.setattr(_cmd_run, "format_series", lambda result: "SERIES")
     monkeypatch.setattr(_cmd_run, "format_per_node", lambda result: "PER-NODE")

@@ -21,8 +21,8 @@ from slotnet import RunSpec, run
 from slotnet.fabric import FaultSchedule, PortTimeline, parse_topology
 from slotnet.nodes import Node
 from slotnet.orchestrator.cli import main
+from slotnet.orchestrator.engine._fault_rules import _epochs, _reachable
 from slotnet.orchestrator.engine._stability import MIN_TREND_SLOTS, StabilityMonitor
-from slotnet.orchestrator.tools._explore import _epochs, _reachable
 from slotnet.schemes import SCHEMES, Scheme, Setup, register
 from slotnet.schemes.kit import BaseReporter, BatchMeans, BroadcastReporter, UnicastReporter, WindowBatches, ratio_ci95
 

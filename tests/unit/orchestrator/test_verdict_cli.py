@@ -14,7 +14,8 @@ from tests.support.user_ring import TokenRing, user_scheme
 
 
 def test_a_shrunk_schedule_replayed_with_run_fails_the_same_way(tmp_path, capsys):
-    """The faults how-to's example: explore --shrink's minimal schedule, replayed by slotnet run, fails with explore's reason."""
+    """The faults how-to's example: explore --shrink's minimal schedule, replayed by slotnet run, fails with explore's
+    reason: in the result, in one line on stderr, and in the exit status 1."""
     out = tmp_path / "min.json"
     common = ["bcast-simple", "-t", "hypercube:4", "--rho", "0.1", "--slots", "300", "--seed", "1"]
     assert main(["explore", *common, "--faults", "single-link", "--samples", "3", "--shrink", str(out), "--jobs", "1",
@@ -22,10 +23,12 @@ def test_a_shrunk_schedule_replayed_with_run_fails_the_same_way(tmp_path, capsys
     shrunk = json.loads(capsys.readouterr().out)["shrunk"]
     reason = shrunk["verdict"]["reasons"][0]
     assert "broadcast missed" in reason
-    main(["run", *common, "--faults", str(out), "--json", "--no-progress"])
-    d = json.loads(capsys.readouterr().out)
+    assert main(["run", *common, "--faults", str(out), "--json", "--no-progress"]) == 1
+    printed = capsys.readouterr()
+    d = json.loads(printed.out)
     assert d["verdict"] == {"ok": False, "reasons": [reason]}
-    main(["run", *common, "--faults", str(out), "--no-progress"])
+    assert printed.err == f"slotnet run: the run's verdict failed: {reason}\n"
+    assert main(["run", *common, "--faults", str(out), "--no-progress"]) == 1
     assert f"verdict: FAIL: {reason}" in capsys.readouterr().out
 
 

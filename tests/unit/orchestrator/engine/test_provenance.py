@@ -47,10 +47,10 @@ def test_a_results_command_reruns_it_from_the_command_line(capsys):
     assert p["command"] == run_command(spec)
     code, out, _ = _main(capsys, *p["command"].split()[1:], "--json")
     again = json.loads(out)
-    assert code == 0 and again["provenance"]["command"] == p["command"]
-    # slotnet run with faults judges by explore's rules too (avoidable losses, missed broadcasts); a run
-    # from Python gets the engine's verdict alone (issue #32 leaves this open): everything else is the same
-    assert {k: v for k, v in _strip(again).items() if k != "verdict"} == {k: v for k, v in _strip(r).items() if k != "verdict"}
+    # bcast-simple sends to the crashed node after it saw it dead: its verdict fails, and the CLI exits 1
+    assert code == 1 and again["provenance"]["command"] == p["command"]
+    # one verdict everywhere: the CLI's result is the Python API's, verdict included
+    assert _strip(again) == _strip(r) and r["verdict"]["ok"] is False
     assert "provenance" not in json.loads(canonical(r))
 
 

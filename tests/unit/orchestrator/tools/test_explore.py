@@ -1,7 +1,7 @@
-"""Unit tests of ``slotnet explore`` (``orchestrator/tools/_explore.py``): scenarios, the witness,
-the verdict's books, epochs and reachability, the classes of a random sample, the table and the
-shrinker's driver. Hand-computed answers, fakes instead of runs where a run is not the point, and a few
-runs of the 2-cube for 8 slots."""
+"""Unit tests of ``slotnet explore`` (``orchestrator/tools/_explore.py``): scenarios, the classes of a
+random sample, the table and the shrinker's driver (the verdict's fault rules are the engine's:
+``tests/unit/orchestrator/engine/test_fault_rules.py``). Hand-computed answers, fakes instead of runs
+where a run is not the point, and a few runs of the 2-cube for 8 slots."""
 
 from __future__ import annotations
 
@@ -36,8 +36,6 @@ def test_explore_tables():
     assert _explore.REPEAT_EVERY == 20
     assert _explore._KEY_METRICS == ("mean_delay", "mean_broadcast_delay", "completion_time", "throughput_per_node",
                                      "link_utilization", "mean_queue_per_node")
-    assert _explore._DEAD == ("link_down", "node_down", "partition", "stalled")
-    assert _explore._NOT_FAULTS == ("node_finished",)
 
 
 def test_links_and_scenarios_of_each_family():
@@ -90,62 +88,6 @@ def test_default_crash_slots():
     assert default_crash_slots(3, 1) == [1, 2]  # a set: no slot twice
 
 
-def test_key_of_a_held_item():
-    assert _explore._key((3, 4, 5)) == (3, 4) and _explore._key([1, 2]) == (1, 2)
-    assert _explore._key((1,)) is None and _explore._key(7) is None and _explore._key("ab") is None
-
-
-class _Inner:
-    """A reporter that records what the witness passes on."""
-
-    def __init__(self, events):
-        self.events = events
-        self.calls: list = []
-        self.colour = "blue"
-
-    def handlers(self):
-        return {"step": lambda *a: self.calls.append(("step", a)), "other": lambda *a: None}
-
-    def on_lost(self, *a):
-        self.calls.append(("lost", a))
-
-    def holdings(self, per_node):
-        self.calls.append(("holdings", per_node))
-
-    def invariants(self, lost, in_flight, held):
-        self.calls.append(("invariants", lost, in_flight, held))
-        return {"ok": True}
-
-
-def test_the_witness_passes_everything_on_and_keeps_what_the_verdict_needs():
-    inner = _Inner({"step": ("births", "received", "more")})
-    w = _explore._Witness(inner)
-    assert w.broadcasts and w.colour == "blue" and w.events is inner.events
-    h = w.handlers()
-    assert set(h) == {"step", "other"}
-    h["step"](2, 5, [(1, 4.5), (2, 5.0)], [(0, 1, "x"), (3, 2)], "rest")
-    h["step"](3, 6, [], [(0, 1)])
-    assert w.born == {(2, 1): 4.5, (2, 2): 5.0}
-    assert w.got == {(0, 1): {2, 3}, (3, 2): {2}}
-    assert inner.calls[0] == ("step", (2, 5, [(1, 4.5), (2, 5.0)], [(0, 1, "x"), (3, 2)], "rest"))
-    w.on_lost(3, 1, 0, 2, "m", "link_down")
-    w.on_lost(4, 1, 0, 2, "m", "dup")  # a copy a fault added: no loss
-    assert w.losses == [(3, 1, 0, 2, "link_down")]
-    assert inner.calls[2:4] == [("lost", (3, 1, 0, 2, "m", "link_down")), ("lost", (4, 1, 0, 2, "m", "dup"))]
-    w.holdings([[(1, 2, "a")], None, [(5, 6), 9]])
-    assert w.moving == {(1, 2), (5, 6), None}
-    assert inner.calls[4] == ("holdings", [[(1, 2, "a")], None, [(5, 6), 9]])
-    out = w.invariants({"link_down": 2}, [(0, 1, (7, 8))], [0])
-    assert out == {"ok": True} and w.ledger == {"link_down": 2} and (7, 8) in w.moving
-    assert inner.calls[5] == ("invariants", {"link_down": 2}, [(0, 1, (7, 8))], [0])
-    for events in ({"step": ("births",)}, {"step": ("received", "births")}, {}):
-        plain = _explore._Witness(_Inner(events))
-        assert not plain.broadcasts
-        assert plain.handlers()["step"] is not None and plain.born == {}
-        plain.handlers()["step"](0, 0, [(1, 1.0)], [(0, 1)])
-        assert plain.born == {} and plain.got == {}
-
-
 def test_faults_of_names_the_schedule_not_the_file():
     sched = faults_of([{"kind": "crash", "slot": 2, "node": 1}, {"kind": "detect", "slots": 3}])
     assert sched.to_list() == ["crash@2:1", "detect=3"] and sched.detect == 3
@@ -181,102 +123,6 @@ def test_describe_difference_count():
     assert [_explore._scalar(v) for v in (None, True, 1, 1.5, "s", [1], {})] == [True] * 5 + [False] * 2
     assert [_explore._number(v) for v in (1, 1.5, True, math.inf, math.nan, "1", None)] == \
         [True, True, False, False, False, False, False]
-
-
-class _W:
-    """The witness's records, as the verdict reads them."""
-
-    def __init__(self, losses=(), ledger=None, born=None, got=None, moving=()):
-        self.losses = list(losses)
-        self.ledger = dict(ledger or {})
-        self.born = dict(born or {})
-        self.got = dict(got or {})
-        self.moving = set(moving)
-
-
-def test_losses_are_excused_avoidable_forced_or_other():
-    # node 0's port 1 dead from slot 3 (a link 0-2 down at slot 3)
-    sched = faults_of([{"kind": "link-down", "slot": 3, "node": 0, "port": 1}])
-    tl = sched.port_timeline(SQUARE)
-    losses = [(3, 0, 1, 2, "link_down"),   # sent in the slot it died: seen dead only with detect 0
-              (4, 0, 1, 2, "link_down"),
-              (5, 0, 0, 1, "link_down"),   # port 0 is alive
-              (9, 0, 1, 2, "loss"),        # a message fault: always the fault's own
-              (9, 0, 1, 2, "node_finished"),
-              (9, -1, 1, 2, "link_down"),  # no sender
-              (6, 0, 1, 2, "stalled")]
-    w = _W(losses, ledger={"link_down": 6, "node_down": 2, "node_finished": 1, "crash": 0})
-    got = _explore._judge_losses(w, tl, 1, {"link_down": 1, "stalled": 1})
-    assert got == {"excused": {"link_down": 5, "loss": 1, "node_down": 2}, "avoidable": {"link_down": 1, "stalled": 1},
-                   "forced": {}, "other": {"node_finished": 1}, "first_avoidable": (4, 0, 1, 2, "link_down")}
-    got = _explore._judge_losses(w, tl, 0, {"link_down": 1})
-    assert got == {"excused": {"link_down": 4, "loss": 1, "node_down": 2}, "avoidable": {"link_down": 2},
-                   "forced": {"stalled": 1}, "other": {"node_finished": 1}, "first_avoidable": (3, 0, 1, 2, "link_down")}
-    got = _explore._judge_losses(w, tl, 2, {})
-    assert got == {"excused": {"link_down": 6, "loss": 1, "node_down": 2}, "avoidable": {},
-                   "forced": {"stalled": 1}, "other": {"node_finished": 1}}
-    got = _explore._judge_losses(w, tl, None, {"link_down": 5})
-    assert got == {"excused": {"link_down": 6, "loss": 1, "stalled": 1, "node_down": 2}, "avoidable": {},
-                   "forced": {}, "other": {"node_finished": 1}}
-    assert _explore._judge_losses(_W(ledger={"node_finished": 2}), tl, 1, {}) == \
-        {"excused": {}, "avoidable": {}, "forced": {}, "other": {"node_finished": 2}}
-
-
-def test_epochs_and_reachability():
-    sched = faults_of([{"kind": "crash", "slot": 2, "node": 1}, {"kind": "recover", "slot": 5, "node": 1},
-                       {"kind": "link-down", "slot": 3, "node": 0, "port": 1},
-                       {"kind": "link-up", "slot": 6, "node": 2, "port": 1}])
-    tl = sched.port_timeline(SQUARE)
-    assert _explore._epochs(sched, tl, 8) == [
-        (0, 2, frozenset()), (2, 3, frozenset({1})), (3, 5, frozenset({1})), (5, 6, frozenset()), (6, 8, frozenset())]
-    assert _explore._epochs(sched, tl, 7) == [
-        (0, 2, frozenset()), (2, 3, frozenset({1})), (3, 5, frozenset({1})), (5, 6, frozenset()), (6, 7, frozenset())]
-    assert _explore._epochs(sched, tl, 3) == [(0, 2, frozenset()), (2, 3, frozenset({1}))]
-    assert _explore._epochs(sched, tl, 0) == []
-    assert _explore._epochs(faults_of([]), faults_of([]).port_timeline(SQUARE), 4) == [(0, 4, frozenset())]
-    twice = faults_of([{"kind": "crash", "slot": 0, "node": 3}, {"kind": "recover", "slot": 0, "node": 3},
-                       {"kind": "crash", "slot": 2, "node": 3}])
-    assert _explore._epochs(twice, twice.port_timeline(SQUARE), 4) == [(0, 2, frozenset()), (2, 4, frozenset({3}))]
-    reach = [(_explore._reachable(SQUARE, 0, s, frozenset(), tl), _explore._reachable(SQUARE, 0, s, frozenset({1}), tl))
-             for s in range(8)]
-    assert reach == [({0, 1, 2, 3}, {0, 2, 3})] * 2 + [({0, 2, 3}, {0, 2, 3})] + [({0}, {0})] * 2 + \
-        [({0, 1, 2, 3}, {0})] + [({0, 1, 2, 3}, {0, 2, 3})] * 2
-    assert _explore._reachable(SQUARE, 1, 0, frozenset({1}), tl) == set()
-    assert _explore._reachable(CUBE, 0, 0, frozenset({1, 2, 4}), faults_of([]).port_timeline(CUBE)) == {0}
-
-
-def test_misses_excused_only_where_the_faults_cut_the_node_off():
-    # node 1 down in slots 2..4, link 0-2 down in slots 3..5
-    sched = faults_of([{"kind": "crash", "slot": 2, "node": 1}, {"kind": "recover", "slot": 5, "node": 1},
-                       {"kind": "link-down", "slot": 3, "node": 0, "port": 1},
-                       {"kind": "link-up", "slot": 6, "node": 2, "port": 1}])
-    tl = sched.port_timeline(SQUARE)
-    w = _W(born={(0, 1): 0.5, (0, 2): 6.2, (3, 1): 1.0, (0, 3): 7.0, (2, 1): 2.0, (1, 1): 1.5},
-           got={(0, 1): {2}, (0, 2): {1, 2}, (3, 1): {0, 1, 2}, (0, 3): {0}, (1, 1): {1}},
-           moving=[(0, 3)])
-    got = _explore._judge_misses(w, SQUARE, sched, tl, 8)
-    # (0,1) born 0.5 misses 1 and 3: 1 was down, 3 cut off in 3..4 -> both excused
-    # (0,2) born 6.2 misses 3: nothing cut it off after slot 6 -> a miss
-    # (3,1) complete; (0,3) in flight
-    # (2,1) born 2 misses 0,1,3: 1 down, 0 cut off by link 0-2 in 3..4; 3 never cut off -> a miss
-    # (1,1) born 1.5, origin 1 down in 2..4: every node excused
-    assert got == {"broadcasts": 2, "nodes": 2, "excused_receptions": 7,
-                   "first": {"origin": 0, "seq": 2, "born": 6.2, "missing_nodes": [3]}}
-    # born in the last epoch's first slot: the epochs before it do not excuse
-    w2 = _W(born={(0, 1): 5.0}, got={(0, 1): {2}})
-    assert _explore._judge_misses(w2, SQUARE, sched, tl, 8) == {
-        "broadcasts": 1, "nodes": 2, "excused_receptions": 0,
-        "first": {"origin": 0, "seq": 1, "born": 5.0, "missing_nodes": [1, 3]}}
-    w3 = _W(born={(0, 1): 4.9}, got={(0, 1): {2}})
-    assert _explore._judge_misses(w3, SQUARE, sched, tl, 8)["excused_receptions"] == 2
-    # the origin's own reception does not count toward complete; at most 16 nodes named
-    big = parse_topology("hypercube:5")
-    w4 = _W(born={(0, 1): 0.0}, got={(0, 1): {0, 1}})
-    miss = _explore._judge_misses(w4, big, faults_of([]), faults_of([]).port_timeline(big), 4)
-    assert miss == {"broadcasts": 1, "nodes": 30, "excused_receptions": 0,
-                    "first": {"origin": 0, "seq": 1, "born": 0.0, "missing_nodes": list(range(2, 18))}}
-    w5 = _W(born={(0, 1): 0.0}, got={(0, 1): {1, 2, 3}})
-    assert _explore._judge_misses(w5, SQUARE, sched, tl, 8)["broadcasts"] == 0
 
 
 class _Progress:
