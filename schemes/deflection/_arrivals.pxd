@@ -14,6 +14,10 @@ cdef class ArrivalProcess:
     cdef object _rand
     cdef public tuple _segs
     cdef public _Segment _only
+    # the counts of arrivals per slot (one rate forever): slots, counts and the histogram
+    # stay Python ints (a slot is unbounded); read by counts() at the end
+    cdef public list hist
+    cdef public object _from, _at, _count
 
-    @cython.locals(only=_Segment, seg=_Segment)
+    @cython.locals(only=_Segment, seg=_Segment, hist=list)
     cpdef next_after(self, object slot)

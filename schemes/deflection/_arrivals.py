@@ -5,6 +5,11 @@ Per slot the number of new packets is B(d, v/d) (§II-B, blocking model) or Pois
 do sleeps until its next slot with arrivals, so the slots without arrivals are skipped
 with one geometric draw rather than visited: the per-slot counts keep exactly the same
 distribution (the process is memoryless), and idle nodes cost nothing per slot.
+
+At one rate forever (every steady-state run) the process also counts how many slots drew
+each arrival count -- the slots a gap skips as zeros -- in plain ints, as it draws: the
+node hands the counts to the observer at the end (:meth:`ArrivalProcess.counts`), which
+tests them against the declared distribution (``Scheme.choices``). Counting draws nothing.
 """
 
 from __future__ import annotations
@@ -78,13 +83,20 @@ class ArrivalProcess:
             from its start to the next segment's start (the last one forever).
     """
 
-    __slots__ = ("_rand", "_segs", "_only")
+    __slots__ = ("_rand", "_segs", "_only", "hist", "_from", "_at", "_count")
 
     def __init__(self, rng: random.Random, segments: Sequence[tuple[int, Sequence[float]]]) -> None:
         self._rand = rng.random
         segs = _segments(tuple((start, tuple(pmf)) for start, pmf in segments))
         self._segs = segs
         self._only = segs[0] if len(segs) == 1 and segs[0].end is None else None
+        #: one rate forever: ``hist[k]`` -- the slots counted so far that drew ``k`` arrivals
+        #: (the slots from ``_from`` on are not counted yet; ``_at``, ``_count``: the next
+        #: slot with arrivals drawn, and its count; ``_at`` -1: none drawn yet or ever)
+        self.hist = [0] * (len(self._only.cdf_pos) + 1) if self._only is not None else []
+        self._from = -1
+        self._at = -1
+        self._count = 0
 
     def next_after(self, slot: int) -> tuple[int, int] | None:
         """The first slot ``> slot`` with at least one arrival, and the arrival count.
@@ -94,11 +106,22 @@ class ArrivalProcess:
         only = self._only
         if only is not None:  # one rate forever (every steady-state run): the loop below, unrolled
             t = max(slot + 1, only.start)
+            at = self._at
+            if at >= 0:  # the last draw's slots, its arrival slot included, are counted
+                hist = self.hist
+                hist[0] += at - self._from
+                hist[self._count] += 1
+            self._from = t  # (past at + 1 only after a late wake-up: those slots were never drawn)
             if not only.cdf_pos:
+                self._at = -1
                 return None
             gap = 0 if only.log_p0 == _NEVER else int(log(1.0 - self._rand()) / only.log_p0)
             count = 1 + bisect_right(only.cdf_pos, self._rand())
-            return t + gap, min(count, len(only.cdf_pos))
+            if count > len(only.cdf_pos):
+                count = len(only.cdf_pos)
+            self._at = at = t + gap
+            self._count = count
+            return at, count
         t = slot + 1
         for seg in self._segs:
             if seg.end is not None and t >= seg.end:
@@ -118,3 +141,23 @@ class ArrivalProcess:
                 return None
             t = seg.end
         return None
+
+    def counts(self, last: int) -> dict[int, int]:
+        """Arrival count -> the slots up to ``last`` that drew it (one rate forever; else empty).
+
+        Covers every slot from the first asked for (``next_after(slot)``: from ``slot + 1``)
+        to ``last`` whose count is drawn: the slots up to the next arrival slot drawn, and
+        that slot's own count where it is not past ``last``.
+        """
+        if self._only is None or self._from < 0:
+            return {}
+        hist = list(self.hist)
+        at = self._at
+        if at < 0:  # no arrival ever again: every slot to the end drew none
+            hist[0] += max(0, last + 1 - self._from)
+        elif at <= last:
+            hist[0] += at - self._from
+            hist[self._count] += 1
+        else:
+            hist[0] += max(0, last + 1 - self._from)
+        return {k: n for k, n in enumerate(hist) if n}
