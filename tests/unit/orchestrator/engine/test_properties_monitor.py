@@ -119,7 +119,8 @@ def test_shortest_paths_fail_for_the_long_way_round():
     assert _rows(short)["shortest"]["ok"]  # to the right is the short way: 2 hops
     long = run(RunSpec("user-long-way", "torus:6", slots=12, params={"source": 0, "dest": 4}))
     row = _rows(long)["shortest"]
-    assert not row["ok"] and "after 4 hops; the shortest path has 2" in row["first"]["problem"]
+    assert not row["ok"] and "took 4 hops where the scheme declares shortest paths of 2" in row["first"]["problem"]
+    assert row["first"]["nodes"] == [0, 4] and row["violations"] == 1
     assert row["first"]["slot"] == 4 and _rows(long)["reached"]["ok"]
 
 
