@@ -51,6 +51,8 @@ class Categorical(Distribution):
         return [(v, p * n) for v, p in self.probs.items() if p > 0]
 
     def describe(self) -> str:
+        if len(self.probs) <= 4:
+            return "categorical (" + ", ".join(f"{v}: {p:.4g}" for v, p in self.probs.items()) + ")"
         return f"categorical over {len(self.probs)} values"
 
 
