@@ -7,9 +7,10 @@ with one geometric draw rather than visited: the per-slot counts keep exactly th
 distribution (the process is memoryless), and idle nodes cost nothing per slot.
 
 At one rate forever (every steady-state run) the process also counts how many slots drew
-each arrival count -- the slots a gap skips as zeros -- in plain ints, as it draws: the
-node hands the counts to the observer at the end (:meth:`ArrivalProcess.counts`), which
-tests them against the declared distribution (``Scheme.choices``). Counting draws nothing.
+each arrival count, in plain ints: one per slot with arrivals as it is reached, the slots
+without (those a gap skips) at the end, from the span counted. The node hands the counts
+to the observer at the end (:meth:`ArrivalProcess.counts`), which tests them against the
+declared distribution (``Scheme.choices``). Counting draws nothing.
 """
 
 from __future__ import annotations
@@ -83,20 +84,22 @@ class ArrivalProcess:
             from its start to the next segment's start (the last one forever).
     """
 
-    __slots__ = ("_rand", "_segs", "_only", "hist", "_from", "_at", "_count")
+    __slots__ = ("_rand", "_segs", "_only", "hist", "_first", "_at", "_count", "_skipped")
 
     def __init__(self, rng: random.Random, segments: Sequence[tuple[int, Sequence[float]]]) -> None:
         self._rand = rng.random
         segs = _segments(tuple((start, tuple(pmf)) for start, pmf in segments))
         self._segs = segs
         self._only = segs[0] if len(segs) == 1 and segs[0].end is None else None
-        #: one rate forever: ``hist[k]`` -- the slots counted so far that drew ``k`` arrivals
-        #: (the slots from ``_from`` on are not counted yet; ``_at``, ``_count``: the next
-        #: slot with arrivals drawn, and its count; ``_at`` -1: none drawn yet or ever)
+        #: one rate forever: ``hist[k]`` (k >= 1) -- the slots reached so far that drew ``k``
+        #: arrivals, from slot ``_first`` on (-1: none asked for yet); ``_at``, ``_count``: the
+        #: next slot with arrivals drawn, and its count (``_at`` -1: none); ``_skipped``: slots
+        #: never drawn (a late wake-up, after a stall, starts drawing anew)
         self.hist = [0] * (len(self._only.cdf_pos) + 1) if self._only is not None else []
-        self._from = -1
+        self._first = -1
         self._at = -1
         self._count = 0
+        self._skipped = 0
 
     def next_after(self, slot: int) -> tuple[int, int] | None:
         """The first slot ``> slot`` with at least one arrival, and the arrival count.
@@ -106,12 +109,15 @@ class ArrivalProcess:
         only = self._only
         if only is not None:  # one rate forever (every steady-state run): the loop below, unrolled
             t = max(slot + 1, only.start)
-            at = self._at
-            if at >= 0:  # the last draw's slots, its arrival slot included, are counted
+            pend = self._at
+            if pend >= 0:  # the last draw's arrival slot is reached: count it
                 hist = self.hist
-                hist[0] += at - self._from
                 hist[self._count] += 1
-            self._from = t  # (past at + 1 only after a late wake-up: those slots were never drawn)
+                late = slot
+                if late > pend:  # a late wake-up (a stall): the slots up to slot were never drawn
+                    self._skipped += late - pend
+            elif self._first < 0:
+                self._first = t
             if not only.cdf_pos:
                 self._at = -1
                 return None
@@ -119,7 +125,8 @@ class ArrivalProcess:
             count = 1 + bisect_right(only.cdf_pos, self._rand())
             if count > len(only.cdf_pos):
                 count = len(only.cdf_pos)
-            self._at = at = t + gap
+            at = t + gap
+            self._at = at
             self._count = count
             return at, count
         t = slot + 1
@@ -149,15 +156,12 @@ class ArrivalProcess:
         to ``last`` whose count is drawn: the slots up to the next arrival slot drawn, and
         that slot's own count where it is not past ``last``.
         """
-        if self._only is None or self._from < 0:
+        if self._only is None or self._first < 0:
             return {}
         hist = list(self.hist)
-        at = self._at
-        if at < 0:  # no arrival ever again: every slot to the end drew none
-            hist[0] += max(0, last + 1 - self._from)
-        elif at <= last:
-            hist[0] += at - self._from
+        at, end = self._at, last
+        if 0 <= at <= last:  # drawn, not reached (the node stopped): known up to it
             hist[self._count] += 1
-        else:
-            hist[0] += max(0, last + 1 - self._from)
+            end = at
+        hist[0] = max(0, end + 1 - self._first - self._skipped - sum(hist))
         return {k: n for k, n in enumerate(hist) if n}
