@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ._context import NodeContext
@@ -41,3 +41,14 @@ class Node:
     def held_packets(self) -> Iterable[Any]:
         """Identities of the packets counted by :meth:`held` (for exactly-once checks)."""
         return ()
+
+    def choice_counts(self, last_slot: int) -> Mapping[str, Mapping[Any, int]]:
+        """Outcomes of declared random choices this node counted itself, up to slot ``last_slot``.
+
+        A choice made every slot (how many packets arrive) is cheaper counted here, in plain
+        ints, than told one outcome at a time with ``ctx.record_choice``; the observer asks
+        once, after the run's last slot ``last_slot``, and adds the counts (choice name ->
+        value -> count) to what the node recorded. A count must cover exactly the slots up to
+        ``last_slot`` whose outcome the node has drawn, never a slot past it. Default: none.
+        """
+        return {}

@@ -8,8 +8,8 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MIN_EXPECTED", "SIGNIFICANCE", "Categorical", "Distribution", "Poisson", "Uniform", "chi_square_sf",
-           "goodness_of_fit"]
+__all__ = ["MIN_EXPECTED", "SIGNIFICANCE", "Binomial", "Categorical", "Distribution", "Poisson", "Uniform",
+           "chi_square_sf", "goodness_of_fit"]
 
 #: The p-value below which a declared choice fails the run (the false-alarm rate per choice and run).
 SIGNIFICANCE = 1e-6
@@ -51,6 +51,8 @@ class Categorical(Distribution):
         return [(v, p * n) for v, p in self.probs.items() if p > 0]
 
     def describe(self) -> str:
+        if len(self.probs) <= 4:
+            return "categorical (" + ", ".join(f"{v}: {p:.4g}" for v, p in self.probs.items()) + ")"
         return f"categorical over {len(self.probs)} values"
 
 
@@ -67,6 +69,25 @@ class Uniform(Categorical):
         vals = list(self.probs)
         shown = f"{vals[0]}..{vals[-1]}" if len(vals) > 3 else ", ".join(map(str, vals))
         return f"uniform over {len(vals)} values ({shown})"
+
+
+class Binomial(Categorical):
+    """The number of successes in ``n`` independent trials of probability ``p``: B(n, p)
+    (e.g. ``Binomial(d, v / d)``: packets offered to a node of the d-cube in a slot).
+
+    Example:
+        >>> Binomial(2, 0.5).probs
+        {0: 0.25, 1: 0.5, 2: 0.25}
+    """
+
+    def __init__(self, n: int, p: float) -> None:
+        if n < 1 or not 0.0 <= p <= 1.0:
+            raise ValueError(f"a binomial distribution needs n >= 1 and 0 <= p <= 1, not n={n}, p={p}")
+        super().__init__({k: math.comb(n, k) * p**k * (1.0 - p) ** (n - k) for k in range(n + 1)})
+        object.__setattr__(self, "_label", f"binomial B({n}, {p:.6g})")
+
+    def describe(self) -> str:
+        return str(self.__dict__["_label"])
 
 
 @dataclass(frozen=True)

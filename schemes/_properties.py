@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 
 __all__ = [
     "Tally",
+    "arrivals",
     "AtEnd",
     "AtMostOne",
     "Conserved",
@@ -25,7 +26,6 @@ __all__ = [
     "Received",
     "Safety",
     "Sent",
-    "ShortestPaths",
     "SlotView",
     "Violation",
     "WithinHops",
@@ -403,7 +403,8 @@ def _when(rec: Any) -> tuple[int, int, int]:
     return rec.slot, order, rec.seq if isinstance(rec, Sent) else 0
 
 
-def _arrivals(j: Sequence[Any], dest: int) -> list[Received]:
+def arrivals(j: Sequence[Any], dest: int) -> list[Received]:
+    """The receptions of a journey ``j`` (:meth:`MessageProperty.journeys`) at ``dest``."""
     return [r for r in j if isinstance(r, Received) and r.node == dest]
 
 
@@ -417,7 +418,7 @@ class Delivered(MessageProperty):
         out = []
         for k, j in self.journeys(view).items():
             dest = self.dest(j[0].message)
-            if _arrivals(j, dest) or any(isinstance(r, Lost) for r in j):
+            if arrivals(j, dest) or any(isinstance(r, Lost) for r in j):
                 continue
             if not view.complete and any(s.message == j[-1].message for s in view.in_flight):
                 continue
@@ -449,7 +450,7 @@ class ExactlyOnce(MessageProperty):
         out = []
         for k, j in self.journeys(view).items():
             dest = self.dest(j[0].message)
-            got = [r for r in _arrivals(j, dest) if r.sent is not None]
+            got = [r for r in arrivals(j, dest) if r.sent is not None]
             if len(got) > 1:
                 out.append(self.violation(got[1].slot, [dest], f"message {k!r} reached node {dest} {len(got)} times "
                                                                f"(slots {', '.join(str(r.slot) for r in got[:5])})",
@@ -475,31 +476,6 @@ class WithinHops(MessageProperty):
                 over = sends[bound]
                 out.append(self.violation(over.slot, [over.sender], f"message {k!r} took {len(sends)} hops, more "
                                                                     f"than {bound}", sends[:bound + 1][-3:]))
-        return out
-
-
-@dataclass
-class ShortestPaths(MessageProperty):
-    """Every message (by ``key``) that reached its destination was sent exactly the topology
-    distance from its first sender to it times (a shortest path). Needs ``dest``."""
-
-    def check_end(self, view: EndView) -> list[Violation]:
-        assert self.dest is not None, f"{self.name}: ShortestPaths needs dest"
-        out = []
-        for k, j in self.journeys(view).items():
-            sends = [r for r in j if isinstance(r, Sent)]
-            if not sends:
-                continue
-            dest = self.dest(j[0].message)
-            arrived = _arrivals(j, dest)
-            if not arrived:
-                continue
-            hops = sum(1 for s in sends if s.slot < arrived[0].slot)
-            dist = view.topology.distance(sends[0].sender, dest)
-            if hops != dist:
-                out.append(self.violation(arrived[0].slot, [sends[0].sender, dest],
-                                          f"message {k!r} from {sends[0].sender} reached {dest} after {hops} hops; "
-                                          f"the shortest path has {dist}", sends[:dist + 1][-3:]))
         return out
 
 

@@ -181,7 +181,14 @@ def render_cli() -> str:
 
 def render_schemes() -> str:
     """``docs/reference/schemes.md``: every scheme slotnet ships, as ``slotnet schemes`` lists it."""
-    from slotnet.orchestrator.cli.describe import param_choices, param_default_cell, scheme_example, scheme_faults, scheme_theory
+    from slotnet.orchestrator.cli.describe import (
+        param_choices,
+        param_default_cell,
+        scheme_choices,
+        scheme_example,
+        scheme_faults,
+        scheme_theory,
+    )
     from slotnet.schemes import SCHEMES
 
     shipped = sorted(name for name, s in SCHEMES.items() if getattr(s.node, "__module__", "").startswith("slotnet.schemes."))
@@ -219,6 +226,10 @@ def render_schemes() -> str:
             lines.append("- **Faults:** runs under every kind.")
         else:
             lines.append(f"- **Faults:** {_escape(takes)}" + (f"; refuses {_escape(refuses)}." if refuses else "."))
+        choices = scheme_choices(s)
+        if choices:
+            lines.append(f"- **Random choices** (each tested against its declared law, `invariants.choices`; "
+                         f"as the example run declares them): {_escape(choices)}.")
         examples = scheme_example(s)
         if examples:
             lines.append("- **Example:** " + "; ".join(_code("slotnet " + shlex.join(argv)) for argv in examples) + ".")

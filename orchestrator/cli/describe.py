@@ -15,8 +15,8 @@ from slotnet.schemes import Param, Scheme, parse_bool  # noqa: F401  (parse_bool
 from ..engine._spec import RunSpec
 from ._help import listing, para
 
-__all__ = ["describe_scheme", "param_choices", "param_default", "param_default_cell", "scheme_example", "scheme_faults",
-           "scheme_theory", "value_text"]
+__all__ = ["describe_scheme", "param_choices", "param_default", "param_default_cell", "scheme_choices", "scheme_example",
+           "scheme_faults", "scheme_theory", "value_text"]
 
 
 #: Small topologies of each kind a scheme's example command tries, in order: the first its spec accepts.
@@ -38,17 +38,37 @@ def scheme_example(scheme: Scheme) -> list[list[str]]:
     """
     load = {scheme.loads[0].name: EXAMPLE_LOAD} if scheme.loads else {}
     flags = [word for k, v in load.items() for word in (f"--{k}", f"{v:g}")]
+    found = _example(scheme)
+    if found is None:
+        return []
+    topology = found[0]
+    run = ["run", scheme.name, "-t", topology, *flags]
+    if scheme.until == "slots":
+        run += ["--slots", str(EXAMPLE_SLOTS)]
+    return [run] + ([["theory", scheme.name, "-t", topology, *flags]] if scheme.theory is not None else [])
+
+
+def _example(scheme: Scheme) -> tuple[str, Any] | None:
+    """The example's topology and its prepared run (:func:`scheme_example`), or None."""
+    load = {scheme.loads[0].name: EXAMPLE_LOAD} if scheme.loads else {}
     for kind in scheme.topologies:
         for topology in EXAMPLE_TOPOLOGIES.get(kind, ()):
             try:
-                RunSpec(scheme.name, topology, load=load, slots=EXAMPLE_SLOTS).prepare()
+                return topology, RunSpec(scheme.name, topology, load=load, slots=EXAMPLE_SLOTS).prepare()
             except SlotnetError:
                 continue
-            run = ["run", scheme.name, "-t", topology, *flags]
-            if scheme.until == "slots":
-                run += ["--slots", str(EXAMPLE_SLOTS)]
-            return [run] + ([["theory", scheme.name, "-t", topology, *flags]] if scheme.theory is not None else [])
-    return []
+    return None
+
+
+def scheme_choices(scheme: Scheme) -> str:
+    """The random choices a scheme declares (``Scheme.choices``), as its example run declares
+    them ("" for none): each choice's name and distribution."""
+    found = _example(scheme) if scheme.choices is not None else None
+    if found is None:
+        return ""
+    assert scheme.choices is not None
+    dists = scheme.choices(found[1].setup)
+    return "; ".join(f"{name}: {dist.describe()}" for name, dist in dists.items())
 
 
 def scheme_theory(scheme: Scheme) -> str:
@@ -77,6 +97,9 @@ def describe_scheme(scheme: Scheme) -> str:
              ("theory", scheme_theory(scheme)), ("faults", takes)]
     if refuses is not None:
         facts.append(("refuses", refuses))
+    choices = scheme_choices(scheme)
+    if choices:
+        facts.append(("random choices", f"{choices} (in the example run; tested, invariants.choices)"))
     parts = [para(f"{scheme.name}: {scheme.summary}"), listing("about", facts)]
     if scheme.loads:
         parts.append(listing("load flags", [(f"--{ld.name} {ld.metavar}", ld.help) for ld in scheme.loads]))

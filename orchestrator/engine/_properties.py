@@ -11,8 +11,10 @@ has none, and nothing in it changes. The monitor
   it says) and every message a fault destroyed, and matches each reception to its send;
 * closes every slot after the reporter: reads each live node's ``view()`` where a property
   needs views, and runs the safety properties;
-* at the end runs the end and message properties and the goodness-of-fit test of each
-  declared choice, and adds ``properties`` and ``choices`` to the result's invariants.
+* at the end takes the outcomes each node counted itself (``Node.choice_counts``: a choice
+  made every slot, counted in plain ints on the node's side), runs the end and message
+  properties and the goodness-of-fit test of each declared choice, and adds ``properties``
+  and ``choices`` to the result's invariants.
 
 Every violation names the replay command of its run (:func:`replay_command`).
 """
@@ -125,6 +127,7 @@ class PropertyMonitor:
         self._slot_lost: list[Lost] = []
         self._pending: dict[tuple[int, int], deque[Sent]] = {}
         self._net: Any = None
+        self._nodes_counted = False
         topo = prep.topology
         self._neighbour = topo.neighbour
         self._reverse = topo.reverse_port
@@ -158,6 +161,26 @@ class PropertyMonitor:
     def choice_counts(self) -> dict[str, list[list[Any]]]:
         """The counts of every declared choice, as wire data (a shard's, for its coordinator)."""
         return {name: [[v, n] for v, n in c.items()] for name, c in self.counts.items()}
+
+    def take_node_counts(self, net: Any, last_slot: int) -> None:
+        """Add the outcomes the nodes of ``net`` (its local ones) counted themselves up to slot
+        ``last_slot`` (``Node.choice_counts(last_slot)``: name -> value -> count); once per run."""
+        if self._nodes_counted or net is None or not self.dists:
+            return
+        self._nodes_counted = True
+        for v in net.local:
+            node = net.nodes[v]
+            counted = getattr(node, "choice_counts", None) if node is not None else None
+            if counted is None:
+                continue
+            for name, pairs in counted(last_slot).items():
+                counts = self.counts.get(name)
+                if counts is None:
+                    raise SlotnetError(f"node {v} counted a choice {name!r} that scheme {self.prep.scheme.name!r} "
+                                       f"does not declare (declared: {', '.join(sorted(self.dists)) or 'none'})")
+                for value, n in pairs.items():
+                    if n:
+                        counts[value] += n
 
     def add_counts(self, counts: Mapping[str, Any]) -> None:
         """Add a shard's :meth:`choice_counts` (values that crossed the wire as lists become tuples)."""
@@ -341,6 +364,7 @@ class PropertyMonitor:
                 props["first"] = first
             out["properties"] = props
         if self.dists:
+            self.take_node_counts(self._net, last_slot)
             judged = spec.faults.empty and complete
             rows = {name: goodness_of_fit(dist, self.counts[name], judged=judged) for name, dist in self.dists.items()}
             bad = [name for name, row in rows.items() if not row["ok"]]

@@ -108,6 +108,8 @@ async def serve_shard(link: ShardLink) -> None:
     except BaseExceptionGroup as group:  # unwrap a lone failure into its precise error
         raise single_error(group) from None
     held, held_packets = net.held(), net.held_packets()
+    if judge is not None:
+        judge.take_node_counts(net, slot)
     link.final({"ledger": ledger_to_wire(transport.ledger), "in_flight": list(transport.in_flight()),
                 "held": [held[v] for v in net.local], "held_packets": [list(held_packets[v]) for v in net.local],
                 "delivered": transport.delivered, "wakeups": net.runtime.wakeups, "sent_local": transport.sent_local,

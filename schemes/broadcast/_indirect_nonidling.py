@@ -68,6 +68,7 @@ class IndirectNonIdlingNode(CubeNode):
         ctx, d, me = self.ctx, self.d, self.ctx.node
         queues, plan = self.queues, self.plan
         randrange = self._randrange
+        choose = ctx.record_choice
         inbox: Any = ()
         while True:
             slot = ctx.slot
@@ -76,7 +77,9 @@ class IndirectNonIdlingNode(CubeNode):
                 self.received(msg[0], msg[1])
                 batch.append(msg)
             for seq, _tau in self.births(slot):
-                batch.append((me, seq, randrange(d), slot - 1))
+                j = randrange(d)
+                choose("tree", j)  # Rule A: uniform over the d trees (§5.2)
+                batch.append((me, seq, j, slot - 1))
             if len(batch) > 1:
                 batch.sort(key=generation_order)
             for msg in batch:

@@ -15,7 +15,7 @@ from typing import Any
 from slotnet.nodes import NodeContext
 
 from .._base import Claim, Inputs, Load, Param, Reporter, Scheme, SchemeError, Setup
-from ..kit import BroadcastReporter
+from ..kit import BroadcastReporter, births_choice
 from . import theory as _theory
 
 __all__ = ["LOADS", "SOURCE", "BroadcastInputs", "delay_bound_claims", "loads", "make_scheme", "prepare", "resolve_load"]
@@ -131,8 +131,18 @@ def make_scheme(
         topologies=("hypercube",),
         max_backlog=max_backlog,
         claims=claims,
-        choices=choices,
+        choices=_with_births(choices),
     )
+
+
+def _with_births(own: Callable[[Setup], Mapping[str, Any]] | None) -> Callable[[Setup], dict[str, Any]]:
+    """The family's random choices: every node's births, Poisson(λ) per slot (§1: "each node
+    independently generates packets according to a Poisson process with rate λ"; slots as in
+    §2.1.1(b)), and the scheme's own (``own``: a tree per packet, ...)."""
+    def choices(setup: Setup) -> dict[str, Any]:
+        prm: BroadcastInputs = setup.params
+        return {**births_choice(prm.lam), **(own(setup) if own is not None else {})}
+    return choices
 
 
 def delay_bound_claims(th: Mapping[str, Any]) -> list[Claim]:

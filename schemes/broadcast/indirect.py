@@ -58,6 +58,7 @@ from slotnet.nodes import NodeContext
 
 from .._base import Claim, Param, Setup, parse_bool
 from ..kit import BroadcastReporter, Residence
+from ..kit.choices import Distribution, Uniform
 from . import _theory_indirect_slots, theory
 from ._cube_node import CubeNode
 from ._indirect_nonidling import IndirectNonIdlingNode
@@ -153,6 +154,7 @@ class IndirectNode(CubeNode):
     def originate(self, seq: int) -> None:
         """Rule A, then Rule D/D′: a new packet joins its tandem's FIFO (or goes straight up)."""
         j = self._randrange(self.d)
+        self.ctx.record_choice("tree", j)  # Rule A: uniform over the d trees (§5.2)
         msg = (self.ctx.node, seq, j, UP)
         (self.v_wait if self.plan.virtual[j] else self.up_q)[j].append(msg)
         self.n_up += 1
@@ -382,6 +384,12 @@ def indirect_claims(setup: Setup, th: Mapping[str, Any]) -> list[Claim]:
     return out
 
 
+def tree_choice(setup: Setup) -> dict[str, Distribution]:
+    """Rule A (§5.2): each packet selects its tree, each of the d with probability 1/d,
+    independently of the others (both the idling rules and the non-idling version, §5.6)."""
+    return {"tree": Uniform(range(setup.topology.d))}
+
+
 SCHEME = make_scheme(
     "bcast-indirect",
     "indirect broadcast via the roots of the d edge-disjoint spanning binomial trees (§5)",
@@ -396,5 +404,6 @@ SCHEME = make_scheme(
     theory=indirect_theory,
     reporter=IndirectReporter,
     claims=indirect_claims,
+    choices=tree_choice,
     stability="stable for ρ < (2/3)(1 − 2^−d), (28) of Proposition 4 (§5.4)",
 )

@@ -77,6 +77,7 @@ from slotnet.nodes import NodeContext
 
 from .._base import Claim, Param, Setup
 from ..kit import BatchMeans, BroadcastReporter, Residence
+from ..kit.choices import Distribution, Uniform
 from . import theory
 from ._cube_node import CubeNode
 from ._inputs import BroadcastInputs, delay_bound_claims, make_scheme
@@ -159,6 +160,7 @@ class PeriodicNode(CubeNode):
         p = self.period
         if self.variant == "random":
             j = self.ctx.rng.randrange(self.d)
+            self.ctx.record_choice("tree", j)  # uniform over the d trees (§4.2.2)
         elif self.variant == "mnb":
             j = 0
         else:
@@ -459,6 +461,12 @@ def periodic_claims(setup: Setup, th: Mapping[str, Any]) -> list[Claim]:
     return out
 
 
+def periodic_choices(setup: Setup) -> dict[str, Distribution]:
+    """``variant=random`` (§4.2.2): each packet takes one of the d trees, each with
+    probability 1/d (the other variants assign trees in turn, or use one)."""
+    return {"tree": Uniform(range(setup.topology.d))} if setup.params.variant == "random" else {}
+
+
 SCHEME = make_scheme(
         "bcast-periodic",
         "periodic multinode broadcasts with null packets (§4.2.1, §4.2.2)",
@@ -477,5 +485,6 @@ SCHEME = make_scheme(
         reporter=PeriodicReporter,
         max_backlog=_max_backlog,
         claims=periodic_claims,
+        choices=periodic_choices,
         stability="variant=mnb is stable for ρ below (12), ((2^d−1)/d)/⌈(2^d−1)/d⌉; random and simultaneous for every ρ < 1 (§4.2)",
 )

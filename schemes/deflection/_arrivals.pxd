@@ -14,6 +14,10 @@ cdef class ArrivalProcess:
     cdef object _rand
     cdef public tuple _segs
     cdef public _Segment _only
+    # the counts of arrivals per slot (one rate forever), kept in C: slots (below 2**63,
+    # -1 for none) and an arrival count (at most the pmf's length); read by counts() at the end
+    cdef public list hist
+    cdef public long long _first, _at, _count, _skipped
 
-    @cython.locals(only=_Segment, seg=_Segment)
+    @cython.locals(only=_Segment, seg=_Segment, hist=list, pend=cython.longlong, late=cython.longlong)
     cpdef next_after(self, object slot)

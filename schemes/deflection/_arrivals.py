@@ -5,6 +5,12 @@ Per slot the number of new packets is B(d, v/d) (§II-B, blocking model) or Pois
 do sleeps until its next slot with arrivals, so the slots without arrivals are skipped
 with one geometric draw rather than visited: the per-slot counts keep exactly the same
 distribution (the process is memoryless), and idle nodes cost nothing per slot.
+
+At one rate forever (every steady-state run) the process also counts how many slots drew
+each arrival count, in plain ints: one per slot with arrivals as it is reached, the slots
+without (those a gap skips) at the end, from the span counted. The node hands the counts
+to the observer at the end (:meth:`ArrivalProcess.counts`), which tests them against the
+declared distribution (``Scheme.choices``). Counting draws nothing.
 """
 
 from __future__ import annotations
@@ -78,13 +84,22 @@ class ArrivalProcess:
             from its start to the next segment's start (the last one forever).
     """
 
-    __slots__ = ("_rand", "_segs", "_only")
+    __slots__ = ("_rand", "_segs", "_only", "hist", "_first", "_at", "_count", "_skipped")
 
     def __init__(self, rng: random.Random, segments: Sequence[tuple[int, Sequence[float]]]) -> None:
         self._rand = rng.random
         segs = _segments(tuple((start, tuple(pmf)) for start, pmf in segments))
         self._segs = segs
         self._only = segs[0] if len(segs) == 1 and segs[0].end is None else None
+        #: one rate forever: ``hist[k]`` (k >= 1) -- the slots reached so far that drew ``k``
+        #: arrivals, from slot ``_first`` on (-1: none asked for yet); ``_at``, ``_count``: the
+        #: next slot with arrivals drawn, and its count (``_at`` -1: none); ``_skipped``: slots
+        #: never drawn (a late wake-up, after a stall, starts drawing anew)
+        self.hist = [0] * (len(self._only.cdf_pos) + 1) if self._only is not None else []
+        self._first = -1
+        self._at = -1
+        self._count = 0
+        self._skipped = 0
 
     def next_after(self, slot: int) -> tuple[int, int] | None:
         """The first slot ``> slot`` with at least one arrival, and the arrival count.
@@ -94,11 +109,26 @@ class ArrivalProcess:
         only = self._only
         if only is not None:  # one rate forever (every steady-state run): the loop below, unrolled
             t = max(slot + 1, only.start)
+            pend = self._at
+            if pend >= 0:  # the last draw's arrival slot is reached: count it
+                hist = self.hist
+                hist[self._count] += 1
+                late = slot
+                if late > pend:  # a late wake-up (a stall): the slots up to slot were never drawn
+                    self._skipped += late - pend
+            elif self._first < 0:
+                self._first = t
             if not only.cdf_pos:
+                self._at = -1
                 return None
             gap = 0 if only.log_p0 == _NEVER else int(log(1.0 - self._rand()) / only.log_p0)
             count = 1 + bisect_right(only.cdf_pos, self._rand())
-            return t + gap, min(count, len(only.cdf_pos))
+            if count > len(only.cdf_pos):
+                count = len(only.cdf_pos)
+            at = t + gap
+            self._at = at
+            self._count = count
+            return at, count
         t = slot + 1
         for seg in self._segs:
             if seg.end is not None and t >= seg.end:
@@ -118,3 +148,20 @@ class ArrivalProcess:
                 return None
             t = seg.end
         return None
+
+    def counts(self, last: int) -> dict[int, int]:
+        """Arrival count -> the slots up to ``last`` that drew it (one rate forever; else empty).
+
+        Covers every slot from the first asked for (``next_after(slot)``: from ``slot + 1``)
+        to ``last`` whose count is drawn: the slots up to the next arrival slot drawn, and
+        that slot's own count where it is not past ``last``.
+        """
+        if self._only is None or self._first < 0:
+            return {}
+        hist = list(self.hist)
+        at, end = self._at, last
+        if 0 <= at <= last:  # drawn, not reached (the node stopped): known up to it
+            hist[self._count] += 1
+            end = at
+        hist[0] = max(0, end + 1 - self._first - self._skipped - sum(hist))
+        return {k: n for k, n in enumerate(hist) if n}

@@ -65,6 +65,9 @@ class DeflectionNode(Node):
         #: arrival slots of packets waiting to enter (input queueing; the blocking model has no queue)
         prm: DeflectionInputs = ctx.params
         self.queue: deque[int] | tuple[()] = deque() if prm.mode == "queue" else ()
+        #: the arrival process of the current run() (None before it starts): it counts the
+        #: arrivals each slot drew, handed to the observer at the end (:meth:`choice_counts`)
+        self.arrivals: ArrivalProcess | None = None
 
     def held(self) -> int:
         return len(self.queue)
@@ -72,6 +75,12 @@ class DeflectionNode(Node):
     def held_packets(self) -> list[int]:
         """The arrival slots of the packets in the input queue (the observer's Little's law)."""
         return list(self.queue)
+
+    def choice_counts(self, last_slot: int) -> dict[str, dict[int, int]]:
+        """``arrivals``: how many slots up to ``last_slot`` drew each number of new packets
+        (one rate forever only: a time-varying ``schedule`` declares no arrival choice)."""
+        counts = self.arrivals.counts(last_slot) if self.arrivals is not None else {}
+        return {"arrivals": counts} if counts else {}
 
     def _arrivals(self) -> ArrivalProcess:
         p: DeflectionInputs = self.ctx.params
@@ -90,7 +99,7 @@ class DeflectionNode(Node):
         queueing = prm.mode == "queue"
         continuing_first = prm.order == "continuing-first"
         queue = cast("deque[int]", self.queue)  # only used as one where there is one
-        arrivals = self._arrivals()
+        self.arrivals = arrivals = self._arrivals()
         nxt = arrivals.next_after(ctx.slot - 1)  # a restarted node begins now
         inbox: Inbox = ()
         while True:
@@ -117,7 +126,7 @@ class DeflectionNode(Node):
             else:
                 accepted = offered if offered < free else free
                 admit(me, n, slot, accepted, rand, pkts, None)
-            for i in range(n_cont, len(pkts)):  # §II-A: each new packet's destination, uniform over the others
+            for i in range(n_cont, len(pkts)):  # §II-B: each new packet's destination, uniform over the others
                 choose("destination", pkts[i][0] ^ me)
             deflected = dist_after = n_after = 0
             ddists: list[int] = []

@@ -10,7 +10,7 @@ from dataclasses import asdict
 from typing import Any
 
 from .._base import Claim, Column, Inputs, Load, Param, Scheme, SchemeError, Setup
-from ..kit.choices import Distribution, Uniform
+from ..kit.choices import Binomial, Distribution, Poisson, Uniform
 from . import theory
 from ._inputs import DeflectionInputs, Given
 from .node import DeflectionNode
@@ -161,9 +161,24 @@ packet_destination = tuple
 
 
 def _choices(setup: Setup) -> dict[str, Distribution]:
-    """§II-A: a new packet's destination is uniform over the other nodes; recorded as its
-    offset ``destination xor source`` from the node that admits it, uniform over 1..2^d - 1."""
-    return {"destination": Uniform(range(1, setup.topology.n_nodes))}
+    """The random choices of §II-B and §IV, judged by the observer.
+
+    * ``destination``: a new packet's destination is uniform over the 2^d - 1 other nodes
+      (§II-B); recorded as its offset ``destination xor source`` from the node that admits
+      it, uniform over 1..2^d - 1.
+    * ``arrivals``: the number of new packets offered to a node in a slot, independent from
+      node to node and slot to slot: B(d, v/d) in the blocking model (§II-B), Poisson(λ) with
+      input queueing (§IV). Counted per node and slot by the node's arrival process (slots
+      without arrivals included) and handed over at the end. Declared at one rate forever;
+      a time-varying ``schedule`` (Table I) draws from several, and declares none.
+    """
+    out: dict[str, Distribution] = {"destination": Uniform(range(1, setup.topology.n_nodes))}
+    p: DeflectionInputs = setup.params
+    if p.mode == "queue":
+        out["arrivals"] = Poisson(p.lam)
+    elif len(p.schedule) == 1:
+        out["arrivals"] = Binomial(p.d, p.schedule[0][1] / p.d)
+    return out
 
 
 SCHEME = Scheme(

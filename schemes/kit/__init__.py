@@ -12,7 +12,8 @@ sibling paper's private modules.
   ``run_ended`` and ``due``, judge only what was owed), :class:`BroadcastReporter`
   (exactly-once, reception and broadcast delay, Q, M), :class:`UnicastReporter` (delay,
   hops, Q, conservation);
-* nodes: :class:`BroadcastNode` (births, first receptions, the step event, non-idling step end);
+* nodes: :class:`BroadcastNode` (births, first receptions, the step event, non-idling step end),
+  with :func:`births_choice` (its births' declared Poisson count per slot);
 * checks that come with the reporters (:mod:`._checks`): :class:`PathCheck` (unicasts delivered
   at their destination, hops within the topology's bounds, shortest paths where declared),
   :class:`BirthCheck`, :class:`Liveness`, :class:`OrderCheck` with the node side's
@@ -28,7 +29,7 @@ sibling paper's private modules.
 
 from . import portable
 from ._births import BirthProcess, available_slot
-from ._broadcast_node import INCARNATION_SHIFT, BirthRate, BroadcastNode, Forwarding, first_seq
+from ._broadcast_node import INCARNATION_SHIFT, BirthRate, BroadcastNode, Forwarding, births_choice, first_seq
 from ._broadcast_reporter import STEP_FIELDS, BroadcastReporter, StepEvent
 from ._checks import (
     CHECK_EVENTS,
@@ -88,6 +89,7 @@ __all__ = [
     "WindowBatches",
     "available_slot",
     "bipartite",
+    "births_choice",
     "eccentricity",
     "first_label",
     "first_seq",

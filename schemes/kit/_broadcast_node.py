@@ -12,14 +12,27 @@ from typing import Any, Protocol
 from slotnet.nodes import Inbox, Node, NodeContext
 
 from ._births import BirthProcess
+from .choices import Poisson
 
-__all__ = ["INCARNATION_SHIFT", "BirthRate", "BroadcastNode", "Forwarding", "first_seq"]
+__all__ = ["INCARNATION_SHIFT", "BirthRate", "BroadcastNode", "Forwarding", "births_choice", "first_seq"]
 
 #: A restarted node numbers its packets from ``incarnation << INCARNATION_SHIFT`` on, so a
 #: packet's name ``(origin, seq)`` stays unique across crashes and recoveries: a new
 #: incarnation keeps none of its predecessor's state, but it knows which incarnation it is
 #: (``ctx.incarnation``, as a real node knows its boot count).
 INCARNATION_SHIFT = 32
+
+
+def births_choice(lam: float) -> dict[str, Poisson]:
+    """The declaration of a :class:`BroadcastNode`'s births (``Scheme.choices``): ``births``,
+    the number born at a node in a slot, Poisson(λ) -- a Poisson process of rate λ per slot,
+    independent from node to node (Stamoulis & Tsitsiklis, §1 and §2.1.1(b)). None at λ = 0.
+
+    Example:
+        >>> births_choice(0.25)
+        {'births': Poisson(mean=0.25)}
+    """
+    return {"births": Poisson(lam)} if lam > 0 else {}
 
 
 def first_seq(ctx: NodeContext) -> int:
@@ -72,6 +85,12 @@ class BroadcastNode(Node):
             out.append((self.seq, tau))
         self._new_births.extend(out)
         return out
+
+    def choice_counts(self, last_slot: int) -> dict[str, dict[int, int]]:
+        """``births``: how many slots up to ``last_slot`` saw each number of births here (the
+        Poisson(λ) count per slot that :func:`births_choice` declares; none at λ = 0)."""
+        counts = self.births_proc.counts(last_slot)
+        return {"births": counts} if counts else {}
 
     def received(self, origin: int, seq: int) -> None:
         """Note a first reception of (origin, seq) at this node for the observer."""

@@ -129,16 +129,23 @@ def eccentricity(topology: Geometry, v: int) -> int:
 
 class Book(Tally):
     """One invariant's violations: how many, and the first by (slot, node, packet, problem) --
-    the same tally a stated property keeps (:class:`slotnet.schemes.kit.properties.Tally`)."""
+    the same tally a stated property keeps (:class:`slotnet.schemes.kit.properties.Tally`).
 
-    __slots__ = ()
+    ``keep``: also keep every violation, in the order found (:attr:`found`), for a kit
+    property judged by the same check (:class:`~slotnet.schemes.kit.properties.ShortestPaths`).
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("found",)
+
+    def __init__(self, keep: bool = False) -> None:
         super().__init__(_order)
+        self.found: list[tuple[int, int, tuple[Any, ...], str]] | None = [] if keep else None
 
     def add(self, slot: int, node: int, packet: tuple[Any, ...], problem: str) -> None:  # type: ignore[override]
         """Count a violation; keep it if it is the first so far (whatever the events' order)."""
         Tally.add(self, (slot, node, packet, problem))
+        if self.found is not None:
+            self.found.append((slot, node, packet, problem))
 
     def result(self, ok: bool | None = None, **extra: Any) -> dict[str, Any]:
         """The invariant's dict: ``ok`` (no violation, unless given), ``checked``, ``violations``, ``first``."""
@@ -176,18 +183,21 @@ class PathCheck:
             packet's lifetime (a bufferless scheme), which a ``delay`` fault lengthens, so
             parity is then checked only in a fault-free run.
         faults: the run's schedule holds a fault (``Setup.faults``).
+        keep: keep every violation (``Book.found``), not only the first: the kit's
+            :class:`~slotnet.schemes.kit.properties.ShortestPaths` property is this check, fed
+            from the observer's record of messages.
     """
 
     __slots__ = ("topology", "shortest", "parity", "at_dest", "bounds", "paths", "_dist")
 
     def __init__(self, topology: Geometry, *, shortest: bool = False, exact_hops: bool = True,
-                 faults: bool = False) -> None:
+                 faults: bool = False, keep: bool = False) -> None:
         self.topology = topology
         self.shortest = shortest
         self.parity = bipartite(topology) and (exact_hops or not faults)
-        self.at_dest = Book()
-        self.bounds = Book()
-        self.paths = Book()
+        self.at_dest = Book(keep)
+        self.bounds = Book(keep)
+        self.paths = Book(keep)
         self._dist: Callable[[int, int], int] = topology.distance
 
     def delivered(self, node: int, slot: int, birth: float, hops: int, packet: tuple[Any, ...],

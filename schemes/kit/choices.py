@@ -31,6 +31,7 @@ Example:
 from .._choices import (
     MIN_EXPECTED,
     SIGNIFICANCE,
+    Binomial,
     Categorical,
     Distribution,
     Poisson,
@@ -42,6 +43,7 @@ from .._choices import (
 __all__ = [
     "MIN_EXPECTED",
     "SIGNIFICANCE",
+    "Binomial",
     "Categorical",
     "Distribution",
     "Poisson",

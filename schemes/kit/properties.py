@@ -23,7 +23,9 @@ Three kinds of property:
 * **message** properties over the observer's record of every message (which needs the
   scheme's ``key(message)``, naming the end-to-end message a send carries, and usually its
   ``dest(message)``): :class:`Delivered` (reached its destination), :class:`ExactlyOnce`,
-  :class:`WithinHops`, :class:`ShortestPaths`, :class:`FifoPerLink`.
+  :class:`WithinHops`, :class:`ShortestPaths`, :class:`FifoPerLink`. Where one is the same
+  check as a built-in scheme's, it is that check: :class:`ShortestPaths` is the kit's
+  :class:`~slotnet.schemes.kit.PathCheck` (``shortest_paths``), fed from the record.
 
 A property's result is one invariant of the run (``invariants.properties.<name>``): ``ok``,
 ``checked``, ``violations`` and, for the first violation (smallest slot, then nodes), a
@@ -54,12 +56,12 @@ from .._properties import (
     Received,
     Safety,
     Sent,
-    ShortestPaths,
     SlotView,
     Tally,
     Violation,
     WithinHops,
 )
+from ._check_properties import ShortestPaths
 
 __all__ = [
     "AtEnd",

@@ -33,7 +33,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from slotnet.nodes import Node, NodeContext
-from slotnet.schemes.kit import RESIDENCE_EVENTS, STEP_FIELDS, BirthProcess, BroadcastReporter, Residence
+from slotnet.schemes.kit import RESIDENCE_EVENTS, STEP_FIELDS, BirthProcess, BroadcastReporter, Residence, births_choice
+from slotnet.schemes.kit.choices import Distribution
 
 from .._base import Claim, Inputs, Load, Scheme, SchemeError, Setup
 from . import theory as th
@@ -67,6 +68,11 @@ class DynamicNode(Node):
 
     def held(self) -> int:
         return len(self.queue)
+
+    def choice_counts(self, last_slot: int) -> dict[str, dict[int, int]]:
+        """``births``: how many ticks up to ``last_slot`` saw each number of requests born here."""
+        counts = self.births.counts(last_slot)
+        return {"births": counts} if counts else {}
 
     def held_packets(self) -> Iterable[Any]:
         node = self.ctx.node
@@ -330,6 +336,14 @@ def _backlog(topology: Any, params: DynamicInputs) -> float:
     return MAX_BACKLOG
 
 
+def dynamic_choices(setup: Setup) -> dict[str, Distribution]:
+    """§6: every node generates broadcast requests by a Poisson process of rate λ per time
+    unit, so the requests born in one tick (1/q of a unit) are Poisson(λ/q), independent
+    from tick to tick and node to node (``births``; none declared at λ = 0)."""
+    prm: DynamicInputs = setup.params
+    return births_choice(prm.lam / setup.quantum)
+
+
 SCHEME = Scheme(
     name="dynamic-broadcast",
     summary="§6: Poisson broadcasts served by successive PMNB intervals (Theorem 6 with mini-packets)",
@@ -345,4 +359,5 @@ SCHEME = Scheme(
     max_backlog=_backlog,
     faults=None,  # every kind: see ._offschedule
     claims=dynamic_claims,
+    choices=dynamic_choices,
 )

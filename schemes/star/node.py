@@ -182,6 +182,14 @@ class StarNode(BroadcastNode):
     def held_packets(self) -> set[tuple[int, int]]:
         return self.queues.items()
 
+    def choice_counts(self, last_slot: int) -> dict[str, dict[int, int]]:
+        """``births`` (the kit's) and ``unicast_births``: births per slot, counted here."""
+        out = super().choice_counts(last_slot)
+        counts = self.ubirths.counts(last_slot)
+        if counts:
+            out["unicast_births"] = counts
+        return out
+
     def next_wake(self) -> int | None:
         a, b = self.births_proc.wake_slot(), self.ubirths.wake_slot()
         if a is None or b is None:
@@ -246,6 +254,8 @@ class StarNode(BroadcastNode):
         for seq, _tau in self.births(slot):
             ending = pick_ending(rng, self.x)
             split = pick_split(rng, self.sides)
+            ctx.record_choice("ending", ending)  # with probability x_l (§3.1)
+            ctx.record_choice("split", split)  # a fair coin per even side (§3.1)
             _, plan = book.broadcast(zero, ending, split)
             add((me, seq, ending, split), plan, slot)
         if self.ubirths.next_birth <= slot:

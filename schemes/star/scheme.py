@@ -38,7 +38,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._base import Claim, Inputs, Load, Param, Scheme, SchemeError, Setup
-from ..kit.choices import Distribution, Uniform
+from ..kit import births_choice
+from ..kit.choices import Categorical, Distribution, Poisson, Uniform
 from ._inputs import Given, StarInputs
 from ._theory_loads import HOPS_RULES, unicast_hops
 from .node import StarNode
@@ -193,9 +194,32 @@ def unicast_identity(message: Any) -> tuple[int, int] | None:
 
 
 def star_choices(setup: Setup) -> dict[str, Distribution]:
-    """§4: a unicast's destination is uniform over the other nodes; recorded as its offset
-    ``(destination - source) mod n`` from the node where it is born, uniform over 1..n-1."""
-    return {"destination": Uniform(range(1, setup.topology.n_nodes))}
+    """The random choices of priority STAR, judged by the observer.
+
+    * ``births`` and ``unicast_births``: broadcast and unicast requests born at a node in a
+      slot, Poisson(λ_B) and Poisson(λ_R) (§2's arrival rates λ_i per node, as Poisson
+      processes, the random broadcasting of Stamoulis & Tsitsiklis [12]); each only where
+      its rate is positive.
+    * ``ending``: a broadcast's ending dimension l, drawn with probability x_l (§3.1, eq. (2)
+      and (3); §4, eq. (4) with unicasts).
+    * ``split``: on each ring of even side, which way the longer side of a broadcast's ring
+      goes, one fair coin per even dimension (§3.1): the mask is uniform over the masks of
+      the even dimensions (always 0 where every side is odd).
+    * ``destination``: a unicast's destination is uniform over the other nodes (§4); recorded
+      as its offset ``(destination - source) mod n`` from the node where it is born,
+      uniform over 1..n-1.
+    """
+    p: StarInputs = setup.params
+    out: dict[str, Distribution] = {"destination": Uniform(range(1, setup.topology.n_nodes))}
+    out.update(births_choice(p.lam))
+    if p.lam_unicast > 0:
+        out["unicast_births"] = Poisson(p.lam_unicast)
+    if p.lam > 0:
+        total = sum(p.x)
+        out["ending"] = Categorical({k: x / total for k, x in enumerate(p.x) if x > 0})
+        even = [k for k, n in enumerate(setup.topology.sides) if n % 2 == 0]  # none: the mask is always 0
+        out["split"] = Uniform(sum(1 << k for i, k in enumerate(even) if m >> i & 1) for m in range(1 << len(even)))
+    return out
 
 
 SCHEME = Scheme(

@@ -11,7 +11,7 @@ Families: deflection (Greenberg & Hajek), STAR (Yeh, Varvarigos & Eshoul), the h
 broadcast schemes (Stamoulis & Tsitsiklis), many-to-one greedy routing, and the partial
 exchange (Varvarigos & Bertsekas §5).
 
-Invariants judged on the whole run (``birth_epochs``, ``littles_law``,
+Invariants judged on the whole run (``birth_epochs``, ``choices``, ``littles_law``,
 ``theory_agreement``) name their problem in one sentence of their own instead of a first
 offending packet.
 """
@@ -40,6 +40,7 @@ from slotnet.schemes import SCHEMES
 from slotnet.schemes.broadcast.balanced import BalancedNode, balanced_plan
 from slotnet.schemes.broadcast.dtree import DtreeNode, dtree_plan
 from slotnet.schemes.broadcast.simple import SimpleNode
+from slotnet.schemes.deflection._arrivals import binomial_pmf
 from slotnet.schemes.deflection.node import DeflectionNode
 from slotnet.schemes.kit import FifoOrder
 from slotnet.schemes.manytoone._engine import DST, SRC
@@ -121,6 +122,12 @@ def _one_pass_inverted(node: int, dests: Any, d: int, rand: Any, first: int = 0,
     return out
 
 
+def _offered_per_node_not_per_link(n: int, p: float) -> list[float]:
+    """The blocking model's offered packets drawn from B(d, v), the load v taken for each
+    of the d trials' probability instead of v/d (§II-B): the node's pmf for B(d, v/d)."""
+    return binomial_pmf(n, p * n)
+
+
 def _transmit_inverted(node: int, pkts: Any, d: int, rand: Any, send: Any, first: int = 0, live: Any = None) -> Any:
     """transmit() assigning ports by :func:`_one_pass_inverted` (patched where the node calls it:
     in the compiled build the rule's own call to one_pass is a C call no patch reaches)."""
@@ -150,6 +157,9 @@ class _DeflectionQuits(DeflectionNode):
                 if me == 5 and ctx.slot >= 20:
                     raise _Stop
                 return inner.next_after(slot)
+
+            def counts(self, last: int) -> Any:
+                return inner.counts(last)
 
         return Ending()
 
@@ -565,6 +575,9 @@ BUGS = [
     Bug("deflection: preference inverted (away from home first)", "deflection", "hypercube:4", load={"offered": 0.5},
         patches=((deflection_node, "transmit", _transmit_inverted),),
         invariant="forced_deflections", phrase="were free"),
+    Bug("deflection: offered packets drawn from B(d, v) instead of B(d, v/d)", "deflection", "hypercube:4",
+        load={"offered": 0.5}, patches=((deflection_node, "binomial_pmf", _offered_per_node_not_per_link),),
+        invariant="choices", phrase="choice 'arrivals'"),
     Bug("deflection: arrival stamped with the entry slot", "deflection", "hypercube:4", load={"lam": 1.0},
         node=_DeflectionArrivalAtEntry, invariant="littles_law", phrase="Little's law"),
     # STAR
@@ -642,7 +655,7 @@ BUGS = [
 ]
 
 #: invariants judged on the whole run: their problem is a sentence of their own, not a first packet
-WHOLE_RUN = frozenset({"birth_epochs", "littles_law", "theory_agreement"})
+WHOLE_RUN = frozenset({"birth_epochs", "choices", "littles_law", "theory_agreement"})
 
 
 def _plant(bug: Bug, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -704,7 +717,7 @@ def test_the_suite_plants_at_least_twenty_bugs_across_five_families():
 def test_every_planted_bug_is_expected_caught():
     """The catch rate the docs state (docs/explanation/validator.md): every bug planted is caught."""
     assert [b.name for b in BUGS if b.missed] == []
-    assert len(BUGS) == 34
+    assert len(BUGS) == 35
 
 
 @pytest.mark.parametrize("scheme,topology,load,params", [

@@ -150,6 +150,7 @@ def test_arrivals_equal_the_source():
             if got is None:
                 break
             slot = got[0] + seed % 2
+        assert a.counts(slot + 5) == b.counts(slot + 5)
 
 
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: set for classes a class statement made, clear for C types

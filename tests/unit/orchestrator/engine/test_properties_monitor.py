@@ -21,7 +21,7 @@ def _rows(r):
 
 def test_a_scheme_without_properties_or_choices_gets_no_new_invariant():
     """A run of a scheme that states nothing has neither ``properties`` nor ``choices`` (nothing changes)."""
-    r = run(RunSpec("bcast-simple", "hypercube:3", load={"rho": 0.2}, slots=30))
+    r = run(RunSpec("pmnb", "mesh:4x4"))
     assert "properties" not in r.invariants and "choices" not in r.invariants
 
 
@@ -119,7 +119,8 @@ def test_shortest_paths_fail_for_the_long_way_round():
     assert _rows(short)["shortest"]["ok"]  # to the right is the short way: 2 hops
     long = run(RunSpec("user-long-way", "torus:6", slots=12, params={"source": 0, "dest": 4}))
     row = _rows(long)["shortest"]
-    assert not row["ok"] and "after 4 hops; the shortest path has 2" in row["first"]["problem"]
+    assert not row["ok"] and "took 4 hops where the scheme declares shortest paths of 2" in row["first"]["problem"]
+    assert row["first"]["nodes"] == [0, 4] and row["violations"] == 1
     assert row["first"]["slot"] == 4 and _rows(long)["reached"]["ok"]
 
 
@@ -198,3 +199,39 @@ def test_exactly_once_with_at_least_fails_an_undelivered_packet():
     r = run(RunSpec("user-wrong-once", "torus:6", slots=12, params={"source": 0, "dest": 3}))
     assert not _rows(r)["once"]["ok"] and not _rows(r)["reached"]["ok"]
     assert "never reached" in _rows(r)["once"]["first"]["problem"]
+
+
+class _CountingPicker(user_schemes.Picker):
+    """Draws as Picker does but counts its picks itself, handing them over at the end."""
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.tally = [0, 0, 0, 0]
+
+    async def run(self) -> None:
+        for _ in range(self.ctx.params["picks"]):
+            self.tally[self.draw()] += 1
+            await self.ctx.next_slot()
+
+    def choice_counts(self, last_slot: int):
+        return {"pick": dict(enumerate(self.tally))}
+
+
+def test_counts_a_node_hands_over_at_the_end_are_judged_as_recorded_ones():
+    """Node-side counts (Node.choice_counts) give the same row as recording each pick."""
+    register(dataclasses.replace(user_schemes.PICKER, name="user-picker-counting", node=_CountingPicker), replace=True)
+    a = run(RunSpec("user-picker", "torus:4", seed=5))
+    b = run(RunSpec("user-picker-counting", "torus:4", seed=5))
+    assert b.invariants["choices"] == a.invariants["choices"]
+    assert b.invariants["choices"]["choices"]["pick"]["outcomes"] == 4 * 40
+
+
+def test_a_node_count_of_an_undeclared_choice_is_refused_by_name():
+    """Counts handed over under a name the scheme does not declare stop the run with the declared names."""
+    class Other(_CountingPicker):
+        def choice_counts(self, last_slot: int):
+            return {"colour": {1: 3}}
+
+    register(dataclasses.replace(user_schemes.PICKER, name="user-undeclared-count", node=Other), replace=True)
+    with pytest.raises(SlotnetError, match="node 0 counted a choice 'colour'.*declared: pick"):
+        run(RunSpec("user-undeclared-count", "torus:4"))
