@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from slotnet.fabric import FaultSchedule
 
 from ..engine._progress import RunsProgress
 from ..engine._spec import RunSpec, SpecError
+from ._cmd_run import VERDICT_FAILED
 from ._common import OutputError, int_set, load_args, params, print_json
 
 __all__ = ["check_writable", "cmd_explore", "explore_schedule", "replay_command"]
@@ -92,9 +94,17 @@ def cmd_explore(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise OutputError(f"--shrink: cannot write {args.shrink!r}: {exc.strerror or exc}") from None
         report["shrunk"] = shrunk
+    # as slotnet run and check: a failed scenario (a refusal is none) or a failing fault-free run fails
+    summary = report.get("summary", {})
+    status = VERDICT_FAILED if summary.get("failed") or summary.get("baseline_ok") is False else 0
+    if status:
+        failed = summary.get("failed", 0)
+        why = (f"{failed} of {summary.get('scenarios', 0)} scenarios failed" if failed
+               else "the fault-free run fails")
+        print(f"slotnet explore: {why}", file=sys.stderr)
     if args.json:
         print_json(report)
-        return 0
+        return status
     print(format_explore(report))
     if shrunk is not None:
         v = shrunk["verdict"]
@@ -108,7 +118,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
             print(f"  run: {shrunk['run']}")
     elif args.shrink:
         print("\nnothing to shrink: every scenario is ok (no file written)")
-    return 0
+    return status
 
 
 def replay_command(args: argparse.Namespace, spec: RunSpec) -> str:

@@ -142,7 +142,8 @@ def explore_description() -> str:
         "So deflection, which routes around a dead link, is ok under single-link, while a broadcast on fixed "
         "spanning trees is not: the subtree behind the link misses packets although it is still reachable. "
         "--samples K caps every family (a sample drawn with the seed). Scenarios run in worker processes; "
-        "results do not depend on how many.",
+        "results do not depend on how many. Exit status 0 when every scenario and the fault-free run are ok, 1 "
+        "when one fails (as slotnet run and check; a refused scenario is no failure), 2 for bad input.",
     )
 
 

@@ -19,8 +19,10 @@ def test_a_shrunk_schedule_replayed_with_run_fails_the_same_way(tmp_path, capsys
     out = tmp_path / "min.json"
     common = ["bcast-simple", "-t", "hypercube:4", "--rho", "0.1", "--slots", "300", "--seed", "1"]
     assert main(["explore", *common, "--faults", "single-link", "--samples", "3", "--shrink", str(out), "--jobs", "1",
-                 "--json"]) == 0
-    shrunk = json.loads(capsys.readouterr().out)["shrunk"]
+                 "--json"]) == 1  # its scenarios fail
+    explored = capsys.readouterr()
+    assert explored.err == "slotnet explore: 3 of 3 scenarios failed\n"
+    shrunk = json.loads(explored.out)["shrunk"]
     reason = shrunk["verdict"]["reasons"][0]
     assert "broadcast missed" in reason
     assert main(["run", *common, "--faults", str(out), "--json", "--no-progress"]) == 1

@@ -24,9 +24,8 @@ def test_quiet_gc_collects_only_the_young_generations_before_freezing(monkeypatc
     """Entering the slot loop collects generations 0 and 1 only: a full collection walks the whole process."""
     calls = []
     monkeypatch.setattr(_gc.gc, "collect", lambda *a: calls.append(a) or 0)
-    with _gc.quiet_gc():
-        with _gc.quiet_gc():
-            pass
+    with _gc.quiet_gc(), _gc.quiet_gc():
+        pass
     assert calls == [(1,)]
 
 

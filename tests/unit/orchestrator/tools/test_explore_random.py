@@ -199,10 +199,10 @@ def test_shrink_keeps_a_random_sample_failing(tmp_path, capsys):
     out = tmp_path / "min.json"
     run = ["explore", "bcast-dtree", "-t", "hypercube:3", "--rho", "0.3", "--slots", "16", "--seed", "2", "--jobs", "1"]
     code, text, _ = _main(capsys, *run, "--faults", "random", "--samples", "6", "--shrink", str(out))
-    assert code == 0
+    assert code == 1  # samples failed
     assert "shrunk '#" in text and out.exists()
     minimal = json.loads(out.read_text())
     assert FaultSchedule.parse(file=out)  # a faults file slotnet run accepts
     code, text, _ = _main(capsys, *run, "--faults", str(out), "--json")
-    assert code == 0 and json.loads(text)["summary"]["failed"] == 1
+    assert code == 1 and json.loads(text)["summary"]["failed"] == 1
     assert 1 <= len([o for o in minimal if o["kind"] != "detect"]) <= 8

@@ -110,7 +110,7 @@ def test_shrink_writes_a_schedule_that_replays_the_failure(capsys, tmp_path):
     out = tmp_path / "min.json"
     code, text, _ = _main(capsys, "explore", *TREE_ARGS, "--faults", "crash-points", "--crash-slots", "12",
                           "--samples", "2", "--shrink", str(out), "--json")
-    assert code == 0
+    assert code == 1  # a scenario failed: explore fails as run and check do
     report = json.loads(text)
     shrunk = report["shrunk"]
     assert shrunk["from"] == report["summary"]["first_failure"] and not shrunk["verdict"]["ok"]
@@ -119,7 +119,7 @@ def test_shrink_writes_a_schedule_that_replays_the_failure(capsys, tmp_path):
     assert shrunk["replay"].endswith(f"--faults {out}")
     code, text, _ = _main(capsys, "explore", *TREE_ARGS, "--faults", str(out), "--json")
     replay = json.loads(text)["scenarios"]
-    assert code == 0 and len(replay) == 1 and not replay[0]["ok"] and replay[0]["reasons"] == shrunk["verdict"]["reasons"]
+    assert code == 1 and len(replay) == 1 and not replay[0]["ok"] and replay[0]["reasons"] == shrunk["verdict"]["reasons"]
     crash = next(o for o in objs if o["kind"] == "crash")
     recover = next((o for o in objs if o["kind"] == "recover"), None)
     if recover is not None and recover["slot"] - crash["slot"] > 1:  # the window is as short as it can be
