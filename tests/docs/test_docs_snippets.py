@@ -54,9 +54,11 @@ def _run_commands(block: Block) -> None:
 
 
 def _run_transcript(block: Block) -> None:
-    """Run a console block's commands; every output line it prints (but ``...`` elisions) must be printed."""
+    """Run a console block's commands; every output line it prints (but ``...`` elisions) must be printed, and each
+    exits with the status its line states (0 unless ``# exit status N``)."""
+    statuses = dict((tuple(argv), status) for argv, status in block.commands_with_status())
     for argv, expected in block.transcript():
-        printed = {line.rstrip() for line in _slotnet(block, argv).splitlines()}
+        printed = {line.rstrip() for line in _slotnet(block, argv, statuses.get(tuple(argv), 0)).splitlines()}
         missing = [line for line in expected if line.strip() and "..." not in line and line not in printed]
         assert not missing, f"{block.page}:{block.line}: slotnet {' '.join(argv)} no longer prints {missing}"
 
