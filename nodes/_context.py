@@ -117,7 +117,7 @@ class NodeContext:
         self._handlers = handlers
         self._port_of: dict[int, int] | None = None  # neighbour -> port, made by the first port_to
         self._coords: tuple[int, ...] | None = None
-        self._port_ids = _shared(tuple(p.index for p in geometry.ports(node)))
+        self._port_ids = _shared(geometry.port_ids(node))
         #: (slots, masks): from slots[i] on, bit p of masks[i] marks port p dead; None: never
         self._dead = dead_ports
         self._detect = detect

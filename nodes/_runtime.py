@@ -205,12 +205,14 @@ class SlotRuntime:
         return rec
 
     # -- called from node tasks -------------------------------------------------------
-    def attach(self, node: int, task: Task) -> None:
-        """``node``'s task has started (it runs its first step now)."""
+    def attach(self, node: int, task: Task, counted: bool = False) -> None:
+        """``node``'s task has started (it runs its first step now); ``counted``: its
+        starter already counted it as running (it spawned it without waiting)."""
         rec = self.records[node]
         assert rec is not None
         rec.task = task
-        self.running += 1
+        if not counted:
+            self.running += 1
 
     def step_done(self) -> None:
         """A node finished its step (parked or returned)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import random
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from math import log
 
@@ -76,12 +76,14 @@ class ArrivalProcess:
         rng: the node's own stream.
         segments: ``(start_slot, pmf)`` pairs in increasing start order; each pmf holds
             from its start to the next segment's start (the last one forever).
+        rand: ``rng.random`` where the caller already holds it (one bound method less a node).
     """
 
     __slots__ = ("_rand", "_segs", "_only")
 
-    def __init__(self, rng: random.Random, segments: Sequence[tuple[int, Sequence[float]]]) -> None:
-        self._rand = rng.random
+    def __init__(self, rng: random.Random, segments: Sequence[tuple[int, Sequence[float]]],
+                 rand: Callable[[], float] | None = None) -> None:
+        self._rand = rand if rand is not None else rng.random
         segs = _segments(tuple((start, tuple(pmf)) for start, pmf in segments))
         self._segs = segs
         self._only = segs[0] if len(segs) == 1 and segs[0].end is None else None
