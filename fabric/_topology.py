@@ -127,6 +127,18 @@ class Topology:
         building them)."""
         return tuple(p for p in range(self.n_ports) if self.neighbour(node, p) is not None)
 
+    def out_links(self, node: int) -> tuple[list[int], list[int]]:
+        """For each port index in ``range(n_ports)``: the neighbour it leads to and the port
+        at which it arrives there, -1 and -1 where the node lacks the port."""
+        nbrs = [-1] * self.n_ports
+        revs = [-1] * self.n_ports
+        for p in range(self.n_ports):
+            nb = self.neighbour(node, p)
+            if nb is not None:
+                nbrs[p] = nb
+                revs[p] = self.reverse_port(node, p)
+        return nbrs, revs
+
     def degree(self, node: int) -> int:
         """Number of out-ports of ``node``."""
         return len(self.ports(node))
@@ -188,6 +200,9 @@ class Hypercube(Topology):
 
     def ports(self, node: int) -> tuple[Port, ...]:
         return tuple(Port(k, k, 0, node ^ (1 << k)) for k in range(self.d))
+
+    def out_links(self, node: int) -> tuple[list[int], list[int]]:
+        return [node ^ (1 << k) for k in range(self.d)], list(self._port_ids)
 
     def degree(self, node: int) -> int:
         return self.d

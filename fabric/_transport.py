@@ -437,14 +437,8 @@ class InProcessTransport:
     def links(self, node: int) -> tuple[array[int], tuple[int, ...]]:
         """``node``'s out-links: the neighbour on each port (-1: no such port) and the port
         at which each arrives there (a shared tuple)."""
-        topo = self.topology
-        nbrs = array("i", [-1]) * topo.n_ports  # node ids are below 2**24
-        revs = [-1] * topo.n_ports
-        for p in range(topo.n_ports):
-            nb = topo.neighbour(node, p)
-            if nb is not None:
-                nbrs[p] = nb
-                revs[p] = topo.reverse_port(node, p)
+        out, revs = self.topology.out_links(node)
+        nbrs = array("i", out)  # node ids are below 2**24
         row = tuple(revs)
         shared = self._reverse_rows.get(row)
         if shared is None:
