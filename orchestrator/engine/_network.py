@@ -28,7 +28,7 @@ import trio
 from slotnet.errors import NodeFailure, SlotnetError
 from slotnet.fabric import FAULT_KINDS, NOTE_CAUSES, SlotClock, Transport
 from slotnet.nodes import Node
-from slotnet.nodes.runtime import NodeContext, SlotRuntime, TracedContext
+from slotnet.nodes.runtime import NodeContext, SeedTable, SlotRuntime, TracedContext
 from slotnet.schemes import HOP_EVENT
 
 from ._completion import Waiting
@@ -146,6 +146,8 @@ class Network:
         #: the local node ids, one int object each, shared by everything built for the node
         #: (its outlet, context, parking record, task): one int, not one per holder
         self._ids = list(self.local)
+        #: the local nodes' stream seeds, made at once (the same streams, see ``SeedTable``)
+        self._seeds = SeedTable(prep.spec.seed, self.local) if isinstance(self.local, range) else prep.spec.seed
         faults = prep.spec.faults
         self._detect = faults.detect
         self._timeline = faults.port_timeline(prep.topology) if faults.detect is not None and not faults.empty else {}
@@ -224,7 +226,7 @@ class Network:
         prep = self.prep
         record, traced_record = self._sinks
         common: dict[str, Any] = dict(
-            node=v, geometry=prep.topology, params=self._params, seed=prep.spec.seed, outlet=self.outlets[v],
+            node=v, geometry=prep.topology, params=self._params, seed=self._seeds, outlet=self.outlets[v],
             clock=self.clock, runtime=self.runtime, incarnation=incarnation, quantum=prep.quantum,
             dead_ports=self._timeline.get(v), detect=self._detect or 0,
         )
