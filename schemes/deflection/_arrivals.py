@@ -15,6 +15,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from math import log
+from typing import Any
 
 #: ``-math.inf``, bound once: the log-probability of "no arrival" when an arrival is certain
 _NEVER = -math.inf
@@ -84,7 +85,10 @@ class ArrivalProcess:
     def __init__(self, rng: random.Random, segments: Sequence[tuple[int, Sequence[float]]],
                  rand: Callable[[], float] | None = None) -> None:
         self._rand = rand if rand is not None else rng.random
-        segs = _segments(tuple((start, tuple(pmf)) for start, pmf in segments))
+        key: Any = segments  # the cache's key: tuples all through (a node's cached segments already are)
+        if type(key) is not tuple or not all(type(pmf) is tuple for _, pmf in key):
+            key = tuple((start, tuple(pmf)) for start, pmf in segments)
+        segs = _segments(key)
         self._segs = segs
         self._only = segs[0] if len(segs) == 1 and segs[0].end is None else None
 

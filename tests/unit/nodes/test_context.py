@@ -168,7 +168,7 @@ def test_idle_refuses_a_slot_that_has_begun(until, began):
 def test_idle_parks_until_a_later_slot():
     runtime = SlotRuntime(8)
     ctx, _, _ = _ctx(node=3, slot=21, runtime=runtime)
-    parked = ctx.idle(25)
+    ctx.idle(25)
     assert runtime.timers == [_timer(25, 3, 0)] and runtime.active == []
     ctx2, _, _ = _ctx(node=4, slot=21, runtime=runtime)
     nxt = ctx2.idle(22)  # due next slot anyway: no timer

@@ -10,7 +10,6 @@ from __future__ import annotations
 import outcome
 import pytest
 import trio
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
