@@ -623,8 +623,8 @@ class InProcessTransport:
         """Messages sent but not yet delivered, as ``(receiver, in_port, message)`` (held ones
         included), decoded as they are read (:class:`~._in_flight.InFlight`)."""
         pending = self._pending
-        parts: list[Part] = [(r, [_split(b) for b in pending[r] or ()]) for r in sorted(self._touched)]
+        parts: list[Part] = [(r, list(pending[r] or ())) for r in sorted(self._touched)]
         for due in sorted(self._later):
-            parts += [(r, [(p, b)]) for r, p, b, _ in self._later[due]]
-        parts += self._pipeline.held_frames()
-        return InFlight(parts, self._payload)
+            parts += [(r, [_pair(p, b)]) for r, p, b, _ in self._later[due]]
+        parts += [(r, [_pair(p, b) for p, b in frames]) for r, frames in self._pipeline.held_frames()]
+        return InFlight(parts, self._payload, _split)
