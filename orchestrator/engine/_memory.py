@@ -13,16 +13,16 @@ bytes go (at v = 1, d = 12, 2026-11-29: 2.5 KiB its random stream, about 1.6 KiB
 task and coroutine frames, 0.45 KiB the messages in flight, the rest its context, outlet
 and the run's tables). Deflection was re-measured on 2026-11-29, after the cuts of that
 day (a message in flight is one bytes object; timers are ints; one int object per node
-id; the end of a run no longer its peak): 6.2 / 6.9 / 6.5 KiB per node at d = 12 / 13 /
-14, compiled, before the last of them (the end of a run), which takes about 0.6 KiB more
-off (pure build, d = 13: a 109.2 MiB peak down to 103.6). The other rows are from before
-those cuts, which shrink every scheme's messages in flight and timers: they are upper
-bounds:
+id; the end of a run no longer its peak): 6.25 / 6.79 KiB per node at d = 12 / 13,
+compiled (6.2 / 6.9 / 6.5 at d = 12 / 13 / 14 before the last of those cuts); the pure
+build 6.40 / 6.59 against 7.28 / 7.49 before them, measured back to back. The other
+rows are from before those cuts, which shrink every scheme's messages in flight and
+timers: they are upper bounds:
 
 =================================  ======================  ======================
 scheme (load)                      d = 10 / 11             d = 12 / 13
 =================================  ======================  ======================
-deflection (``--offered 1``)       6.2 KiB per node (12)   6.9 / 6.5 KiB (13 / 14)
+deflection (``--offered 1``)       6.25 KiB per node (12)  6.79 KiB (13)
 bcast-dtree (``--rho 0.2``)        24.5 KiB                25.3 KiB
 bcast-simple (``--rho 0.1``)       18.7 KiB                20.3 KiB
 bcast-balanced (``--rho 0.2``)     21.3 KiB                23.9 KiB
@@ -44,7 +44,7 @@ the same runs took 19.8 / 20.7 KiB (deflection), 32.8 / 33.6 (bcast-dtree), 27.5
 
 :data:`SCHEME_BYTES_PER_NODE` gives each measured scheme its figure with a margin of about
 a quarter on top. A node's messages in flight grow with the cube's dimension (about half
-a packet per node and dimension at v = 1, some 60 bytes each): deflection's 6.9 KiB at
+a packet per node and dimension at v = 1, some 60 bytes each): deflection's 6.8 KiB at
 d = 13 is about 7.3 at d = 21, so it is allowed 9 KiB, and 2^21 nodes (about 18 GiB)
 are admitted in one process on a machine with 24 GiB (before those cuts it took 7.1 KiB
 at d = 12 to 16 and 9.3 at d = 20 in a 2-shard run whose end was its peak, and was
