@@ -14,8 +14,9 @@ from typing import Any, overload
 
 __all__ = ["InFlight"]
 
-#: (receiver, [(in_port, frame), ...]): one receiver's frames, in order
-Part = tuple[int, list[tuple[int, bytes]]]
+#: (receiver, [(in_port, frame), ...]): one receiver's frames, in order (or entries that
+#: InFlight's ``split`` makes such pairs of)
+Part = tuple[int, list[Any]]
 
 
 class InFlight(Sequence[tuple[int, int, Any]]):
@@ -29,20 +30,27 @@ class InFlight(Sequence[tuple[int, int, Any]]):
         decode: a frame's bytes -> its message.
     """
 
-    __slots__ = ("_parts", "_decode", "_len")
+    __slots__ = ("_parts", "_decode", "_len", "_split")
 
-    def __init__(self, parts: list[Part], decode: Callable[[bytes], Any]) -> None:
+    def __init__(self, parts: list[Part], decode: Callable[[bytes], Any],
+                 split: Callable[[Any], tuple[int, bytes]] | None = None) -> None:
         self._parts = parts
         self._decode = decode
         self._len = sum(len(frames) for _, frames in parts)
+        #: where given, the parts' entries are split into ``(in_port, frame)`` as they are
+        #: read (the transport keeps each pending message as one object: no pair is made
+        #: for every message at once)
+        self._split = split
 
     def __len__(self) -> int:
         return self._len
 
     def __iter__(self) -> Iterator[tuple[int, int, Any]]:
         dec = self._decode
+        split = self._split
         for r, frames in self._parts:
-            for p, b in frames:
+            for f in frames:
+                p, b = f if split is None else split(f)
                 yield r, p, dec(b)
 
     @overload
@@ -59,7 +67,7 @@ class InFlight(Sequence[tuple[int, int, Any]]):
             raise IndexError("InFlight index out of range")
         for r, frames in self._parts:
             if i < len(frames):
-                p, b = frames[i]
+                p, b = frames[i] if self._split is None else self._split(frames[i])
                 return r, p, self._decode(b)
             i -= len(frames)
         raise AssertionError("unreachable: the parts hold _len frames")

@@ -122,6 +122,23 @@ class Topology:
                 out.append(Port(p, dim, direction, nb))
         return tuple(out)
 
+    def port_ids(self, node: int) -> tuple[int, ...]:
+        """The indices of the node's out-ports, in increasing order (its ``ports`` without
+        building them)."""
+        return tuple(p for p in range(self.n_ports) if self.neighbour(node, p) is not None)
+
+    def out_links(self, node: int) -> tuple[list[int], list[int]]:
+        """For each port index in ``range(n_ports)``: the neighbour it leads to and the port
+        at which it arrives there, -1 and -1 where the node lacks the port."""
+        nbrs = [-1] * self.n_ports
+        revs = [-1] * self.n_ports
+        for p in range(self.n_ports):
+            nb = self.neighbour(node, p)
+            if nb is not None:
+                nbrs[p] = nb
+                revs[p] = self.reverse_port(node, p)
+        return nbrs, revs
+
     def degree(self, node: int) -> int:
         """Number of out-ports of ``node``."""
         return len(self.ports(node))
@@ -173,6 +190,22 @@ class Hypercube(Topology):
 
     def reverse_port(self, node: int, port: int) -> int:
         return port
+
+    def port_ids(self, node: int) -> tuple[int, ...]:
+        return self._port_ids  # every node has every port: one tuple for all
+
+    @cached_property
+    def _port_ids(self) -> tuple[int, ...]:
+        return tuple(range(self.d))
+
+    def ports(self, node: int) -> tuple[Port, ...]:
+        return tuple(Port(k, k, 0, node ^ (1 << k)) for k in range(self.d))
+
+    def out_links(self, node: int) -> tuple[list[int], list[int]]:
+        return [node ^ (1 << k) for k in range(self.d)], list(self._port_ids)
+
+    def degree(self, node: int) -> int:
+        return self.d
 
     def distance(self, a: int, b: int) -> int:
         return (a ^ b).bit_count()

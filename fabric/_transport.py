@@ -49,7 +49,7 @@ from collections.abc import Callable, Iterator
 #: added and a message a ``delay`` fault held back (``slot``: the slot it was sent in).
 LostCallback = Callable[[int, int, int, int, Any, str], None]
 
-_by_port = itemgetter(0)
+_second_byte = itemgetter(1)
 _EPS = 1e-9
 
 #: Loss causes of a dead link or node: the sender may have known (see FaultLedger.avoidable).
@@ -60,21 +60,42 @@ _ROWS_KEPT = 64
 
 #: msgpack array headers for 0..15 elements (fixarray)
 _FIXARRAY = [bytes([0x90 | n]) for n in range(16)]
-#: for each in-port (ports number below 64): a two-element array's header and the port, a
-#: positive fixint -- put before a frame, the pair ``(in_port, message)`` in msgpack
-_PORT_PAIR = [bytes([0x92, p]) for p in range(64)]
+#: for each in-port below 128: a two-element array's header and the port, a positive
+#: fixint -- put before a frame, the pair ``(in_port, message)`` in msgpack
+_PORT_PAIR = [bytes([0x92, p]) for p in range(128)]
 
 
-def _decode_inbox(r: int, pend: list[tuple[int, bytes]], slot: int) -> list[tuple[int, Any]]:
-    """``[(in_port, decode(data)) for in_port, data in pend]``, in one msgpack call.
+def _pair(in_port: int, data: bytes) -> bytes:
+    """The msgpack pair ``(in_port, message)`` of the frame ``data`` of ``message``: how a
+    receiver's pending messages are held (one bytes object each, no tuple around it)."""
+    head = _PORT_PAIR[in_port] if in_port < 128 else b"\x92" + packer()(in_port)
+    return head + data
 
-    The frames are concatenated behind an array header, each behind the header of a pair
-    and its in-port, so one ``unpackb`` decodes the whole inbox, pairs and all.
-    Well-formed frames give exactly the values decoding each would (msgpack objects are
-    self-delimiting). The frames here are outlet packers' output, of this process or
-    of another shard of the run (garbled ones were judged and dropped by the fault
-    pipeline); should one be malformed anyway, the failing call falls back to
-    frame-by-frame decoding, which names it.
+
+def _split(pair: bytes) -> tuple[int, bytes]:
+    """Inverse of :func:`_pair`: ``(in_port, frame)``."""
+    tag = pair[1]
+    if tag < 0x80:
+        return tag, pair[2:]
+    width = 1 if tag == 0xCC else 2 if tag == 0xCD else 4  # uint 8 / 16 / 32
+    return int.from_bytes(pair[2:2 + width], "big"), pair[2 + width:]
+
+
+def _in_port(pair: bytes) -> int:
+    """The in-port of a pending pair (:func:`_pair`), any port number."""
+    return _split(pair)[0]
+
+
+def _decode_inbox(r: int, pend: list[bytes], slot: int) -> list[tuple[int, Any]]:
+    """``[(in_port, message), ...]`` of the pairs ``pend`` (:func:`_pair`), in one msgpack call.
+
+    Each pending message is already the msgpack pair of its in-port and its frame, so
+    the pairs concatenated behind an array header are the whole inbox, and one
+    ``unpackb`` decodes it. Well-formed frames give exactly the values decoding each
+    would (msgpack objects are self-delimiting). The frames here are outlet packers'
+    output, of this process or of another shard of the run (garbled ones were judged and
+    dropped by the fault pipeline); should one be malformed anyway, the failing call falls
+    back to frame-by-frame decoding, which names it.
 
     Raises:
         FabricError: a frame is not one well-formed msgpack message.
@@ -82,17 +103,13 @@ def _decode_inbox(r: int, pend: list[tuple[int, bytes]], slot: int) -> list[tupl
     n = len(pend)
     try:
         if n == 1:
-            p, b = pend[0]
-            return [(p, unpackb(b, use_list=False, strict_map_key=False))]
-        parts = [_FIXARRAY[n] if n < 16 else b"\xdc" + n.to_bytes(2, "big")]  # array 16 (n < 65536)
-        for p, b in pend:
-            parts.append(_PORT_PAIR[p])
-            parts.append(b)
-        return list(unpackb(b"".join(parts), use_list=False, strict_map_key=False))
+            return [unpackb(pend[0], use_list=False, strict_map_key=False)]
+        head = _FIXARRAY[n] if n < 16 else b"\xdc" + n.to_bytes(2, "big")  # array 16 (n < 65536)
+        return list(unpackb(head + b"".join(pend), use_list=False, strict_map_key=False))
     except DECODE_ERRORS:
         pass
     try:
-        return [(p, decode(b)) for p, b in pend]
+        return [(p, decode(b)) for p, b in map(_split, pend)]
     except DECODE_ERRORS as exc:
         raise FabricError(f"node {r}: undecodable frame in slot {slot} ({type(exc).__name__}: {exc})") from None
 
@@ -109,7 +126,7 @@ class Frames:
 
     __slots__ = ("receiver", "slot", "_pend")
 
-    def __init__(self, receiver: int, slot: int, pend: list[tuple[int, bytes]]) -> None:
+    def __init__(self, receiver: int, slot: int, pend: list[bytes]) -> None:
         self.receiver = receiver
         self.slot = slot
         self._pend = pend
@@ -156,10 +173,11 @@ class Outlet:
         self._park = transport.park_to
         self._clock = transport.clock
         self._pack = transport.pack
-        #: the transport's pending frames, where its park is InProcessTransport's own (send
-        #: then parks a frame itself); None: send calls the transport's park (a shard's)
-        direct = type(transport).park is InProcessTransport.park
-        self._pending: list[list[tuple[int, bytes]] | None] | None = transport._pending if direct else None
+        #: the transport's pending pairs, where its park is InProcessTransport's own and
+        #: frames carry no checksum (send then packs the pair ``(in_port, message)`` and
+        #: parks it itself, see :func:`_pair`); None: send calls the transport's park
+        direct = type(transport).park is InProcessTransport.park and not transport.checksums
+        self._pending: list[list[bytes] | None] | None = transport._pending if direct else None
         self._touched: list[int] = transport._touched
         #: the messages to report and where (:meth:`watch`); None: nothing is reported
         self._follow: Callable[[Any], tuple[Any, Any] | None] | None = None
@@ -257,7 +275,7 @@ class Outlet:
             if pend is None:
                 pending[nb] = pend = []
                 self._touched.append(nb)
-            pend.append((self._revs[p], self._pack(message)))
+            pend.append(self._pack((self._revs[p], message)))  # _pair(in_port, pack(message)), in one call
         follow = self._follow
         if follow is not None:  # _reported, inlined
             key = follow(message)
@@ -367,7 +385,11 @@ class InProcessTransport:
         self.seed = seed
         self.on_lost = on_lost
         self.quantum = quantum
-        self._pending: list[list[tuple[int, bytes]] | None] = [None] * topology.n_nodes
+        #: receiver -> the messages parked for it, each the msgpack pair of its in-port and
+        #: its frame (:func:`_pair`: one bytes object a message); None: nothing
+        self._pending: list[list[bytes] | None] = [None] * topology.n_nodes
+        #: a pending pair's in-port: its second byte where every port is below 128
+        self._in_port: Callable[[bytes], int] = _second_byte if topology.n_ports <= 128 else _in_port
         self._touched: list[int] = []
         #: due slot -> (receiver, in_port, bytes, the slot its sender started it)
         self._later: dict[int, list[tuple[int, int, bytes, int]]] = {}
@@ -415,14 +437,8 @@ class InProcessTransport:
     def links(self, node: int) -> tuple[array[int], tuple[int, ...]]:
         """``node``'s out-links: the neighbour on each port (-1: no such port) and the port
         at which each arrives there (a shared tuple)."""
-        topo = self.topology
-        nbrs = array("i", [-1]) * topo.n_ports  # node ids are below 2**24
-        revs = [-1] * topo.n_ports
-        for p in range(topo.n_ports):
-            nb = topo.neighbour(node, p)
-            if nb is not None:
-                nbrs[p] = nb
-                revs[p] = topo.reverse_port(node, p)
+        out, revs = self.topology.out_links(node)
+        nbrs = array("i", out)  # node ids are below 2**24
         row = tuple(revs)
         shared = self._reverse_rows.get(row)
         if shared is None:
@@ -437,7 +453,11 @@ class InProcessTransport:
         if pend is None:
             self._pending[receiver] = pend = []
             self._touched.append(receiver)
-        pend.append((in_port, data))
+        pend.append(_pair(in_port, data))
+
+    def pending_frames(self, receiver: int) -> list[tuple[int, bytes]]:
+        """``(in_port, frame)`` of each message parked for ``receiver`` now, in parking order."""
+        return [_split(b) for b in self._pending[receiver] or ()]
 
     def park_later(self, due: int, receiver: int, in_port: int, data: bytes, began: int) -> None:
         """Hold ``data`` for ``receiver`` until slot ``due``; its sender started it in slot
@@ -545,11 +565,12 @@ class InProcessTransport:
             assert pend is not None
             pending[r] = None
             if len(pend) > 1:
-                pend.sort(key=_by_port)
+                pend.sort(key=self._in_port)
             if faulty:
-                pend = pipeline.judge(r, pend, slot, self._began)
-                if not pend:
+                kept = pipeline.judge(r, [_split(b) for b in pend], slot, self._began)
+                if not kept:
                     continue
+                pend = [_pair(p, b) for p, b in kept]
             out.append((r, Frames(r, slot, pend)))
             self.delivered += len(pend)
         touched.clear()
@@ -604,6 +625,6 @@ class InProcessTransport:
         pending = self._pending
         parts: list[Part] = [(r, list(pending[r] or ())) for r in sorted(self._touched)]
         for due in sorted(self._later):
-            parts += [(r, [(p, b)]) for r, p, b, _ in self._later[due]]
-        parts += self._pipeline.held_frames()
-        return InFlight(parts, self._payload)
+            parts += [(r, [_pair(p, b)]) for r, p, b, _ in self._later[due]]
+        parts += [(r, [_pair(p, b) for p, b in frames]) for r, frames in self._pipeline.held_frames()]
+        return InFlight(parts, self._payload, _split)

@@ -21,7 +21,7 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 from ._geometry import Geometry, Port
-from ._rng import node_rng
+from ._rng import SeedTable, node_rng
 from ._runtime import Parking, SlotRuntime
 
 __all__ = ["Inbox", "NodeContext", "NotANeighbour", "Outlet", "TraceTap"]
@@ -84,7 +84,7 @@ class NodeContext:
         node: int,
         geometry: Geometry,
         params: Any,
-        seed: int,
+        seed: int | SeedTable,
         outlet: Outlet,
         clock: _Clock,
         runtime: SlotRuntime,
@@ -117,12 +117,13 @@ class NodeContext:
         self._handlers = handlers
         self._port_of: dict[int, int] | None = None  # neighbour -> port, made by the first port_to
         self._coords: tuple[int, ...] | None = None
-        self._port_ids = _shared(tuple(p.index for p in geometry.ports(node)))
+        self._port_ids = _shared(geometry.port_ids(node))
         #: (slots, masks): from slots[i] on, bit p of masks[i] marks port p dead; None: never
         self._dead = dead_ports
         self._detect = detect
         self._outlet = outlet
-        self._seed = seed  # the run's seed: rng is node_rng(seed, node, incarnation), made on first use
+        #: the run's seed, or its nodes' (a table): rng is node_rng(seed, node, incarnation), made on first use
+        self._seed = seed
         self._rng: random.Random | None = None
         #: (node, slot, name, value) -> None: where ``record_choice`` goes; None: nowhere
         #: (the scheme declares no choices: recording one costs nothing)

@@ -11,7 +11,7 @@ import random
 
 import numpy as np
 
-__all__ = ["NodeRandom", "node_rng", "node_seed"]
+__all__ = ["NodeRandom", "SeedTable", "node_rng", "node_seed", "node_seeds"]
 
 
 class NodeRandom(random.Random):
@@ -28,6 +28,95 @@ def node_seed(seed: int, node: int, incarnation: int = 0) -> int:
     return int(words[0]) | int(words[1]) << 32 | int(words[2]) << 64 | int(words[3]) << 96
 
 
-def node_rng(seed: int, node: int, incarnation: int = 0) -> random.Random:
-    """The node's own random stream."""
+def node_rng(seed: int | SeedTable, node: int, incarnation: int = 0) -> random.Random:
+    """The node's own random stream (``seed``: the run's, or a table of its nodes' seeds)."""
+    if type(seed) is not int:
+        return seed.rng(node, incarnation)  # type: ignore[union-attr]
     return NodeRandom(node_seed(seed, node, incarnation))
+
+
+class SeedTable:
+    """The first incarnation's seeds of a block of nodes, made at once (:func:`node_seeds`).
+
+    A network hands it to its contexts in place of the run's seed: a node's stream is
+    then made from its row (16 bytes a node) instead of its own ``SeedSequence``, the
+    same stream at a small fraction of the cost. Other nodes and later incarnations are
+    seeded node by node.
+    """
+
+    __slots__ = ("seed", "start", "_words")
+
+    def __init__(self, seed: int, nodes: range) -> None:
+        self.seed = seed
+        self.start = nodes.start if nodes.step == 1 else 0
+        block = nodes if nodes.step == 1 else range(0)
+        self._words = node_seeds(seed, np.arange(block.start, block.stop, dtype=np.uint64))
+
+    def rng(self, node: int, incarnation: int) -> random.Random:
+        """The stream of ``node``'s ``incarnation``: ``node_rng(seed, node, incarnation)``."""
+        i = node - self.start
+        if incarnation == 0 and 0 <= i < len(self._words):
+            return NodeRandom(int.from_bytes(self._words[i].tobytes(), "little"))
+        return NodeRandom(node_seed(self.seed, node, incarnation))
+
+
+# -- many nodes' seeds at once ---------------------------------------------------------------
+# NumPy's SeedSequence (numpy/random/bit_generator.pyx: its pool of 4 words, hashmix and
+# mix), computed for a block of nodes at once: every node's entropy differs only in its
+# spawn key, and the hash constants evolve the same for all of them, so each step is one
+# array operation over the block. ``node_seeds`` gives exactly what ``node_seed`` gives
+# node by node (tests/unit/nodes/test_rng_bulk.py), at a small fraction of the time.
+_POOL = 4
+_INIT_A, _MULT_A, _INIT_B, _MULT_B = 0x43B0D7E5, 0x931E8875, 0x8B51F9DD, 0x58F38DED
+_MIX_L, _MIX_R, _XSHIFT = 0xCA01F9DD, 0x4973F715, 16
+_M32 = 0xFFFFFFFF
+
+
+def _words(value: int) -> list[int]:
+    """An int's 32-bit words, least significant first (SeedSequence's coercion; 0 is one word)."""
+    words = []
+    while True:
+        words.append(value & _M32)
+        value >>= 32
+        if not value:
+            return words
+
+
+def node_seeds(seed: int, nodes: np.ndarray, incarnation: int = 0) -> np.ndarray:
+    """``node_seed(seed, v, incarnation)`` for every ``v`` of ``nodes`` (below 2**32): an
+    array of shape ``(len(nodes), 4)`` of the seed's 32-bit words, least significant first."""
+    run = _words(seed)
+    run += [0] * (_POOL - len(run))  # a spawn key pads the run's entropy to the pool's size
+    n = len(nodes)
+    # the entropy words: the run's (the same for every node), then the spawn key's
+    entropy = [np.full(n, w, dtype=np.uint64) for w in run]
+    entropy += [np.asarray(nodes, dtype=np.uint64)] + [np.full(n, w, dtype=np.uint64) for w in _words(incarnation)]
+    hash_const = _INIT_A
+
+    def hashmix(value: np.ndarray) -> np.ndarray:
+        nonlocal hash_const
+        value = (value ^ hash_const) & _M32
+        hash_const = hash_const * _MULT_A & _M32
+        value = value * hash_const & _M32
+        return value ^ value >> _XSHIFT
+
+    def mix(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        result = (_MIX_L * x + (_M32 + 1 - _MIX_R) * y) & _M32  # L·x − R·y modulo 2**32, without a negative
+        return result ^ result >> _XSHIFT
+
+    mixer = [hashmix(entropy[i]) for i in range(_POOL)]
+    for src in range(_POOL):
+        for dst in range(_POOL):
+            if src != dst:
+                mixer[dst] = mix(mixer[dst], hashmix(mixer[src]))
+    for src in range(_POOL, len(entropy)):
+        for dst in range(_POOL):
+            mixer[dst] = mix(mixer[dst], hashmix(entropy[src]))
+    out = np.empty((n, _POOL), dtype=np.uint32)
+    hash_b = _INIT_B
+    for i in range(_POOL):
+        value = (mixer[i] ^ hash_b) & _M32
+        hash_b = hash_b * _MULT_B & _M32
+        value = value * hash_b & _M32
+        out[:, i] = value ^ value >> _XSHIFT
+    return out

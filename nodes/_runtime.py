@@ -39,6 +39,8 @@ import outcome
 import trio
 from trio.lowlevel import Abort, Task, current_task, reschedule, wait_task_rescheduled
 
+from slotnet.errors import SlotnetError
+
 
 def _private(module: str, name: str) -> Any:
     """A private name of Trio's, or None where this Trio lacks it (the fast path is then off)."""
@@ -97,6 +99,27 @@ def _public_wake(task: Task, inbox: Any) -> None:
     reschedule(task, outcome.Value(inbox))
 
 
+#: A timer entry's fields: its slot above _TIMER_SHIFT bits, then the node (below 2**24,
+#: the largest topology's), then the incarnation (below 2**20). Below 2**16 slots an entry
+#: fits a 60-bit int (32 bytes).
+_INCARNATION_BITS = 20
+_NODE_SHIFT = _INCARNATION_BITS
+_NODE_MASK = (1 << 24) - 1
+_INCARNATION_MASK = (1 << _INCARNATION_BITS) - 1
+_TIMER_SHIFT = _NODE_SHIFT + 24
+
+
+def _timer(slot: int, node: int, incarnation: int) -> int:
+    """A timer entry: ordered as ``(slot, node, incarnation)`` would be.
+
+    Raises:
+        SlotnetError: the node's incarnation does not fit its field (over a million restarts).
+    """
+    if incarnation > _INCARNATION_MASK:
+        raise SlotnetError(f"node {node} has restarted {incarnation:,} times: at most {_INCARNATION_MASK:,} are supported")
+    return slot << _TIMER_SHIFT | node << _NODE_SHIFT | incarnation
+
+
 class Undecoded(Protocol):
     """An inbox still to decode (the in-process transport's frames): ``decode()`` gives
     it, and so does iterating."""
@@ -144,7 +167,7 @@ class Parking:
                 runtime.active.append(self)
             else:
                 self.timer = until
-                heapq.heappush(runtime.timers, (until, self.node, self.incarnation, self))
+                heapq.heappush(runtime.timers, _timer(until, self.node, self.incarnation))
         self.parked = True
         runtime.step_done()
         return self
@@ -152,7 +175,12 @@ class Parking:
     # -- the awaitable: one Trio park ---------------------------------------------------
     def __await__(self) -> Generator[Any, Any, Any]:
         """Park once: yield Trio's park message, then end the ``await`` with the inbox the
-        task was resumed with (an ``Outcome`` is unwrapped: a cancellation, the run's end)."""
+        task was resumed with (an ``Outcome`` is unwrapped: a cancellation, the run's end).
+
+        (A generator, about 200 bytes while a node is parked. The record as its own
+        iterator, a ``send`` that raises ``StopIteration``, would save them but costs more:
+        in the pure build that raise makes the parked coroutine's frame object, about 500
+        bytes, and in the compiled one a traceback frame on every wake-up.)"""
         if not FAST_PARK:
             value = yield from wait_task_rescheduled(self).__await__()  # unwraps the Outcome
             if type(value) is list or type(value) is tuple:
@@ -163,7 +191,12 @@ class Parking:
         if kind is list or kind is tuple:
             return value
         if kind is _VALUE or kind is _ERROR:
-            return value.unwrap()
+            # Not held in this frame while it raises: the error's traceback holds the frame,
+            # and a frame holding the error would make a cycle that only the cyclic GC,
+            # held back during the slot loop, frees (about 0.4 KiB a node at a run's end).
+            held = [value]
+            value = None
+            return held.pop().unwrap()
         return value.decode()  # frames: decoded by the woken task itself
 
     def __call__(self, _raise_cancel: Any) -> Abort:
@@ -185,9 +218,11 @@ class SlotRuntime:
     def __init__(self, n_nodes: int = 0, on_unread: Callable[[int, Any], None] | None = None) -> None:
         self.running = 0
         self.active: list[Parking] = []  # parked in next_slot(): due next slot
-        #: (slot, node, incarnation, record): a restarted node's new record never ties with a
-        #: stale timer of its old one, so records are never compared
-        self.timers: list[tuple[int, int, int, Parking]] = []
+        #: a heap of timers, each one int (:func:`_timer`: slot, node, incarnation, in that
+        #: order of significance): one object a sleeping node, not a tuple and its fields;
+        #: a stale timer (of an incarnation that ended, or one a wake-up or a stall
+        #: replaced) is dropped when it comes up
+        self.timers: list[int] = []
         #: node -> its current context's parking record (None: not hosted here)
         self.records: list[Parking | None] = [None] * n_nodes
         self._on_unread = on_unread
@@ -205,12 +240,14 @@ class SlotRuntime:
         return rec
 
     # -- called from node tasks -------------------------------------------------------
-    def attach(self, node: int, task: Task) -> None:
-        """``node``'s task has started (it runs its first step now)."""
+    def attach(self, node: int, task: Task, counted: bool = False) -> None:
+        """``node``'s task has started (it runs its first step now); ``counted``: its
+        starter already counted it as running (it spawned it without waiting)."""
         rec = self.records[node]
         assert rec is not None
         rec.task = task
-        self.running += 1
+        if not counted:
+            self.running += 1
 
     def step_done(self) -> None:
         """A node finished its step (parked or returned)."""
@@ -247,9 +284,11 @@ class SlotRuntime:
                 wake_task(rec.task, _EMPTY)  # type: ignore[arg-type]
                 n += 1
         timers = self.timers
-        while timers and timers[0][0] <= slot:
-            due, _, _, rec = heapq.heappop(timers)
-            if rec.parked and rec.timer == due and rec.wake_slot != slot:
+        while timers and timers[0] >> _TIMER_SHIFT <= slot:
+            entry = heapq.heappop(timers)
+            due = entry >> _TIMER_SHIFT
+            rec = self._timed(entry)
+            if rec is not None and rec.parked and rec.timer == due and rec.wake_slot != slot:
                 rec.parked = False
                 rec.timer = None
                 rec.wake_slot = slot
@@ -267,9 +306,19 @@ class SlotRuntime:
         """Earliest slot at which something is due without any traffic (None: nothing)."""
         if self.active:
             return -1
-        while self.timers and not (self.timers[0][3].parked and self.timers[0][3].timer == self.timers[0][0]):
-            heapq.heappop(self.timers)
-        return self.timers[0][0] if self.timers else None
+        timers = self.timers
+        while timers:
+            rec = self._timed(timers[0])
+            if rec is not None and rec.parked and rec.timer == timers[0] >> _TIMER_SHIFT:
+                return timers[0] >> _TIMER_SHIFT
+            heapq.heappop(timers)
+        return None
+
+    def _timed(self, entry: int) -> Parking | None:
+        """The record a timer entry is for (None: its incarnation has ended)."""
+        node, incarnation = entry >> _NODE_SHIFT & _NODE_MASK, entry & _INCARNATION_MASK
+        rec = self.records[node] if node < len(self.records) else None
+        return rec if rec is not None and rec.incarnation == incarnation else None
 
     def hold(self, node: int, until: int) -> bool:
         """A stall of ``node`` over slots ..``until`` begins: it leaves the due list, and a
@@ -281,7 +330,7 @@ class SlotRuntime:
             self.active.remove(rec)
         if rec.timer is not None and rec.timer <= until:
             rec.timer = until + 1
-            heapq.heappush(self.timers, (until + 1, rec.node, rec.incarnation, rec))
+            heapq.heappush(self.timers, _timer(until + 1, rec.node, rec.incarnation))
         return due
 
     def release(self, node: int, due: bool) -> None:

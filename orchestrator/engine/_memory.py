@@ -9,14 +9,20 @@ Calibration (Python 3.11, compiled build, 30-slot runs from a fresh process, see
 measured 2026-11-26): the growth of the process's peak resident size (``ru_maxrss``, what
 exhausts a machine) per added node, between the two sizes named.
 ``benchmarks/memory_per_node.py`` measures the deflection figure and shows where a node's
-bytes go (at v = 1: 2.5 KiB its random stream, about 1.7 KiB its Trio task and coroutine
-frames, 0.8 KiB the messages in flight, the rest its context, outlet and the run's
-tables):
+bytes go (at v = 1, d = 12, 2026-11-29: 2.5 KiB its random stream, about 1.6 KiB its Trio
+task and coroutine frames, 0.45 KiB the messages in flight, the rest its context, outlet
+and the run's tables). Deflection was re-measured on 2026-11-29, after the cuts of that
+day (a message in flight is one bytes object; timers are ints; one int object per node
+id; the end of a run no longer its peak): 6.25 / 6.79 KiB per node at d = 12 / 13,
+compiled (6.2 / 6.9 / 6.5 at d = 12 / 13 / 14 before the last of those cuts); the pure
+build 6.40 / 6.59 against 7.28 / 7.49 before them, measured back to back. The other
+rows are from before those cuts, which shrink every scheme's messages in flight and
+timers: they are upper bounds:
 
 =================================  ======================  ======================
 scheme (load)                      d = 10 / 11             d = 12 / 13
 =================================  ======================  ======================
-deflection (``--offered 1``)       7.1 KiB per node        7.1 KiB per node
+deflection (``--offered 1``)       6.25 KiB per node (12)  6.79 KiB (13)
 bcast-dtree (``--rho 0.2``)        24.5 KiB                25.3 KiB
 bcast-simple (``--rho 0.1``)       18.7 KiB                20.3 KiB
 bcast-balanced (``--rho 0.2``)     21.3 KiB                23.9 KiB
@@ -37,10 +43,12 @@ the same runs took 19.8 / 20.7 KiB (deflection), 32.8 / 33.6 (bcast-dtree), 27.5
 (m2o-greedy).
 
 :data:`SCHEME_BYTES_PER_NODE` gives each measured scheme its figure with a margin of about
-a quarter on top (a node's messages in flight grow with the cube's dimension: deflection
-takes 7.0 KiB per node at d = 12 and 7.1 at d = 16, and took 9.3 at d = 20 before the
-end of a run stopped being its peak -- a 4.7 GiB peak per shard for 2^19 nodes each, 10
-slots into a 2-shard run, its traffic still growing -- so it is allowed 12 KiB). A scheme
+a quarter on top. A node's messages in flight grow with the cube's dimension (about half
+a packet per node and dimension at v = 1, some 60 bytes each): deflection's 6.8 KiB at
+d = 13 is about 7.3 at d = 21, so it is allowed 9 KiB, and 2^21 nodes (about 18 GiB)
+are admitted in one process on a machine with 24 GiB (before those cuts it took 7.1 KiB
+at d = 12 to 16 and 9.3 at d = 20 in a 2-shard run whose end was its peak, and was
+allowed 12). A scheme
 not measured, one whose figure swings with how far its packets got (m2o-greedy, up to
 60.5 KiB), or one within a quarter of the default (bcast-indirect, 56.3 KiB) is allowed
 :data:`BYTES_PER_NODE`, 64 KiB, the largest figure rounded up, so that no scheme is let
@@ -73,7 +81,7 @@ BYTES_PER_NODE = 64 * 1024
 #: Resident bytes per node allowed for the schemes measured (the module docstring's table,
 #: with a margin of about a quarter, rounded up to a whole KiB).
 SCHEME_BYTES_PER_NODE: dict[str, int] = {
-    "deflection": 12 * 1024,
+    "deflection": 9 * 1024,
     "bcast-periodic": 9 * 1024,
     "bcast-simple": 24 * 1024,
     "bcast-balanced": 28 * 1024,

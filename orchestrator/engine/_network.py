@@ -28,7 +28,7 @@ import trio
 from slotnet.errors import NodeFailure, SlotnetError
 from slotnet.fabric import FAULT_KINDS, NOTE_CAUSES, SlotClock, Transport
 from slotnet.nodes import Node
-from slotnet.nodes.runtime import NodeContext, SlotRuntime, TracedContext
+from slotnet.nodes.runtime import NodeContext, SeedTable, SlotRuntime, TracedContext
 from slotnet.schemes import HOP_EVENT
 
 from ._completion import Waiting
@@ -143,6 +143,11 @@ class Network:
         self.batch = batch
         n = prep.topology.n_nodes
         self.local = local if local is not None else range(n)
+        #: the local node ids, one int object each, shared by everything built for the node
+        #: (its outlet, context, parking record, task): one int, not one per holder
+        self._ids = list(self.local)
+        #: the local nodes' stream seeds, made at once (the same streams, see ``SeedTable``)
+        self._seeds = SeedTable(prep.spec.seed, self.local) if isinstance(self.local, range) else prep.spec.seed
         faults = prep.spec.faults
         self._detect = faults.detect
         self._timeline = faults.port_timeline(prep.topology) if faults.detect is not None and not faults.empty else {}
@@ -152,7 +157,7 @@ class Network:
         #: local nodes whose context ever shows a dead port: their sends are judged each slot
         self._watched = [v for v in self.local if v in self._timeline]
         self.outlets: list[Any] = [None] * n
-        for v in self.local:
+        for v in self._ids:
             self.outlets[v] = self.transport.outlet(v)
         # shared by every context: one params view, one bound method of each sink
         params = prep.node_params  # a family's frozen record as it is; a mapping behind a read-only view
@@ -184,8 +189,10 @@ class Network:
                 self.outlets[v].watch(self._followed[0], self._followed[1])
         # a node task has a cancel scope of its own only where a fault may crash it (a scope is ~800 bytes)
         self._scoped = not faults.empty
+        #: the monitor's ``choose``, bound once for every context (a bound method is 64 bytes)
+        self._choose = monitor.choose if monitor is not None and monitor.dists else None
         self.contexts: list[NodeContext | None] = [None] * n
-        for v in self.local:
+        for v in self._ids:
             self.contexts[v] = self._context(v, 0)
         self.nodes: list[Node | None] = [None] * n
         self.scopes: list[trio.CancelScope | None] = [None] * n
@@ -219,7 +226,7 @@ class Network:
         prep = self.prep
         record, traced_record = self._sinks
         common: dict[str, Any] = dict(
-            node=v, geometry=prep.topology, params=self._params, seed=prep.spec.seed, outlet=self.outlets[v],
+            node=v, geometry=prep.topology, params=self._params, seed=self._seeds, outlet=self.outlets[v],
             clock=self.clock, runtime=self.runtime, incarnation=incarnation, quantum=prep.quantum,
             dead_ports=self._timeline.get(v), detect=self._detect or 0,
         )
@@ -235,8 +242,8 @@ class Network:
             ctx = NodeContext(recorder=record, handlers=self.handlers if self.batch is None else None, **common)
         if self._followed is not None and not self._watching:
             ctx.send = _FollowedSend(ctx.send, v, self._followed)
-        if mon is not None and mon.dists:
-            ctx._chooser = mon.choose
+        if self._choose is not None:
+            ctx._chooser = self._choose
         return ctx
 
     def _lost(self, slot: int, sender: int, port: int, receiver: int, message: Any, cause: str) -> None:
@@ -277,13 +284,15 @@ class Network:
         self.built += 1
         return node
 
-    async def node_main(self, v: int, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+    async def node_main(self, v: int, counted: bool = False, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        """The node's task. ``counted``: started with ``start_soon``, already counted as
+        running by the starter (:meth:`start`); else started with ``nursery.start``."""
         ctx = self.contexts[v]
         assert ctx is not None
         node = self.nodes[v]
         if node is None:  # restarted after a crash: a new node for the new incarnation
             node = self._build(v)
-        self.runtime.attach(v, trio.lowlevel.current_task())
+        self.runtime.attach(v, trio.lowlevel.current_task(), counted)
         with (trio.CancelScope() if self._scoped else _NO_SCOPE) as scope:
             self.scopes[v] = scope
             task_status.started()
@@ -306,7 +315,7 @@ class Network:
         the node was built holding (booked as ``crash`` from :meth:`Node.held`), even
         though it never took a step.
         """
-        for v in self.local:
+        for v in self._ids:
             self._build(v)
         events = self.prep.spec.faults.by_slot.get(0, ())
         for ev in events:
@@ -318,11 +327,19 @@ class Network:
             if FAULT_KINDS[ev.kind].after_delivery:
                 self.apply(ev)
         self.restarts.clear()  # every live node starts below, a recovered one as its new incarnation
-        for v in self.local:
+        # Spawned, not started one by one (``nursery.start`` opens a nursery and waits for
+        # each task): counted as running now, each task takes its first step when the
+        # barrier below lets the tasks run.
+        started = []
+        for v in self._ids:
             if v in self._stalled:
                 self._late_start.add(v)
             elif self.transport.is_alive(v):
-                await nursery.start(self.node_main, v, name=_TASK_NAME)
+                started.append(v)
+        self.runtime.running += len(started)
+        for v in started:
+            nursery.start_soon(self.node_main, v, True, name=_TASK_NAME)
+        del started
         self.last_active = 0
         await self.runtime.wait_quiescent()
         self._judge_dead_sends(0)

@@ -18,9 +18,10 @@ from __future__ import annotations
 import math
 import random
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from math import log
+from typing import Any
 
 #: ``-math.inf``, bound once: the log-probability of "no arrival" when an arrival is certain
 _NEVER = -math.inf
@@ -82,13 +83,18 @@ class ArrivalProcess:
         rng: the node's own stream.
         segments: ``(start_slot, pmf)`` pairs in increasing start order; each pmf holds
             from its start to the next segment's start (the last one forever).
+        rand: ``rng.random`` where the caller already holds it (one bound method less a node).
     """
 
     __slots__ = ("_rand", "_segs", "_only", "hist", "_first", "_at", "_count", "_skipped")
 
-    def __init__(self, rng: random.Random, segments: Sequence[tuple[int, Sequence[float]]]) -> None:
-        self._rand = rng.random
-        segs = _segments(tuple((start, tuple(pmf)) for start, pmf in segments))
+    def __init__(self, rng: random.Random, segments: Sequence[tuple[int, Sequence[float]]],
+                 rand: Callable[[], float] | None = None) -> None:
+        self._rand = rand if rand is not None else rng.random
+        key: Any = segments  # the cache's key: tuples all through (a node's cached segments already are)
+        if type(key) is not tuple or not all(type(pmf) is tuple for _, pmf in key):
+            key = tuple((start, tuple(pmf)) for start, pmf in segments)
+        segs = _segments(key)
         self._segs = segs
         self._only = segs[0] if len(segs) == 1 and segs[0].end is None else None
         #: one rate forever: ``hist[k]`` (k >= 1) -- the slots reached so far that drew ``k``

@@ -27,6 +27,7 @@ the packet's origin and destination (:mod:`.reporter`).
 from __future__ import annotations
 
 from collections import deque
+from functools import lru_cache
 from typing import Any, NamedTuple, cast
 
 from slotnet.nodes import Inbox, Node, NodeContext
@@ -57,6 +58,15 @@ class StepEvent(NamedTuple):
 STEP_FIELDS = StepEvent._fields
 
 
+@lru_cache(maxsize=16)
+def _segments(p: DeflectionInputs, d: int) -> tuple[tuple[int, tuple[float, ...]], ...]:
+    """The arrival segments ``(start, pmf)`` of a run's inputs on the d-cube: made once for
+    every node, not once per node."""
+    if p.mode == "queue":
+        return ((0, tuple(poisson_pmf(p.lam))),)
+    return tuple((start, tuple(binomial_pmf(d, v / d))) for start, v in p.schedule)
+
+
 class DeflectionNode(Node):
     """One processor of the d-cube running one-pass deflection routing."""
 
@@ -82,24 +92,21 @@ class DeflectionNode(Node):
         counts = self.arrivals.counts(last_slot) if self.arrivals is not None else {}
         return {"arrivals": counts} if counts else {}
 
-    def _arrivals(self) -> ArrivalProcess:
+    def _arrivals(self, rand: Any = None) -> ArrivalProcess:
+        """The node's arrival process, drawing with ``rand`` (default: its stream's ``random``)."""
         p: DeflectionInputs = self.ctx.params
-        d = len(self.ctx.ports)
-        if p.mode == "queue":
-            return ArrivalProcess(self.ctx.rng, [(0, poisson_pmf(p.lam))])
-        return ArrivalProcess(self.ctx.rng, [(start, binomial_pmf(d, v / d)) for start, v in p.schedule])
+        return ArrivalProcess(self.ctx.rng, _segments(p, self.ctx.geometry.d), rand)
 
     async def run(self) -> None:
         ctx = self.ctx
-        me, d, n = ctx.node, len(ctx.ports), ctx.n_nodes
-        rand = ctx.rng.random
+        me, d, n = ctx.node, ctx.geometry.d, ctx.n_nodes  # a d-cube node has d ports
+        rand = ctx.rng.random  # one bound method, shared with the arrival process
         send = ctx.send
-        choose = ctx.record_choice
         prm: DeflectionInputs = ctx.params
         queueing = prm.mode == "queue"
         continuing_first = prm.order == "continuing-first"
         queue = cast("deque[int]", self.queue)  # only used as one where there is one
-        self.arrivals = arrivals = self._arrivals()
+        self.arrivals = arrivals = self._arrivals(rand)
         nxt = arrivals.next_after(ctx.slot - 1)  # a restarted node begins now
         inbox: Inbox = ()
         while True:
@@ -127,7 +134,7 @@ class DeflectionNode(Node):
                 accepted = offered if offered < free else free
                 admit(me, n, slot, accepted, rand, pkts, None)
             for i in range(n_cont, len(pkts)):  # §II-B: each new packet's destination, uniform over the others
-                choose("destination", pkts[i][0] ^ me)
+                ctx.record_choice("destination", pkts[i][0] ^ me)
             deflected = dist_after = n_after = 0
             ddists: list[int] = []
             if pkts:

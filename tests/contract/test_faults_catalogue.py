@@ -149,7 +149,7 @@ def test_frames_carry_a_checksum_only_when_a_corrupt_fault_is_scheduled():
     assert not plain.checksums and sealed.checksums
     plain.outlet(0).send(0, (1, 2))
     sealed.outlet(0).send(0, (1, 2))
-    assert len(sealed._pending[1][0][1]) == len(plain._pending[1][0][1]) + 4
+    assert len(sealed.pending_frames(1)[0][1]) == len(plain.pending_frames(1)[0][1]) + 4
 
 
 class PingEvery(Node):

@@ -72,3 +72,15 @@ def test_checksums_are_stripped_and_held_messages_are_included():
     assert t._hand_over(1) == []  # the delay fault holds it back at the receiving end
     assert t.busy()
     assert list(t.in_flight()) == [(1, 0, (7, 7))]
+
+
+@given(parts_of)
+def test_entries_split_as_they_are_read(parts):
+    """Parts kept as the transport's pending pairs (one bytes object a message) read as the plain list."""
+    from slotnet.fabric._transport import _pair, _split
+
+    packed = [(r, [_pair(p, msgpack.packb(m)) for p, m in fs]) for r, fs in parts]
+    got = InFlight(packed, lambda b: msgpack.unpackb(b, use_list=False), _split)
+    want = _plain(parts)
+    assert got == want and len(got) == len(want)
+    assert [got[i] for i in range(len(want))] == want

@@ -184,3 +184,15 @@ def test_specs_are_read_with_spaces_and_any_case():
     assert parse_topology("HYPERCUBE:3").spec == "hypercube:3"
     assert isinstance(parse_topology("mesh:5"), Mesh) and isinstance(parse_topology("torus:5"), Torus)
     assert [t.n_links for t in (Mesh((5,)), Torus((5,)), Torus((2,)))] == [8, 10, 4]
+
+
+@pytest.mark.parametrize("spec", ["hypercube:1", "hypercube:5", "torus:4x3", "mesh:3x4x2", "mesh:5", "ring:5"])
+def test_fast_port_tables_agree_with_the_generic_ones(spec):
+    """A topology's own port ids, out-links, ports and degree (the hypercube's closed forms) are
+    the generic walk over its ports' neighbours, node by node."""
+    t = parse_topology(spec)
+    for v in range(t.n_nodes):
+        assert t.out_links(v) == Topology.out_links(t, v)
+        assert t.port_ids(v) == Topology.port_ids(t, v) == tuple(p.index for p in t.ports(v))
+        assert t.ports(v) == Topology.ports(t, v)
+        assert t.degree(v) == Topology.degree(t, v)

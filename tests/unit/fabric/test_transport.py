@@ -10,6 +10,8 @@ mutants of that module fail here in seconds (``docs/development.md``, "Mutation 
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from slotnet.errors import CapacityError
 from slotnet.fabric import FabricError, FaultSchedule, InProcessTransport, SlotClock, _transport, parse_topology
@@ -24,6 +26,8 @@ from slotnet.fabric._transport import (
     Outlet,
     TimedOutlet,
     _decode_inbox,
+    _pair,
+    _split,
     _unwatched,
 )
 from tests.support.deliver import deliver
@@ -53,18 +57,28 @@ def test_module_constants():
     assert frozenset({"link_down", "partition", "node_down", "stalled"}) == _DEAD_CAUSES
     assert _ROWS_KEPT == 64
     assert [bytes([0x90 + n]) for n in range(16)] == _FIXARRAY
-    assert [bytes([0x92, p]) for p in range(64)] == _PORT_PAIR
+    assert [bytes([0x92, p]) for p in range(128)] == _PORT_PAIR
     assert _unwatched(1, 2, 3) is None
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 15, 16, 17, 40])
 def test_an_inbox_decodes_in_one_call_as_frame_by_frame(n):
     pend = [(p % 64, encode((p, "m", [p, 2.5]))) for p in range(n)]
-    got = _decode_inbox(7, pend, 3)
+    got = _decode_inbox(7, [_pair(p, b) for p, b in pend], 3)
     assert got == [(p % 64, (p, "m", (p, 2.5))) for p in range(n)]
     assert all(type(m) is tuple and type(m[2]) is tuple for _, m in got)
-    assert _decode_inbox(7, [(63, encode({1: "a"}))], 0) == [(63, {1: "a"})]
-    assert _decode_inbox(7, [(5, encode({2: [1]})), (6, encode(None))], 0) == [(5, {2: (1,)}), (6, None)]
+    assert _decode_inbox(7, [_pair(63, encode({1: "a"}))], 0) == [(63, {1: "a"})]
+    assert _decode_inbox(7, [_pair(5, encode({2: [1]})), _pair(6, encode(None))], 0) == [(5, {2: (1,)}), (6, None)]
+
+
+@given(st.integers(0, 2**32 - 1), st.binary(max_size=8))
+@settings(max_examples=50, deadline=None)
+def test_a_pending_pair_is_its_port_and_frame(port, frame):
+    """A pending message is one bytes object, the msgpack pair (in-port, message), and splits back
+    into its in-port and frame for any port number."""
+    pair = _pair(port, frame)
+    assert _split(pair) == (port, frame)
+    assert pair == encode([port, None])[:-1] + frame
 
 
 @pytest.mark.parametrize("n", [1, 2, 15, 16, 17])
@@ -84,7 +98,7 @@ def test_a_well_formed_inbox_takes_one_msgpack_call(n, monkeypatch):
     monkeypatch.setattr(_transport, "unpackb", counted)
     monkeypatch.setattr(_transport, "decode", never)
     pend = [(p, encode({1: [p], 2: "x"})) for p in range(n)]
-    assert _decode_inbox(0, pend, 0) == [(p, {1: (p,), 2: "x"}) for p in range(n)]
+    assert _decode_inbox(0, [_pair(p, b) for p, b in pend], 0) == [(p, {1: (p,), 2: "x"}) for p in range(n)]
     assert calls == [1]
 
 
@@ -92,16 +106,16 @@ def test_a_well_formed_inbox_takes_one_msgpack_call(n, monkeypatch):
                                   [(0, encode(1))] * 16 + [(1, b"\x92\x01")]])
 def test_a_malformed_frame_is_named(pend):
     with pytest.raises(FabricError, match=r"^node 4: undecodable frame in slot 9 \(\w+: .*\)$"):
-        _decode_inbox(4, pend, 9)
+        _decode_inbox(4, [_pair(p, b) for p, b in pend], 9)
 
 
 def test_frames_hold_an_inbox_until_decoded():
-    f = Frames(3, 8, [(0, encode("a")), (1, encode(("b", 1)))])
+    f = Frames(3, 8, [_pair(0, encode("a")), _pair(1, encode(("b", 1)))])
     assert (f.receiver, f.slot, len(f)) == (3, 8, 2)
     assert f.decode() == [(0, "a"), (1, ("b", 1))]
     assert list(f) == [(0, "a"), (1, ("b", 1))]
     with pytest.raises(FabricError, match=r"^node 3: undecodable frame in slot 8 "):
-        Frames(3, 8, [(0, b"\xc1")]).decode()
+        Frames(3, 8, [_pair(0, b"\xc1")]).decode()
 
 
 # ------------------------------------------------------------------ links and outlets
@@ -473,8 +487,7 @@ def test_undetected_corruption_is_refused_by_the_decoder():
 def test_corrupt_frames_carry_a_checksum_that_is_stripped_on_delivery():
     t = make(faults=["corrupt=1.0@5"])
     t.outlet(0).send(0, ("ok", 1))
-    pend = t._pending[1]
-    assert pend[0][1] == seal(encode(("ok", 1))) and CHECKSUM_BYTES == 4
+    assert t.pending_frames(1) == [(0, seal(encode(("ok", 1))))] and CHECKSUM_BYTES == 4
     assert step(t) == [(1, [(0, ("ok", 1))])]
     assert t._payload(seal(encode(3))) == 3
     assert make()._payload(encode(3)) == 3

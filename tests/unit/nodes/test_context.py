@@ -21,7 +21,7 @@ from slotnet.fabric import TopologyError, parse_topology
 from slotnet.nodes import _context
 from slotnet.nodes._context import NodeContext, TracedContext
 from slotnet.nodes._rng import NodeRandom, node_rng, node_seed
-from slotnet.nodes._runtime import SlotRuntime
+from slotnet.nodes._runtime import SlotRuntime, _timer
 
 
 class _Outlet:
@@ -168,8 +168,8 @@ def test_idle_refuses_a_slot_that_has_begun(until, began):
 def test_idle_parks_until_a_later_slot():
     runtime = SlotRuntime(8)
     ctx, _, _ = _ctx(node=3, slot=21, runtime=runtime)
-    parked = ctx.idle(25)
-    assert runtime.timers == [(25, 3, 0, parked)] and runtime.active == []
+    ctx.idle(25)
+    assert runtime.timers == [_timer(25, 3, 0)] and runtime.active == []
     ctx2, _, _ = _ctx(node=4, slot=21, runtime=runtime)
     nxt = ctx2.idle(22)  # due next slot anyway: no timer
     assert runtime.active == [nxt] and len(runtime.timers) == 1

@@ -10,8 +10,12 @@ from __future__ import annotations
 import outcome
 import pytest
 import trio
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from slotnet.nodes._runtime import Parking, SlotRuntime
+from slotnet.errors import SlotnetError
+from slotnet.nodes import _runtime
+from slotnet.nodes._runtime import Parking, SlotRuntime, _timer
 
 
 class _Frames:
@@ -208,7 +212,7 @@ def test_a_stall_moves_a_timer_due_in_it_and_release_restores_only_what_was_due(
     assert runtime.next_due() == -1  # something is due at once
     assert runtime.hold(1, 6) is True and runtime.active == []
     assert runtime.hold(0, 5) is False  # the stall covers slot 5: the timer moves past it
-    assert idle.timer == 6 and (6, 0, 0, idle) in runtime.timers
+    assert idle.timer == 6 and _timer(6, 0, 0) in runtime.timers
     assert runtime.next_due() == 6  # the stale entry for slot 5 is dropped, not reported
     runtime.release(0, False)  # not due when the stall began: stays asleep
     assert runtime.active == []
@@ -267,3 +271,29 @@ def test_outside_a_run_waking_a_parked_record_is_refused_as_trio_refuses():
     rec.parked = True
     with pytest.raises(RuntimeError, match="must be called from async context"):
         runtime.wake(1, [(0, [(0, "m")])])
+
+
+@given(st.lists(st.tuples(st.integers(0, 2**40), st.integers(0, 2**24 - 1), st.integers(0, 2**20 - 1)),
+                min_size=2, max_size=20))
+@settings(max_examples=60, deadline=None)
+def test_timer_entries_order_as_their_fields(fields):
+    """A timer entry (one int) orders as its (slot, node, incarnation) tuple, and gives its slot back."""
+    assert sorted(fields, key=lambda f: _timer(*f)) == sorted(fields)
+    assert all(_timer(*f) >> _runtime._TIMER_SHIFT == f[0] for f in fields)
+
+
+def test_a_timer_of_an_ended_incarnation_wakes_nothing():
+    """A node restarted while its old incarnation slept: the old timer is dropped, never woken."""
+    runtime = SlotRuntime(2)
+    old = runtime.register(1, 0)
+    old.idle(9, 0)
+    assert runtime.next_due() == 9
+    runtime.register(1, 1)  # the new incarnation replaces the record
+    assert runtime.next_due() is None and runtime.timers == []
+    assert runtime.wake(9, []) == 0
+
+
+def test_an_absurd_incarnation_is_refused():
+    """An incarnation beyond the timer's field is a one-line error, not a wrong wake-up."""
+    with pytest.raises(SlotnetError, match=r"^node 3 has restarted 1,048,576 times"):
+        _timer(5, 3, 2**20)

@@ -441,12 +441,12 @@ def test_memory_constants():
     assert (64 * KiB, 64, 1024, 64 * MiB, 4 * KiB) == \
         (m.BYTES_PER_NODE, m.BYTES_PER_SLOT, m.BYTES_PER_SERIES_SLOT, m.BASE_BYTES, m.BYTES_PER_REPORTED_NODE)
     assert {
-        "deflection": 12 * KiB, "bcast-periodic": 9 * KiB, "bcast-simple": 24 * KiB,
+        "deflection": 9 * KiB, "bcast-periodic": 9 * KiB, "bcast-simple": 24 * KiB,
         "bcast-balanced": 28 * KiB, "bcast-dtree": 32 * KiB, "star": 48 * KiB} == m.SCHEME_BYTES_PER_NODE
 
 
 def test_bytes_per_node():
-    assert _memory.bytes_per_node("deflection") == 12 * KiB
+    assert _memory.bytes_per_node("deflection") == 9 * KiB
     assert _memory.bytes_per_node("star") == 48 * KiB
     assert _memory.bytes_per_node("m2o-greedy") == 64 * KiB
     assert _memory.bytes_per_node(None) == 64 * KiB
@@ -455,7 +455,7 @@ def test_bytes_per_node():
 def test_estimate_one_process():
     cube = parse_topology("hypercube:4")  # 16 nodes
     assert _memory.estimate(cube, 10) == 64 * MiB + 16 * 64 * KiB + 10 * 64
-    assert _memory.estimate(cube, 10, series=True, scheme="deflection") == 64 * MiB + 16 * 12 * KiB + 10 * (64 + 1024)
+    assert _memory.estimate(cube, 10, series=True, scheme="deflection") == 64 * MiB + 16 * 9 * KiB + 10 * (64 + 1024)
     assert _memory.estimate(cube, 10, shards=1, scheme="star") == 64 * MiB + 16 * 48 * KiB + 10 * 64
     assert _memory.estimate(cube, 10, shards=0, scheme="star") == 64 * MiB + 16 * 48 * KiB + 10 * 64
 
@@ -463,7 +463,7 @@ def test_estimate_one_process():
 def test_estimate_sharded():
     cube = parse_topology("hypercube:4")  # 16 nodes; 3 shards of at most 6
     coordinator = 64 * MiB + 16 * 4 * KiB + 10 * (64 + 1024)
-    shard = 64 * MiB + 6 * 12 * KiB + 10 * 64
+    shard = 64 * MiB + 6 * 9 * KiB + 10 * 64
     assert _memory.estimate(cube, 10, series=True, shards=3, scheme="deflection") == coordinator + 3 * shard
     coordinator = 64 * MiB + 16 * 4 * KiB + 10 * 64
     assert _memory.estimate(cube, 10, shards=2) == coordinator + 2 * (64 * MiB + 8 * 64 * KiB + 10 * 64)
@@ -472,7 +472,7 @@ def test_estimate_sharded():
 def test_estimate_one_shard_by_itself():
     cube = parse_topology("hypercube:4")
     got = _memory.estimate(cube, 10, series=True, shards=3, hosted=5, scheme="deflection")
-    assert got == 64 * MiB + 5 * 12 * KiB + 10 * 64
+    assert got == 64 * MiB + 5 * 9 * KiB + 10 * 64
 
 
 def test_available_memory_reads_meminfo(tmp_path: Path, monkeypatch):
@@ -538,7 +538,7 @@ def test_check_fits_messages():
     cube = parse_topology("hypercube:4")
     with pytest.raises(SpecError) as e:
         _memory.check_fits(cube, 10, available=1000, scheme="deflection")
-    assert str(e.value) == ("hypercube:4 for 10 slots needs about 64.2 MiB (16 nodes, ~12 KiB per node) "
+    assert str(e.value) == ("hypercube:4 for 10 slots needs about 64.1 MiB (16 nodes, ~9 KiB per node) "
                             "but this machine has 1000 B available")
     with pytest.raises(SpecError) as e:
         _memory.check_fits(cube, 10, available=2048, shards=2, series=True)
@@ -552,7 +552,7 @@ def test_check_fits_messages():
     # slots that are more than a quarter of the estimate are named
     with pytest.raises(SpecError) as e:
         _memory.check_fits(cube, 1_000_000, available=2048, scheme="deflection")
-    assert "(16 nodes and 1,000,000 slots, ~12 KiB per node)" in str(e.value)
+    assert "(16 nodes and 1,000,000 slots, ~9 KiB per node)" in str(e.value)
     assert "hypercube:4 for 1,000,000 slots needs about 125.2 MiB" in str(e.value)
 
 
