@@ -711,7 +711,7 @@ def test_the_shard_end_over_a_stand_in_client():
         link.done(Done(4, 1, b"e", [], True, 2))
         link.final({"a": 1})
         assert client.published[1:] == [("slotnet/r/data/2", encode((4, 1, b"f")), False, 0.0),
-                                        ("slotnet/r/done", encode((4, 1, b"e", [], True, 2)), False, 0.0),
+                                        ("slotnet/r/done", encode((4, 1, b"e", [], True, 2, None)), False, 0.0),
                                         ("slotnet/r/final", encode((1, 0, {"a": 1})), False, 0.0)]
         client.items = [("slotnet/r/go", encode((3, 0, True))), ("slotnet/r/go", encode((4, 0, False)))]
         assert await link.go(4) is False and link.inbox.slot == 4
