@@ -8,11 +8,14 @@ fresh process, and prints:
 * ``cpu main s``, ``cpu procs s`` -- CPU seconds (user + system) of the run's own process
   (one process, or the coordinator) and of the processes it started (the shards and the
   broker), start-up included: on a busy machine, less noisy than the wall time;
+* ``reporting`` -- for K > 1, where the events were reported: ``merged`` (each shard's own
+  reporter; deflection's) or ``replayed`` (at the coordinator);
 * per slot, in milliseconds, for K > 1 (``SLOTNET_SHARD_TIMING=1``; the mean over the
   shards of each shard's part): ``node work`` (the nodes' steps), ``encoding`` (frames
   made and sent, frames taken in), ``broker`` (a shard waiting for the other shards'
   frames after the go), ``barrier`` (a shard waiting for the go: the slowest shard and the
-  coordinator), and ``coordinator`` (the coordinator replaying the events and closing the slot).
+  coordinator), and ``coordinator`` (the coordinator merging the shards' summaries -- or, for a
+  reporter that does not merge, replaying their events -- and closing the slot).
 
 K = 1 is the one-process run (no broker); ``--shards`` lists the K to run beside it.
 
@@ -52,6 +55,7 @@ def one(d: int, v: float, slots: int, seed: int, k: int) -> dict:
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return {"k": k, "wall_s": marks[slots - 1] - marks[0], "timing": timing,
             "cpu_self_s": me.ru_utime + me.ru_stime, "cpu_children_s": kids.ru_utime + kids.ru_stime,
+            "reporting": result.transport.get("reporting", "-"),
             "metrics": json.dumps(result.to_dict()["metrics"], sort_keys=True, default=str)}
 
 
@@ -77,7 +81,7 @@ def main() -> None:
     print(f"deflection, hypercube:{args.dim}, v = {args.offered:g}, {args.slots} slots, seed {args.seed}"
           f" ({os.cpu_count()} cores)")
     head = ["K", "wall s", "speed-up", "efficiency", "node work", "encoding", "broker", "barrier", "coordinator",
-            "cpu main s", "cpu procs s", "same"]
+            "cpu main s", "cpu procs s", "reporting", "same"]
     print("  ".join(f"{h:>11}" for h in head) + "   (parts: ms per slot)")
     for r in rows:
         speed = base / r["wall_s"]
@@ -90,7 +94,7 @@ def main() -> None:
             cells += [f"{x:.2f}" for x in per]
         else:
             cells += ["-"] * 5
-        cells += [f"{r['cpu_self_s']:.1f}", f"{r['cpu_children_s']:.1f}"]
+        cells += [f"{r['cpu_self_s']:.1f}", f"{r['cpu_children_s']:.1f}", r.get("reporting", "-")]
         cells.append("yes" if r["metrics"] == rows[0]["metrics"] else "NO")
         print("  ".join(f"{c:>11}" for c in cells))
     print("(the split: each part's seconds over the run's slots, divided by the slots; building the nodes"
