@@ -31,13 +31,14 @@ def faults(draw: st.DrawFn, n: int, d: int) -> list[str]:
     out: list[str] = []
     for kind in draw(st.lists(st.sampled_from(["crash", "link", "loss", "dup", "delay", "stall", "partition",
                                                "corrupt"]), max_size=4)):
-        a, b = sorted((draw(slot), draw(slot)))
+        a = draw(slot)
+        b = a + draw(st.integers(1, 10))  # a window ends after it starts
         if kind == "crash":
             v = draw(node)
-            out += [f"crash@{a}:{v}"] + ([f"recover@{b + 1}:{v}"] if draw(st.booleans()) else [])
+            out += [f"crash@{a}:{v}"] + ([f"recover@{b}:{v}"] if draw(st.booleans()) else [])
         elif kind == "link":
             v, p = draw(node), draw(st.integers(0, d - 1))
-            out += [f"link-down@{a}:{v}:{p}"] + ([f"link-up@{b + 1}:{v}:{p}"] if draw(st.booleans()) else [])
+            out += [f"link-down@{a}:{v}:{p}"] + ([f"link-up@{b}:{v}:{p}"] if draw(st.booleans()) else [])
         elif kind in ("loss", "dup", "corrupt"):
             out.append(f"{kind}={draw(rate)}" + (f"@{a}-{b}" if draw(st.booleans()) else ""))
         elif kind == "delay":
