@@ -7,12 +7,12 @@ reporter, closes the slot through the same ``SlotObservers`` as the one-process 
 and tells the shards to go on or stop (the protocol is in ``_link``). A reporter that
 merges across shards (``engine._open.merges_on_shards``) gets the shards' summaries of
 the slot (``merge_slot``: what ``end_slot`` and the backlog need), each shard's reporter
-having taken its own nodes' events, and at the end their states (``merge_shards``);
-any other gets every shard's events, replayed in node order (``SlotBatch``). A one-shot collective stops after the first slot at whose end
-every shard is idle, as in one process. At the end every shard sends its end-of-run state
-(fault ledger, messages in flight, holdings, counters), which :func:`coordinate` merges
-into one :class:`~..engine._collect.EndState`, so the result is collected exactly as in
-one process.
+having taken its own nodes' events, and at the end their states (``merge_shards``); any
+other gets every shard's events, replayed in node order (``SlotBatch``). A one-shot
+collective stops after the first slot at whose end every shard is idle, as in one
+process. At the end every shard sends its end-of-run state (fault ledger, messages in
+flight, holdings, counters), which :func:`coordinate` merges into one
+:class:`~..engine._collect.EndState`, so the result is collected exactly as in one process.
 
 :func:`coordinate` runs over any :class:`~._link.CoordinatorLink`; :func:`run_sharded` is
 the run over MQTT (``_mqtt_link``), :func:`~._memory_link.run_sharded_in_memory` the run

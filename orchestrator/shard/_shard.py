@@ -49,10 +49,10 @@ async def serve_shard(link: ShardLink) -> None:
     spec = spec_from_wire(await link.spec())
     smap = ShardMap(parse_topology(spec.topology).n_nodes, shards)
     prep = spec.prepare(hosted=len(smap.nodes(shard)))
-    reporter = prep.scheme.reporter(prep.setup)
-    judge = PropertyMonitor.of(prep, reporter.events, sharded=True)  # counts the declared choices here
-    merged = merges_on_shards(prep, reporter, judge)
     events = prep.scheme.trace_events
+    judge = PropertyMonitor.of(prep, events, sharded=True)  # counts the declared choices here
+    reporter = prep.scheme.reporter(prep.setup)  # reports here only where it merges (``merges_on_shards``)
+    merged = merges_on_shards(prep, reporter, judge)
     events = events if judge is None else judge.events_with(events)
     tracer = TraceBuffer(spec.trace, events) if spec.trace is not None else None
     handlers: dict[str, Callable[..., None]] | None = None
