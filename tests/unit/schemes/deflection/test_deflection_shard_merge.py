@@ -24,27 +24,36 @@ SLOTS = 40
 
 @st.composite
 def faults(draw: st.DrawFn, n: int, d: int) -> list[str]:
-    """A fault schedule of up to four faults of any kind within the run's slots."""
+    """A fault schedule of up to four faults of any kind within the run's slots (each node
+    crashed or stalled, and each link cut, at most once)."""
     node = st.integers(0, n - 1)
-    slot = st.integers(0, SLOTS - 1)
     rate = st.sampled_from(["0.02", "0.05", "0.1"])
     out: list[str] = []
+    crashed: set[int] = set()  # crashed or stalled
+    cut: set[tuple[int, int]] = set()
     for kind in draw(st.lists(st.sampled_from(["crash", "link", "loss", "dup", "delay", "stall", "partition",
                                                "corrupt"]), max_size=4)):
-        a = draw(slot)
-        b = a + draw(st.integers(1, 10))  # a window ends after it starts
+        a = draw(st.integers(0, SLOTS - 2))
+        b = draw(st.integers(a + 1, min(a + 10, SLOTS - 1)))  # a window ends after it starts, within the run
         if kind == "crash":
             v = draw(node)
-            out += [f"crash@{a}:{v}"] + ([f"recover@{b}:{v}"] if draw(st.booleans()) else [])
+            if v not in crashed:
+                crashed.add(v)
+                out += [f"crash@{a}:{v}"] + ([f"recover@{b}:{v}"] if draw(st.booleans()) else [])
         elif kind == "link":
             v, p = draw(node), draw(st.integers(0, d - 1))
-            out += [f"link-down@{a}:{v}:{p}"] + ([f"link-up@{b}:{v}:{p}"] if draw(st.booleans()) else [])
+            if (min(v, v ^ 1 << p), p) not in cut:  # port p of v and of v ^ 2**p: one link
+                cut.add((min(v, v ^ 1 << p), p))
+                out += [f"link-down@{a}:{v}:{p}"] + ([f"link-up@{b}:{v}:{p}"] if draw(st.booleans()) else [])
         elif kind in ("loss", "dup", "corrupt"):
             out.append(f"{kind}={draw(rate)}" + (f"@{a}-{b}" if draw(st.booleans()) else ""))
         elif kind == "delay":
             out.append(f"delay={draw(rate)}:{draw(st.integers(1, 3))}")
         elif kind == "stall":
-            out.append(f"stall@{a}:{b}:{draw(node)}")
+            v = draw(node)
+            if v not in crashed:
+                crashed.add(v)
+                out.append(f"stall@{a}:{b}:{v}")
         else:
             out.append(f"partition@{a}:{b}:{','.join(map(str, sorted(draw(st.sets(node, min_size=1, max_size=3)))))}")
     return out
