@@ -5,11 +5,17 @@ fresh process, and prints:
 
 * ``wall s`` -- seconds of slots 1 .. the last (no network building, no shard start-up);
 * ``speed-up`` -- the one-process run's wall over this one's; ``efficiency`` -- speed-up / K;
+* ``cpu main s``, ``cpu procs s`` -- CPU seconds (user + system) of the run's own process
+  (one process, or the coordinator) and of the processes it started (the shards and the
+  broker), start-up included: on a busy machine, less noisy than the wall time;
+* ``reporting`` -- for K > 1, where the events were reported: ``merged`` (each shard's own
+  reporter; deflection's) or ``replayed`` (at the coordinator);
 * per slot, in milliseconds, for K > 1 (``SLOTNET_SHARD_TIMING=1``; the mean over the
   shards of each shard's part): ``node work`` (the nodes' steps), ``encoding`` (frames
   made and sent, frames taken in), ``broker`` (a shard waiting for the other shards'
   frames after the go), ``barrier`` (a shard waiting for the go: the slowest shard and the
-  coordinator), and ``coordinator`` (the coordinator replaying the events and closing the slot).
+  coordinator), and ``coordinator`` (the coordinator merging the shards' summaries -- or, for a
+  reporter that does not merge, replaying their events -- and closing the slot).
 
 K = 1 is the one-process run (no broker); ``--shards`` lists the K to run beside it.
 
@@ -25,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -45,7 +52,10 @@ def one(d: int, v: float, slots: int, seed: int, k: int) -> dict:
     spec = slotnet.RunSpec("deflection", f"hypercube:{d}", load={"offered": v}, slots=slots, seed=seed, shards=k)
     result = trio.run(lambda: slotnet.run_async(spec, on_slot=on_slot))
     timing = result.transport.get("timing")
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return {"k": k, "wall_s": marks[slots - 1] - marks[0], "timing": timing,
+            "cpu_self_s": me.ru_utime + me.ru_stime, "cpu_children_s": kids.ru_utime + kids.ru_stime,
+            "reporting": result.transport.get("reporting", "-"),
             "metrics": json.dumps(result.to_dict()["metrics"], sort_keys=True, default=str)}
 
 
@@ -70,8 +80,9 @@ def main() -> None:
     base = rows[0]["wall_s"]
     print(f"deflection, hypercube:{args.dim}, v = {args.offered:g}, {args.slots} slots, seed {args.seed}"
           f" ({os.cpu_count()} cores)")
-    head = ["K", "wall s", "speed-up", "efficiency", "node work", "encoding", "broker", "barrier", "coordinator", "same"]
-    print("  ".join(f"{h:>11}" for h in head) + "   (ms per slot)")
+    head = ["K", "wall s", "speed-up", "efficiency", "node work", "encoding", "broker", "barrier", "coordinator",
+            "cpu main s", "cpu procs s", "reporting", "same"]
+    print("  ".join(f"{h:>11}" for h in head) + "   (parts: ms per slot)")
     for r in rows:
         speed = base / r["wall_s"]
         cells = [str(r["k"]), f"{r['wall_s']:.2f}", f"{speed:.2f}", f"{speed / r['k']:.2f}"]
@@ -83,10 +94,12 @@ def main() -> None:
             cells += [f"{x:.2f}" for x in per]
         else:
             cells += ["-"] * 5
+        cells += [f"{r['cpu_self_s']:.1f}", f"{r['cpu_children_s']:.1f}", r.get("reporting", "-")]
         cells.append("yes" if r["metrics"] == rows[0]["metrics"] else "NO")
         print("  ".join(f"{c:>11}" for c in cells))
     print("(the split: each part's seconds over the run's slots, divided by the slots; building the nodes"
-          " is left out)")
+          " is left out. cpu: CPU seconds of the whole run, start-up included: main = the run's own process"
+          " (the coordinator), procs = the processes it started (shards, broker))")
 
 
 if __name__ == "__main__":

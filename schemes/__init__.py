@@ -20,6 +20,7 @@ from ._base import (
     Scheme,
     SchemeError,
     Setup,
+    ShardMerging,
     parse_bool,
 )
 from ._registry import EXPERIMENTS, SCHEMES, get_experiment, get_scheme, register
@@ -44,6 +45,7 @@ __all__ = [
     "Scheme",
     "SchemeError",
     "Setup",
+    "ShardMerging",
     "get_experiment",
     "get_scheme",
     "parse_bool",

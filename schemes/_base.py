@@ -33,6 +33,7 @@ __all__ = [
     "Scheme",
     "SchemeError",
     "Setup",
+    "ShardMerging",
     "parse_bool",
 ]
 
@@ -192,6 +193,11 @@ class Reporter(Protocol):
     orchestrator always calls, in this order, :meth:`run_ended`, :meth:`holdings`,
     :meth:`crash_losses`, :meth:`invariants`, :meth:`metrics`; a fault run's
     ``fault_impact`` then reads the invariants :meth:`packet_books` names.
+
+    In a sharded run the coordinator's reporter takes every event, replayed in node order
+    after each slot: a serial step on the path of every event. A reporter whose state
+    merges across shards says so (``merges_shards = True``, with the methods of
+    :class:`ShardMerging`); each shard then runs one of its own on the shard's nodes.
     """
 
     #: event kind -> names of the values the node records with it (the trace schema)
@@ -239,6 +245,56 @@ class Reporter(Protocol):
 
     def invariants(self, lost: Mapping[str, int], in_flight: Sequence[tuple[int, int, Any]], held: list[int]) -> dict[str, Any]:
         """Scheme-specific invariants; each value a dict with at least ``ok``."""
+
+
+class ShardMerging(Protocol):
+    """What a :class:`Reporter` adds whose state merges across shards (optional).
+
+    A reporter class that sets ``merges_shards = True`` (in its own class body: a subclass
+    does not inherit the declaration, since state it adds would not be merged) and has the
+    four methods below is run, in a sharded run, as one process runs it, once per shard:
+    each shard builds one from the same :class:`Setup`, and its :meth:`Reporter.handlers`
+    and :meth:`Reporter.on_lost` take the events of the shard's own nodes as they happen.
+    No event crosses to the coordinator (a trace still gets the events it asks for). Per
+    slot, each shard's reporter hands over a small summary (:meth:`shard_slot`); the
+    coordinator's instance, which sees no event, adds the shards' summaries up
+    (:meth:`merge_slot`) and then closes the slot with its ordinary :meth:`Reporter.end_slot`
+    and :meth:`Reporter.backlog` (the stability monitor and the progress line read it).
+    After the last slot each shard hands over its whole state (:meth:`shard_state`), which
+    the coordinator merges (:meth:`merge_shards`) before the end of the run
+    (:meth:`Reporter.run_ended` onwards) is asked of it.
+
+    The result must be the one-process result, bit for bit, however the nodes are split:
+    keep integer counts (or exact sums) where a shard's part is summed, and where a
+    floating-point figure accumulates over events, ship what it needs so that the
+    coordinator adds it in the one-process order. A violation book keeps its first by a
+    fixed order (:class:`slotnet.schemes.kit.Book`), so books merge exactly. What crosses
+    is msgpack data: tuples and lists arrive as tuples, integers beyond 64 bits do not
+    travel as such (:func:`slotnet.schemes.kit.int_to_wire`).
+
+    The coordinator replays every event instead (the default, which every reporter keeps
+    working with) when the reporter does not declare it, when the scheme states
+    properties (a property judges a slot's events together), or when a one-shot run may
+    end in a deadlock (whose report names each node's last event).
+    """
+
+    merges_shards: bool
+
+    def shard_slot(self, slot: int) -> Any:
+        """At a shard, every event of its nodes in ``slot`` in: close the shard's side of the
+        slot (what :meth:`Reporter.end_slot` does per node) and return the slot's summary,
+        msgpack-able and small (no per-event data it can avoid)."""
+
+    def merge_slot(self, slot: int, summaries: Sequence[Any]) -> None:
+        """At the coordinator, before its :meth:`Reporter.end_slot`: every shard's
+        :meth:`shard_slot` of ``slot``, in shard order."""
+
+    def shard_state(self) -> Any:
+        """At a shard after its last slot: everything the run's end reads, as msgpack-able data."""
+
+    def merge_shards(self, states: Sequence[Any]) -> None:
+        """At the coordinator after its last slot: every shard's :meth:`shard_state`, in shard
+        order, added to what the summaries gave."""
 
 
 #: What a theory value is to the run beside it (:class:`Claim`).

@@ -58,6 +58,28 @@ class Tally:
         if self.first is None or self._order(violation) < self._order(self.first):
             self.first = violation
 
+    def shard_state(self) -> tuple[int, int, Any]:
+        """``(checked, count, first)``: what another tally merges (:meth:`merge_shards`)."""
+        return self.checked, self.count, self.first
+
+    def merge_shards(self, states: Sequence[Sequence[Any]]) -> None:
+        """Add other tallies' :meth:`shard_state` to this one: the counts add up, and the first
+        is the first of them all by ``order``, as if every violation had come here.
+
+        Example:
+            >>> a, b = Tally(order=lambda v: v[0]), Tally(order=lambda v: v[0])
+            >>> a.add((5, "late")); b.add((2, "early")); b.checked = 7
+            >>> t = Tally(order=lambda v: v[0])
+            >>> t.merge_shards([a.shard_state(), b.shard_state()])
+            >>> t.checked, t.count, t.first
+            (7, 2, (2, 'early'))
+        """
+        for checked, count, first in states:
+            self.checked += checked
+            self.count += count
+            if first is not None and (self.first is None or self._order(first) < self._order(self.first)):
+                self.first = first
+
 
 class Event(NamedTuple):
     """One event a node recorded: ``ctx.record(kind, *values)`` at ``node`` in ``slot``."""

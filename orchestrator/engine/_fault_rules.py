@@ -20,7 +20,8 @@ A :class:`FaultWitness` sees what the rules need through the observer's seams on
 lost message (``on_lost``) and, for broadcast schemes, every birth and first reception of
 the ``step`` event (it wraps that handler). Whoever runs the nodes -- the one-process
 driver or a sharded run's coordinator, which replays its shards' events and losses --
-opens one (``_open``), and ``_collect`` judges it with the end-of-run state
+opens one (``_open``; a sharded run whose shards report keeps one on every shard, whose
+losses join the coordinator's at the end), and ``_collect`` judges it with the end-of-run state
 (:meth:`FaultWitness.judge`). ``explore``, random campaigns, ``--shrink`` and ``slotnet
 check`` read the verdict and these books off the result; they judge nothing themselves.
 """
@@ -34,7 +35,7 @@ from typing import Any
 
 from slotnet.fabric import NOTE_CAUSES, FaultLedger, FaultSchedule, PortTimeline, Topology
 
-__all__ = ["DEAD_CAUSES", "FaultJudgement", "FaultWitness"]
+__all__ = ["DEAD_CAUSES", "FaultJudgement", "FaultWitness", "watches_broadcasts"]
 
 #: Loss causes of a dead link or node: avoidable once the sender saw the port dead.
 DEAD_CAUSES = ("link_down", "node_down", "partition", "stalled")
@@ -59,6 +60,12 @@ class FaultJudgement:
     reasons: tuple[str, ...]
 
 
+def watches_broadcasts(events: Mapping[str, Sequence[str]]) -> bool:
+    """Whether a scheme recording ``events`` records the kit's broadcast ``step`` event, whose
+    births and receptions the missed-broadcast rule reads."""
+    return tuple(events.get("step", ()))[:2] == ("births", "received")
+
+
 class FaultWitness:
     """What the fault rules need, seen as the run goes (see the module docstring)."""
 
@@ -66,9 +73,8 @@ class FaultWitness:
         self.n = topology.n_nodes
         #: (send slot, sender, port, receiver, cause) of every message lost
         self.losses: list[tuple[int, int, int, int, str]] = []
-        fields = tuple(events.get("step", ()))
         #: the scheme records the kit's broadcast ``step`` event
-        self.broadcasts = fields[:2] == ("births", "received")
+        self.broadcasts = watches_broadcasts(events)
         #: (origin, seq) -> birth time, of every broadcast not yet complete
         self.born: dict[tuple[int, int], float] = {}
         #: (origin, seq) -> the nodes other than its origin that received it (incomplete ones)

@@ -7,8 +7,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from slotnet.errors import SlotnetError
+
 from ._completion import LastEvents, may_deadlock
-from ._fault_rules import FaultWitness
+from ._fault_rules import FaultWitness, watches_broadcasts
 from ._network import checked_handlers
 from ._observer import SlotObservers
 from ._progress import Progress
@@ -18,7 +20,34 @@ from ._spec import Prepared
 from ._stability import StabilityMonitor
 from ._trace import Tracer
 
-__all__ = ["OpenRun", "open_run"]
+__all__ = ["MERGE_METHODS", "OpenRun", "merges_on_shards", "open_run"]
+
+#: What a reporter that declares ``merges_shards`` must have (the contract: ``schemes.ShardMerging``).
+MERGE_METHODS = ("shard_slot", "merge_slot", "shard_state", "merge_shards")
+
+
+def merges_on_shards(prep: Prepared, reporter: Any, judge: PropertyMonitor | None) -> bool:
+    """Whether a sharded run of ``prep`` reports on its shards: each shard's own reporter takes
+    its nodes' events and the coordinator's merges the shards' summaries and states
+    (:class:`slotnet.schemes.ShardMerging`), instead of replaying every event.
+
+    Only when the reporter's own class declares ``merges_shards = True`` (a subclass does not
+    inherit it: state it adds would not be merged), no stated property reads the events (a
+    property judges every event of a slot together), the verdict's missed-broadcast rule
+    reads no events (``_fault_rules``: the losses its other rule reads are noted on each
+    shard and handed over at the end), and the run cannot end as a deadlock (whose report
+    names each node's last event). The coordinator and every shard decide this alike, from
+    the same spec.
+
+    Raises:
+        SlotnetError: the reporter declares it but lacks one of :data:`MERGE_METHODS`.
+    """
+    if vars(type(reporter)).get("merges_shards") is not True:
+        return False
+    missing = [m for m in MERGE_METHODS if not callable(getattr(reporter, m, None))]
+    if missing:
+        raise SlotnetError(f"reporter {type(reporter).__name__} declares merges_shards but has no {missing[0]}()")
+    return (judge is None or not judge.props) and not watches_broadcasts(reporter.events) and not may_deadlock(prep)
 
 
 @dataclass
@@ -42,6 +71,8 @@ class OpenRun:
     observers: SlotObservers
     #: a one-shot task (``until="quiescent"``): the run stops when it goes quiet
     one_shot: bool
+    #: a sharded run whose shards report (:func:`merges_on_shards`); False in one process
+    merged: bool = False
 
 
 def open_run(prep: Prepared, *, progress: Progress | None = None,
@@ -71,4 +102,4 @@ def open_run(prep: Prepared, *, progress: Progress | None = None,
     monitor = StabilityMonitor(prep.topology.n_nodes, spec.warmup, prep.slots, prep.max_backlog_per_node)
     observers = SlotObservers.of_run(reporter, monitor, tracer=tracer, progress=progress, on_slot=on_slot)
     return OpenRun(reporter, handlers, on_lost, judge, last_events, witness, tracer, monitor, observers,
-                   prep.scheme.until == "quiescent")
+                   prep.scheme.until == "quiescent", sharded and merges_on_shards(prep, reporter, judge))

@@ -2,14 +2,17 @@
 
 The coordinator (the ``slotnet run --shards K`` process) owns the reporter, the trace
 writer, the stability monitor and the slot clock's decisions; the shards (``_shard``) own
-the nodes. Slot after slot it takes every shard's report of the slot, replays the shards'
-events in node order into the reporter (``SlotBatch``), closes the slot through the same
-``SlotObservers`` as the one-process driver, and tells the shards to go on or stop (the
-protocol is in ``_link``). A one-shot collective stops after the first slot at whose end
-every shard is idle, as in one process. At the end every shard sends its end-of-run state
-(fault ledger, messages in flight, holdings, counters), which :func:`coordinate` merges
-into one :class:`~..engine._collect.EndState`, so the result is collected exactly as in
-one process.
+the nodes. Slot after slot it takes every shard's report of the slot, hands it to the
+reporter, closes the slot through the same ``SlotObservers`` as the one-process driver,
+and tells the shards to go on or stop (the protocol is in ``_link``). A reporter that
+merges across shards (``engine._open.merges_on_shards``) gets the shards' summaries of
+the slot (``merge_slot``: what ``end_slot`` and the backlog need), each shard's reporter
+having taken its own nodes' events, and at the end their states (``merge_shards``); any
+other gets every shard's events, replayed in node order (``SlotBatch``). A one-shot
+collective stops after the first slot at whose end every shard is idle, as in one
+process. At the end every shard sends its end-of-run state (fault ledger, messages in
+flight, holdings, counters), which :func:`coordinate` merges into one
+:class:`~..engine._collect.EndState`, so the result is collected exactly as in one process.
 
 :func:`coordinate` runs over any :class:`~._link.CoordinatorLink`; :func:`run_sharded` is
 the run over MQTT (``_mqtt_link``), :func:`~._memory_link.run_sharded_in_memory` the run
@@ -23,6 +26,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from slotnet.errors import SlotnetError
 from slotnet.fabric import FaultLedger, ShardMap
 
 from ..engine._collect import EndState, collect
@@ -32,7 +36,7 @@ from ..engine._open import open_run
 from ..engine._progress import Progress
 from ..engine._result import Result
 from ..engine._spec import Prepared
-from ._link import CoordinatorLink
+from ._link import CoordinatorLink, Done
 from ._mqtt_link import coordinator_link
 from ._stops import stopping_on_signals
 from ._timing import split
@@ -64,6 +68,7 @@ async def coordinate(prep: Prepared, link: CoordinatorLink, *, progress: Progres
     opened = open_run(prep, progress=progress, on_slot=on_slot, sharded=True)
     reporter, tracer, monitor, observers, one_shot = (opened.reporter, opened.tracer, opened.monitor,
                                                       opened.observers, opened.one_shot)
+    merged = opened.merged  # the shards report; the coordinator merges (``engine._open.merges_on_shards``)
     batch = SlotBatch(opened.handlers, on_lost=opened.on_lost)
     judge = opened.judge
     if judge is not None:
@@ -79,7 +84,11 @@ async def coordinate(prep: Prepared, link: CoordinatorLink, *, progress: Progres
             reports = await link.done(slot)
             if timing is not None:
                 timing.lap("waiting")
-            batch.replay([r.events for r in reports])
+            if merged:
+                _summaries(reports, slot)
+                reporter.merge_slot(slot, [r.summary for r in reports])
+            else:
+                batch.replay([r.events for r in reports])
             if tracer is not None:
                 tracer.buffer.extend(ev for r in reports for ev in r.traced)
             slots_run = slot + 1
@@ -97,8 +106,13 @@ async def coordinate(prep: Prepared, link: CoordinatorLink, *, progress: Progres
         wall = time.perf_counter() - t0
     finally:
         observers.close()
+    if merged:  # before the end of the run is collected: the reporter holds every shard's books
+        reporter.merge_shards([final["reporter"] for final in finals])
+        for final in finals:  # and the fault rules' witness every shard's losses (judged order-free)
+            opened.witness.losses.extend(tuple(x) for x in final["losses"])
     end = _merge(prep, finals, link)
     end.quiet, end.last_active, end.last_events = done, last_active, opened.last_events
+    end.transport["reporting"] = "merged" if merged else "replayed"  # where the events were reported
     if judge is not None:
         for final in finals:
             judge.add_counts(final.get("choices", {}))
@@ -106,6 +120,19 @@ async def coordinate(prep: Prepared, link: CoordinatorLink, *, progress: Progres
     if timing is not None:  # asked for: where the slots' time went, per shard and at the coordinator
         end.transport["timing"] = {"shards": [f.get("timing", {}) for f in finals], "coordinator": timing.seconds}
     return collect(prep, reporter, monitor, slots_run, wall, end, tracer, opened.witness)
+
+
+def _summaries(reports: list[Done], slot: int) -> None:
+    """Check that every shard reported ``slot`` with its reporter's summary (a shard that
+    replays while the coordinator merges would be a version mismatch).
+
+    Raises:
+        SlotnetError: naming the first shard that sent events instead.
+    """
+    for r in reports:
+        if r.summary is None:
+            raise SlotnetError(f"shard {r.shard} sent events for slot {slot} where its reporter's summary was due: "
+                               f"the shards and the coordinator run different versions of slotnet or of the scheme")
 
 
 def _merge(prep: Prepared, finals: list[dict[str, Any]], link: CoordinatorLink) -> EndState:

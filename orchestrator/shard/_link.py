@@ -8,7 +8,8 @@ per end, and knows nothing of how frames travel:
    coordinator says go (no frame can reach a shard not yet listening);
 1. each shard runs the slot for its own nodes, then sends one frame of cross-shard
    messages to every other shard (:meth:`ShardLink.send`) and one :class:`Done` to the
-   coordinator (:meth:`ShardLink.done`);
+   coordinator (:meth:`ShardLink.done`): the slot's events, or, where the run's reporter
+   merges across shards, its own reporter's small summary of the slot;
 2. the coordinator takes every shard's :class:`Done` (:meth:`CoordinatorLink.done`),
    closes the slot and says go (next slot) or stop (:meth:`CoordinatorLink.go`);
 3. before the next slot each shard takes the other shards' frames of the slot
@@ -43,7 +44,8 @@ class Done(NamedTuple):
 
     slot: int
     shard: int
-    #: the slot's events of the shard's nodes (``SlotBatch.frame``)
+    #: the slot's events of the shard's nodes (``SlotBatch.frame``); empty where the shard's
+    #: own reporter takes them (:attr:`summary`)
     events: bytes
     #: the slot's trace events, as ``(node, order key, event)``
     traced: list[Any]
@@ -51,6 +53,9 @@ class Done(NamedTuple):
     idle: bool
     #: the last slot in which a node of the shard was active
     last_active: int
+    #: where the reporter merges across shards (``engine._open.merges_on_shards``): the shard's
+    #: reporter's summary of the slot (``shard_slot``), in place of the events; else None
+    summary: Any = None
 
 
 class ShardLink(Protocol):

@@ -66,7 +66,7 @@ class _Inbox:
     """Messages of one client by topic (the part after the run's root), deduplicated by (slot, shard)."""
 
     #: (topic, number of fields) of every frame a client may receive
-    SHAPES = {"spec": None, "hello": 2, "done": 6, "go": 3, "final": 3, "error": 3, "abort": 3, "beat": 3, "alive": 3}
+    SHAPES = {"spec": None, "hello": 2, "done": len(Done._fields), "go": 3, "final": 3, "error": 3, "abort": 3, "beat": 3, "alive": 3}
 
     def __init__(self, client: MqttClient, root: str, shards: int, procs: list[subprocess.Popen[bytes]] | None = None,
                  *, watch_shards: bool = False) -> None:

@@ -3,15 +3,19 @@
 A shard hosts a contiguous block of node ids (:class:`~slotnet.fabric.ShardMap`) in the
 engine's ``Network``, whose transport is a :class:`~slotnet.fabric.ShardTransport`:
 messages to its own nodes are delivered as in one process, messages to other shards'
-nodes leave as one frame per shard and slot. It records its nodes' events in a
-``SlotBatch`` and its trace events in a ``TraceBuffer``, and hands both to the
-coordinator every slot; the coordinator's reporter and trace writer do the rest.
+nodes leave as one frame per shard and slot. Where the run's reporter merges across
+shards (``engine._open.merges_on_shards``), the shard runs a reporter of its own on its
+nodes' events, as one process does, and hands the coordinator its small summary every
+slot and its state at the end; otherwise it records its nodes' events in a ``SlotBatch``
+for the coordinator's reporter to replay. Trace events go in a ``TraceBuffer``, handed
+over every slot; the coordinator's reporter and trace writer do the rest.
 :func:`serve_shard` follows the slot protocol over any :class:`~._link.ShardLink`;
 :func:`run_shard` is ``slotnet shard``: the same over MQTT.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import trio
@@ -20,9 +24,11 @@ from slotnet.fabric import ShardMap, ShardTransport, SlotClock, Transport, parse
 
 from ..engine._await_guard import guard
 from ..engine._collect import single_error
+from ..engine._fault_rules import FaultWitness
 from ..engine._gc import quiet_gc
-from ..engine._network import LostSink, Network
+from ..engine._network import LostSink, Network, checked_handlers
 from ..engine._observer import SlotBatch
+from ..engine._open import merges_on_shards
 from ..engine._properties import PropertyMonitor
 from ..engine._trace import TraceBuffer
 from ..engine._watchdog import watching
@@ -45,18 +51,33 @@ async def serve_shard(link: ShardLink) -> None:
     spec = spec_from_wire(await link.spec())
     smap = ShardMap(parse_topology(spec.topology).n_nodes, shards)
     prep = spec.prepare(hosted=len(smap.nodes(shard)))
-    events = prep.scheme.trace_events  # the coordinator reports: a shard needs only the event schema
+    events = prep.scheme.trace_events
     judge = PropertyMonitor.of(prep, events, sharded=True)  # counts the declared choices here
+    reporter = prep.scheme.reporter(prep.setup)  # reports here only where it merges (``merges_on_shards``)
+    merged = merges_on_shards(prep, reporter, judge)
     events = events if judge is None else judge.events_with(events)
     tracer = TraceBuffer(spec.trace, events) if spec.trace is not None else None
-    batch = SlotBatch({kind: _never for kind in events})
+    handlers: dict[str, Callable[..., None]] | None = None
+    batch: SlotBatch | None = None
+    on_lost: LostSink
+    witness = None
+    if merged:  # this shard's own reporter takes its nodes' events, as one process does (``_open``)
+        handlers = checked_handlers(reporter)
+        on_lost = reporter.on_lost
+        if judge is not None:
+            handlers, on_lost = judge.wrap(handlers), judge.on_lost_with(on_lost)
+        witness = FaultWitness(prep.topology, reporter.events)  # the verdict's losses, handed over at the end
+        on_lost = witness.on_lost_with(on_lost)
+    else:  # the coordinator's reporter replays them: the shard batches them
+        batch = SlotBatch({kind: _never for kind in events})
+        on_lost = batch.lost
 
     def factory(clock: SlotClock, lost: LostSink) -> Transport:
         return ShardTransport(prep.topology, clock, smap, shard, spec.faults, spec.seed, on_lost=lost,
                               quantum=prep.quantum)
 
-    net = Network(prep, factory, handlers=None, batch=batch, on_lost=batch.lost, tracer=tracer, local=smap.nodes(shard),
-                  monitor=judge)
+    net = Network(prep, factory, handlers=handlers, batch=batch, on_lost=on_lost, tracer=tracer,
+                  local=smap.nodes(shard), monitor=judge)
     transport = net.transport
     assert isinstance(transport, ShardTransport)
     runtime = net.runtime
@@ -81,7 +102,10 @@ async def serve_shard(link: ShardLink) -> None:
                                 link.send(slot, j, frames[j])
                         idle = net.quiescent() and not any(len(f) > 1 for f in frames)
                         traced = tracer.take() if tracer is not None else []
-                        link.done(Done(slot, shard, batch.frame(), traced, idle, net.last_active))
+                        if batch is not None:
+                            link.done(Done(slot, shard, batch.frame(), traced, idle, net.last_active))
+                        else:
+                            link.done(Done(slot, shard, b"", traced, idle, net.last_active, reporter.shard_slot(slot)))
                         phases[0] += 1
                         if timing is not None:
                             timing.lap("encoding")
@@ -116,6 +140,7 @@ async def serve_shard(link: ShardLink) -> None:
                 "sent_cross": transport.sent_cross, "rejected": link.rejected, "crashed": net.crashed,
                 "waiting": [[w.node, w.since, w.until] for w in waiting], "down": net.down(),
                 "choices": judge.choice_counts() if judge is not None else {},
+                **({"reporter": reporter.shard_state(), "losses": witness.losses} if witness is not None else {}),
                 **({"timing": timing.seconds} if timing is not None else {})})
 
 
@@ -125,5 +150,5 @@ async def run_shard(broker_url: str, run_id: str, shard: int, shards: int) -> No
         await serve_shard(link)
 
 
-def _never(*_: Any) -> None:  # pragma: no cover - shards only record, the coordinator replays
+def _never(*_: Any) -> None:  # pragma: no cover - a batching shard only records, the coordinator replays
     raise AssertionError("a shard never replays events")

@@ -7,13 +7,15 @@ coordinator its own; the run's ``transport["timing"]`` then holds them
 result has no such key. The parts:
 
 * ``node_work``: the shard's nodes' steps (``Network.step``, and building them in slot 0);
-* ``encoding``: the shard's cross-shard frames and event frame made and handed to the link,
-  and the other shards' frames taken in (decoded into the transport);
+* ``encoding``: the shard's cross-shard frames and its report of the slot (the event frame,
+  or its reporter's summary where the reporter merges) made and handed to the link, and the
+  other shards' frames taken in (decoded into the transport);
 * ``barrier``: the shard waiting for the coordinator's go (the slowest shard, and the
   coordinator's own work);
 * ``broker``: the shard waiting, after the go, for the other shards' frames;
 * ``waiting`` (coordinator): waiting for every shard's report of the slot;
-* ``coordinator``: replaying the shards' events into the reporter and closing the slot.
+* ``coordinator``: handing the shards' reports to the reporter (merging their summaries, or
+  replaying their events) and closing the slot.
 """
 
 from __future__ import annotations

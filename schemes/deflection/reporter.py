@@ -35,7 +35,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._base import HOP_EVENT, PacketBook, Setup
-from ..kit import HOP_EVENTS, BaseReporter, BatchMeans, Book, PathCheck, WindowBatches, split_dup
+from ..kit import (
+    HOP_EVENTS,
+    BaseReporter,
+    BatchMeans,
+    Book,
+    PathCheck,
+    WindowBatches,
+    int_from_wire,
+    int_to_wire,
+    split_dup,
+    sum_columns,
+)
 from ._inputs import DeflectionInputs
 from .node import StepEvent
 
@@ -209,6 +220,17 @@ class ForcedDeflections:
         self.touched.clear()
         wanted.clear()
 
+    def shard_state(self) -> list[Any]:
+        """The sends seen and the book, as plain data (a shard's: :meth:`merge_shards`)."""
+        self.end_slot()
+        return [self.sends, self.book.shard_state()]
+
+    def merge_shards(self, states: Sequence[Any]) -> None:
+        """Add the shards' :meth:`shard_state`: each judged its own nodes' sends (a node's
+        ports and the packets it deflected are its own)."""
+        self.sends += sum(st[0] for st in states)
+        self.book.merge_shards([st[1] for st in states])
+
     def invariants(self) -> dict[str, Any]:
         self.end_slot()
         self.book.checked = self.sends
@@ -219,6 +241,9 @@ class DeflectionReporter(BaseReporter):
     """Consumes ``step`` events (summed by :class:`StepSums`) and derives the paper's metrics."""
 
     events: Mapping[str, tuple[str, ...]] = {"step": StepEvent._fields, **HOP_EVENTS}
+    #: sharded, each shard sums its own nodes' events; per slot only the slot's integer
+    #: sums cross (:meth:`shard_slot`), the rest at the end (:meth:`shard_state`)
+    merges_shards = True
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
@@ -276,6 +301,51 @@ class DeflectionReporter(BaseReporter):
 
     def backlog(self) -> int:
         return self.sums.backlog
+
+    # -- sharded runs: every figure an integer sum, so the merge is exact --------------------
+    def shard_slot(self, slot: int) -> tuple[int, ...]:
+        """The shard's side of :meth:`end_slot`: its deflections judged, and what the
+        coordinator's :meth:`end_slot` reads -- the measured sums so far, the slot's delay
+        sums, the backlog."""
+        self.deflections.end_slot()
+        s = self.sums
+        out = (s.sent, s.deflected, s.offered, s.accepted, s.slot_delay, s.slot_absorbed, s.backlog)
+        s.slot_delay = s.slot_absorbed = 0
+        return out
+
+    def merge_slot(self, slot: int, summaries: Sequence[Sequence[int]]) -> None:
+        """The shards' :meth:`shard_slot` summed into the sums :meth:`end_slot` reads."""
+        s = self.sums
+        (s.sent, s.deflected, s.offered, s.accepted, s.slot_delay, s.slot_absorbed,
+         s.backlog) = sum_columns(summaries)
+
+    def shard_state(self) -> dict[str, Any]:
+        """Everything the shard's ``step`` and ``hop`` events added up to, as plain data."""
+        s = self.sums
+        return {**super().shard_state(),
+                "counts": [s.created, s.offered_total, s.absorbed_total, s.offered, s.accepted, s.sent,
+                           s.deflected, s.absorbed, s.backlog],
+                "wide": [int_to_wire(x) for x in (s.delay_sum, s.delay_sq, s.qdelay_sum, s.qdelay_sq, s.qwait_early)],
+                "hist": s.hist, "series": s.series,
+                "per_node": [s.node_accepted, s.node_absorbed, s.node_sent, s.node_deflected, s.queue],
+                "paths": self.paths.shard_state(), "deflections": self.deflections.shard_state()}
+
+    def merge_shards(self, states: Sequence[Any]) -> None:
+        """The shards' :meth:`shard_state`, added up (this instance saw no event: it holds
+        only what the slots' summaries gave, which the totals replace)."""
+        super().merge_shards(states)
+        s = self.sums
+        (s.created, s.offered_total, s.absorbed_total, s.offered, s.accepted, s.sent, s.deflected, s.absorbed,
+         s.backlog) = sum_columns([st["counts"] for st in states])
+        (s.delay_sum, s.delay_sq, s.qdelay_sum, s.qdelay_sq, s.qwait_early) = (
+            sum(int_from_wire(v) for v in col) for col in zip(*(st["wide"] for st in states)))
+        s.hist = sum_columns([st["hist"] for st in states])
+        if s.series is not None:
+            s.series = [sum_columns(rows) for rows in zip(*(st["series"] for st in states))]
+        (s.node_accepted, s.node_absorbed, s.node_sent, s.node_deflected, s.queue) = (
+            sum_columns(lists) for lists in zip(*(st["per_node"] for st in states)))
+        self.paths.merge_shards([st["paths"] for st in states])
+        self.deflections.merge_shards([st["deflections"] for st in states])
 
     def holdings(self, per_node: Any) -> None:
         """The arrival slots of the packets still in each node's input queue."""

@@ -9,7 +9,8 @@ sibling paper's private modules.
 * label priorities: :func:`first_label`, :func:`next_label`, :class:`StreamLabels`;
 * statistics: :class:`BatchMeans`, :func:`ratio_ci95`, :func:`t_half_width`;
 * observers: :class:`BaseReporter` (with the rule for a one-shot task cut short:
-  ``run_ended`` and ``due``, judge only what was owed), :class:`BroadcastReporter`
+  ``run_ended`` and ``due``, judge only what was owed; and the base of a state that merges
+  across shards, with :func:`int_to_wire`, :func:`int_from_wire`, :func:`sum_columns`), :class:`BroadcastReporter`
   (exactly-once, reception and broadcast delay, Q, M), :class:`UnicastReporter` (delay,
   hops, Q, conservation);
 * nodes: :class:`BroadcastNode` (births, first receptions, the step event, non-idling step end),
@@ -50,7 +51,7 @@ from ._completion import parked_when_done
 from ._labels import StreamLabels, first_label, next_label
 from ._little import RESIDENCE_EVENTS, LittlesLaw, Residence
 from ._queues import ClassQueues, LabelQueues, PortQueues, port_indices
-from ._reporter import BaseReporter, split_dup
+from ._reporter import BaseReporter, int_from_wire, int_to_wire, split_dup, sum_columns
 from ._stats import T_975, BatchMeans, WindowBatches, ratio_ci95, t_half_width
 from ._unicast_reporter import UNICAST_EVENTS, UnicastReporter
 
@@ -93,11 +94,14 @@ __all__ = [
     "eccentricity",
     "first_label",
     "first_seq",
+    "int_from_wire",
+    "int_to_wire",
     "parked_when_done",
     "next_label",
     "port_indices",
     "portable",
     "ratio_ci95",
     "split_dup",
+    "sum_columns",
     "t_half_width",
 ]

@@ -48,7 +48,7 @@ per packet on its way, dropped at its delivery).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from slotnet.nodes import Geometry, NodeContext
@@ -228,6 +228,15 @@ class PathCheck:
                                                    f"hops where the scheme declares shortest paths of {dist} "
                                                    f"(slot {slot}, node {node})")
 
+    def shard_state(self) -> list[Any]:
+        """The books, as plain data (a shard's, for the coordinator: :meth:`merge_shards`)."""
+        return [self.at_dest.shard_state(), self.bounds.shard_state(), self.paths.shard_state()]
+
+    def merge_shards(self, states: Sequence[Sequence[Any]]) -> None:
+        """Add the shards' :meth:`shard_state` to these books."""
+        for book, mine in zip((self.at_dest, self.bounds, self.paths), zip(*states)):
+            book.merge_shards(mine)
+
     def invariants(self) -> dict[str, Any]:
         out = {"delivered_at_destination": self.at_dest.result(), "hops_within_bounds": self.bounds.result()}
         if self.shortest:
@@ -325,6 +334,14 @@ class Liveness:
             self.book.add(slot, receiver, packet, f"node {receiver} had returned from run() when a message "
                                                   f"reached it in slot {slot}; no fault was scheduled, so a node "
                                                   f"must keep running while messages come for it")
+
+    def shard_state(self) -> Any:
+        """The book, as plain data (a shard's, for the coordinator: :meth:`merge_shards`)."""
+        return self.book.shard_state()
+
+    def merge_shards(self, states: Sequence[Any]) -> None:
+        """Add the shards' :meth:`shard_state` to this book."""
+        self.book.merge_shards(states)
 
     def invariants(self) -> dict[str, Any]:
         """Under faults the count is reported but not judged (a node may stop on purpose there)."""

@@ -8,7 +8,36 @@ from typing import Any
 from .._base import PacketBook, Setup
 from ._checks import Liveness
 
-__all__ = ["BaseReporter", "split_dup"]
+__all__ = ["BaseReporter", "int_from_wire", "int_to_wire", "sum_columns", "split_dup"]
+
+_WIRE_INT = 1 << 63
+
+
+def int_to_wire(x: int) -> int | str:
+    """An integer sum as shard state (:meth:`BaseReporter.shard_state`): as it is where msgpack
+    carries it (64 bits), else as its decimal text (a sum of squared delays may outgrow 64 bits).
+
+    Example:
+        >>> int_to_wire(5), int_to_wire(2**70), int_from_wire(int_to_wire(2**70)) == 2**70
+        (5, '1180591620717411303424', True)
+    """
+    return x if -_WIRE_INT <= x < _WIRE_INT else str(x)
+
+
+def int_from_wire(v: int | str) -> int:
+    """The integer :func:`int_to_wire` made."""
+    return int(v) if isinstance(v, str) else v
+
+
+def sum_columns(rows: Sequence[Sequence[Any]]) -> list[Any]:
+    """Element-wise sums of equal-length rows (the shards' per-node lists: each node's figure
+    is nonzero in its own shard's only, so the sums are that shard's figures).
+
+    Example:
+        >>> sum_columns([(1, 0, 0), (0, 2, 3)])
+        [1, 2, 3]
+    """
+    return [sum(col) for col in zip(*rows)]
 
 
 def split_dup(lost: Mapping[str, int]) -> tuple[dict[str, int], int]:
@@ -34,6 +63,11 @@ class BaseReporter:
     """
 
     events: Mapping[str, tuple[str, ...]] = {}
+    #: the reporter's state merges across shards (:class:`slotnet.schemes.ShardMerging`).
+    #: Declared by the class that keeps the state, never inherited: a subclass that adds
+    #: state of its own declares it again once it merges that state too (else its sharded
+    #: runs replay every event at the coordinator, as for any reporter).
+    merges_shards: bool = False
 
     def __init__(self, setup: Setup) -> None:
         self.setup = setup
@@ -88,6 +122,17 @@ class BaseReporter:
 
     def end_slot(self, slot: int) -> None:
         pass
+
+    def shard_state(self) -> dict[str, Any]:
+        """What this base keeps (lost messages, the liveness book), as plain data: a subclass
+        that declares :attr:`merges_shards` adds its own state to it (see
+        :class:`slotnet.schemes.ShardMerging`)."""
+        return {"lost_messages": self.lost_messages, "liveness": self.liveness.shard_state()}
+
+    def merge_shards(self, states: Sequence[Any]) -> None:
+        """Add the shards' :meth:`shard_state` to this base's (a subclass calls it too)."""
+        self.lost_messages += sum(st["lost_messages"] for st in states)
+        self.liveness.merge_shards([st["liveness"] for st in states])
 
     def backlog(self) -> int:
         return 0

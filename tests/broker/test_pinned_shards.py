@@ -107,7 +107,7 @@ def test_the_mqtt_inbox_refuses_frames_from_shard_k(topic):
 
     def frame(shard: int) -> bytes:
         if topic == "done":
-            return encode((0, shard, b"", [], True, 0))
+            return encode((0, shard, b"", [], True, 0, None))
         if topic == "data/0":
             return encode((0, shard, b""))
         if topic == "hello":
@@ -131,7 +131,7 @@ def test_frames_from_shard_k_are_refused_through_a_real_broker():
 
     def spoof(slot: int) -> list[tuple[str, bytes]]:
         return [("hello", encode((2, 0))), ("data/0", encode((slot, 2, b""))), ("data/1", encode((slot, 2, b""))),
-                ("done", encode((slot, 2, b"", [], True, 0))), ("final", encode((2, 0, {})))]
+                ("done", encode((slot, 2, b"", [], True, 0, None))), ("final", encode((2, 0, {})))]
 
     sharded = sharded_run_with_noise(argv, "spoof", spoof, period=0.02)
     alone = run(RunSpec("deflection", "hypercube:4", load={"offered": 1.0}, slots=120, seed=3))

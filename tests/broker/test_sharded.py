@@ -134,7 +134,7 @@ def test_foreign_and_broken_frames_are_rejected_and_counted():
 
     argv = ["run", "deflection", "-t", "hypercube:4", "--offered", "1", "--slots", "150", "--seed", "2", "--json",
             "--no-progress", "--shards", "2"]
-    junk = [("data/0", b"\xc1\xc1"), ("data/1", encode((0, 7, b""))), ("done", encode((0, 9, b"", [], True, 0))),
+    junk = [("data/0", b"\xc1\xc1"), ("data/1", encode((0, 7, b""))), ("done", encode((0, 9, b"", [], True, 0, None))),
             ("go", b"not msgpack \xc1"), ("done", encode(("x", 0)))]
     sharded = sharded_run_with_noise(argv, "junk", lambda _: junk, period=0.05)
     alone = run(RunSpec("deflection", "hypercube:4", load={"offered": 1.0}, slots=150, seed=2))

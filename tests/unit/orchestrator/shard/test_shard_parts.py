@@ -424,7 +424,7 @@ def test_link_constants():
         if "SLOTNET_SHARD_START_TIMEOUT" not in os.environ:
             assert _mqtt_link.START_SILENCE == 120.0
     assert HEARTBEAT == 1.0 and COORDINATOR == -1 and _FROM_COORDINATOR == ("go", "alive", "abort")
-    assert _Inbox.SHAPES == {"spec": None, "hello": 2, "done": 6, "go": 3, "final": 3, "error": 3, "abort": 3,
+    assert _Inbox.SHAPES == {"spec": None, "hello": 2, "done": 7, "go": 3, "final": 3, "error": 3, "abort": 3,
                              "beat": 3, "alive": 3}
     assert DISCONNECTED == "\x00disconnected"
 
@@ -447,7 +447,7 @@ def test_the_inbox_admits_well_formed_frames_once():
     assert inbox._admit("hello", encode((1, 0))) is None
     assert inbox.rejected == {"duplicate": 1}
     assert inbox._admit("hello", encode((1, 1))) == (1, 1)
-    assert inbox._admit("done", encode((0, 1, b"", [], True, 3))) == (0, 1, b"", (), True, 3)
+    assert inbox._admit("done", encode((0, 1, b"", [], True, 3, None))) == (0, 1, b"", (), True, 3, None)
     assert inbox._admit("data/0", encode((0, 1, b"f"))) == (0, 1, b"f")
     assert inbox._admit("go", encode((0, 0, True))) == (0, 0, True)
     assert inbox._admit("abort", encode((0, 0, "why"))) == (0, 0, "why")
@@ -475,7 +475,7 @@ def test_the_inbox_admits_well_formed_frames_once():
     ("beat", encode((2, 0, 0)), "unknown shard"),
     ("beat", encode((-1, 0, 0)), "unknown shard"),
     ("beat", encode((0, 0)), "malformed"),
-    ("done", encode((0, 2, b"", [], True, 0)), "unknown shard"),
+    ("done", encode((0, 2, b"", [], True, 0, None)), "unknown shard"),
     ("data/0", encode((0, 5, b"")), "unknown shard"),
     ("final", encode((3, 0, {})), "unknown shard"),
     ("error", encode((2, 0, "x")), "unknown shard"),
@@ -490,11 +490,11 @@ def test_the_inbox_refuses_and_counts(sub, payload, why):
 def test_stale_frames_are_refused_for_timed_topics_only():
     inbox = _Inbox(None, "r", 2)  # type: ignore[arg-type]
     inbox.slot = 5
-    assert inbox._admit("done", encode((4, 0, b"", [], False, 0))) is None
+    assert inbox._admit("done", encode((4, 0, b"", [], False, 0, None))) is None
     assert inbox._admit("go", encode((4, 0, True))) is None
     assert inbox._admit("data/1", encode((4, 0, b""))) is None
     assert inbox.rejected == {"stale slot": 3}
-    assert inbox._admit("done", encode((5, 0, b"", [], False, 0))) is not None
+    assert inbox._admit("done", encode((5, 0, b"", [], False, 0, None))) is not None
     assert inbox._admit("go", encode((5, 0, True))) is not None
     assert inbox._admit("data/1", encode((6, 0, b""))) is not None
     assert inbox._admit("final", encode((0, 0, {}))) is not None
@@ -504,21 +504,21 @@ def test_stale_frames_are_refused_for_timed_topics_only():
 
 def test_take_collects_frames_of_its_slot_and_keeps_the_others():
     async def main():
-        items = [("slotnet/r/done", encode((1, 1, b"", [], False, 0))),
+        items = [("slotnet/r/done", encode((1, 1, b"", [], False, 0, None))),
                  ("slotnet/r/beat", encode((0, 9, 4))),
                  ("slotnet/r/done", b""),  # a cleared retained message: ignored
-                 ("slotnet/r/done", encode((2, 0, b"", [], False, 0))),
-                 ("slotnet/r/done", encode((1, 0, b"", [], True, 0)))]
+                 ("slotnet/r/done", encode((2, 0, b"", [], False, 0, None))),
+                 ("slotnet/r/done", encode((1, 0, b"", [], True, 0, None)))]
         client = FakeClient(items)
         inbox = _Inbox(client, "slotnet/r", 2)  # type: ignore[arg-type]
         inbox.watch(0)
         before = inbox.heard[0]
         got = await inbox.take("done", 2, 1, "x")
-        assert sorted(got) == [(1, 0, b"", (), True, 0), (1, 1, b"", (), False, 0)]
-        assert inbox.pools == {"done": [(2, 0, b"", (), False, 0)]}
+        assert sorted(got) == [(1, 0, b"", (), True, 0, None), (1, 1, b"", (), False, 0, None)]
+        assert inbox.pools == {"done": [(2, 0, b"", (), False, 0, None)]}
         assert inbox.heard[0] >= before and "beat" not in inbox.pools and inbox.progress[0][0] == 4
         assert inbox.rejected == {}
-        assert await inbox.take("done", 1, None, "x") == [(2, 0, b"", (), False, 0)]
+        assert await inbox.take("done", 1, None, "x") == [(2, 0, b"", (), False, 0, None)]
         assert inbox.pools["done"] == []
         client.items = [("slotnet/r/hello", encode((1, 0))), ("slotnet/r/hello", encode((0, 0)))]
         assert await inbox.take("hello", 2, None, "x") == [(1, 0), (0, 0)]
@@ -711,7 +711,7 @@ def test_the_shard_end_over_a_stand_in_client():
         link.done(Done(4, 1, b"e", [], True, 2))
         link.final({"a": 1})
         assert client.published[1:] == [("slotnet/r/data/2", encode((4, 1, b"f")), False, 0.0),
-                                        ("slotnet/r/done", encode((4, 1, b"e", [], True, 2)), False, 0.0),
+                                        ("slotnet/r/done", encode((4, 1, b"e", [], True, 2, None)), False, 0.0),
                                         ("slotnet/r/final", encode((1, 0, {"a": 1})), False, 0.0)]
         client.items = [("slotnet/r/go", encode((3, 0, True))), ("slotnet/r/go", encode((4, 0, False)))]
         assert await link.go(4) is False and link.inbox.slot == 4
@@ -739,8 +739,8 @@ def test_the_coordinator_end_over_a_stand_in_client():
                 ("slotnet/r/spec", encode({"k": 1}), True, 0.0), ("slotnet/r/go", encode((-1, 0, True)), False, 0.0)]
             assert set(link.inbox.heard) == {0, 1}
             assert ("slotnet/r/alive", encode((-1, 0, 0)), False, 0.0) in client.published  # beats from the start
-            client.items = [("slotnet/r/done", encode((0, 1, b"b", [], False, 3))),
-                            ("slotnet/r/done", encode((0, 0, b"a", [[0, 1, "e"]], True, 2)))]
+            client.items = [("slotnet/r/done", encode((0, 1, b"b", [], False, 3, None))),
+                            ("slotnet/r/done", encode((0, 0, b"a", [[0, 1, "e"]], True, 2, None)))]
             reports = await link.done(0)
             assert reports == [Done(0, 0, b"a", ((0, 1, "e"),), True, 2), Done(0, 1, b"b", (), False, 3)]
             assert link.inbox.slot == 0
