@@ -18,7 +18,8 @@ from slotnet.orchestrator.shard import run_sharded_in_memory
 from slotnet.schemes.deflection.reporter import DeflectionReporter
 
 #: what must not depend on how the nodes are spread
-SAME = ("metrics", "invariants", "stability", "slots_run", "per_node", "series", "completion", "faults", "fault_impact")
+SAME = ("metrics", "invariants", "stability", "slots_run", "per_node", "series", "completion", "faults", "fault_impact",
+        "verdict")
 SLOTS = 40
 
 
@@ -77,14 +78,17 @@ def sharded_runs(draw: st.DrawFn) -> tuple[RunSpec, int]:
 @given(sharded_runs())
 def test_merged_shards_give_the_one_process_result(case):
     """For 2..4 shards and any fault schedule, a deflection run whose shards report (merged, not
-    replayed) has the one-process metrics, invariants, per-node figures, series and fault impact."""
+    replayed) has the one-process metrics, invariants, per-node figures, series, fault impact, verdict and the
+    verdict's books of lost messages."""
     spec, shards = case
-    one = run(spec).to_dict(per_node=True, series=True)
+    first = run(spec)
+    one = first.to_dict(per_node=True, series=True)
     many = trio.run(lambda: run_sharded_in_memory(dataclasses.replace(spec, shards=shards).prepare()))
     assert many.transport["reporting"] == "merged"
     many_d = many.to_dict(per_node=True, series=True)
     for key in SAME:
         assert one.get(key) == many_d.get(key), f"{shards} shards, faults {spec.faults.to_list()}: {key} differs"
+    assert first.fault_books == many.fault_books, "the lost messages' books differ"
 
 
 def test_sums_beyond_64_bits_survive_the_merge():
