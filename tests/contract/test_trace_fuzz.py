@@ -90,7 +90,7 @@ def test_queries_on_real_traces_never_trace_back(capsys, seed, args):
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "t.jsonl")
         assert _run_main(capsys, ["run", "bcast-simple", "-t", "hypercube:3", "--rho", "0.3", "--slots", "25",
-                                  "--seed", str(seed), "--fault", "crash@9:2", "--trace", path, "--no-progress"]) == 0
+                                  "--seed", str(seed), "--fault", "crash@9:2", "--trace", path, "--no-progress"]) in (0, 1)  # 1: the crash may fail the verdict
         argv = ["trace", path]
         for flag, value in args:
             argv += [flag, os.path.join(tmp, "d.svg") if value == "SVG" else value]

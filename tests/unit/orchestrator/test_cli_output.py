@@ -30,7 +30,8 @@ def test_quick_start_table_fits_100_columns_and_explains_plus_minus(capsys):
     assert code == 0
     assert max(len(line) for line in out.splitlines()) <= 100, max(out.splitlines(), key=len)
     assert "±" in out and "± is the 95% confidence half-width" in out
-    assert not re.search(r"[{}'()]\S*=|=\{\}|\(\d+, ", out), out  # no dict/tuple reprs such as dropped={}
+    # no dict/tuple reprs such as dropped={} or (6, 1); a distribution written B(6, 0.17) is notation, not a repr
+    assert not re.search(r"[{}'()]\S*=|=\{\}|(?<![A-Za-z])\(\d+, ", out), out
     assert "dropped: none" in out
     assert re.search(r"^deflection_distance_hist\[0\]\s+0\.\d{4}\s+0\.\d{4}", out, re.M)
 

@@ -268,8 +268,9 @@ def _run(argv: str, tmp: Path, pure: bool, extra: tuple[str, ...] = ()) -> tuple
     cmd = [sys.executable, "-m", "slotnet", "run", *argv.split(), "--json", "--per-node", "--series",
            "--trace", str(trace), *extra]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout, proc.stderr[-2000:]
     result = json.loads(proc.stdout)
+    assert proc.returncode == (0 if result["verdict"]["ok"] else 1), proc.stderr[-2000:]  # a fault may fail the verdict
     assert result["timing"]["performance"]["build"] == ("pure" if pure else "compiled")
     assert result["provenance"]["build"] == result["timing"]["performance"]["build"]
     del result["timing"], result["provenance"]
