@@ -89,8 +89,9 @@ def test_queries_on_real_traces_never_trace_back(capsys, seed, args):
     """Real traces (a crash in a broadcast run) under any query flags: a result or a one-line error."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "t.jsonl")
+        # exit 1: the crash may fail the run's verdict; the trace is written either way
         assert _run_main(capsys, ["run", "bcast-simple", "-t", "hypercube:3", "--rho", "0.3", "--slots", "25",
-                                  "--seed", str(seed), "--fault", "crash@9:2", "--trace", path, "--no-progress"]) in (0, 1)  # 1: the crash may fail the verdict
+                                  "--seed", str(seed), "--fault", "crash@9:2", "--trace", path, "--no-progress"]) in (0, 1)
         argv = ["trace", path]
         for flag, value in args:
             argv += [flag, os.path.join(tmp, "d.svg") if value == "SVG" else value]
