@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from slotnet._build import build
-from slotnet.errors import SlotnetError
+from slotnet.errors import NodeFailure, SlotnetError
 from slotnet.fabric import FaultLedger, FaultSchedule
 from slotnet.schemes import PacketBook
 
@@ -32,7 +32,8 @@ __all__ = ["EndState", "collect", "fault_impact", "single_error"]
 
 
 def single_error(group: BaseExceptionGroup) -> BaseException:
-    """The precise error inside a Trio exception group; the others are attached as notes."""
+    """The precise error inside a Trio exception group (of node failures, the earliest slot's
+    lowest node); the others are attached as notes, in that order."""
     leaves: list[BaseException] = []
 
     def walk(e: BaseException) -> None:
@@ -45,6 +46,9 @@ def single_error(group: BaseExceptionGroup) -> BaseException:
     walk(group)
     if not leaves:
         return group
+    # node failures in (slot, node) order: which node's task failed first is the scheduler's
+    # choice, the error named must not be (one seed fixes a run, whatever the task order)
+    leaves.sort(key=lambda e: (0, e.slot, e.node) if isinstance(e, NodeFailure) else (1, 0, 0))
     chosen = next((e for e in leaves if isinstance(e, SlotnetError)), leaves[0])
     for other in leaves:
         if other is not chosen:

@@ -114,7 +114,7 @@ def test_sweep_d_zero_gets_a_precise_message(capsys):
 def test_sizes_that_cannot_fit_are_refused(capsys):
     """hypercube:24 is refused up front with the estimate and the machine's memory."""
     code, err = _err(capsys, "run", "deflection", "-t", "hypercube:24", "--offered", "1", "--slots", "10")
-    assert code == 2 and "16,777,216 nodes" in err and "192.1 GiB" in err and "available" in err
+    assert code == 2 and "16,777,216 nodes" in err and "144.1 GiB" in err and "~9 KiB per node" in err and "available" in err
 
 
 def test_memory_estimate_against_a_small_machine(monkeypatch):

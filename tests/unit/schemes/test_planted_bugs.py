@@ -18,6 +18,7 @@ offending packet.
 
 from __future__ import annotations
 
+import functools
 import heapq
 from collections import deque
 from dataclasses import dataclass, field, replace
@@ -149,8 +150,8 @@ def _transmit_inverted(node: int, pkts: Any, d: int, rand: Any, send: Any, first
 class _DeflectionQuits(DeflectionNode):
     """Node 5's arrival generator ends at slot 20, and the node takes that for the end of its work."""
 
-    def _arrivals(self) -> Any:
-        inner, me, ctx = super()._arrivals(), self.ctx.node, self.ctx
+    def _arrivals(self, rand: Any = None) -> Any:
+        inner, me, ctx = super()._arrivals(rand), self.ctx.node, self.ctx
 
         class Ending:
             def next_after(self, slot: int) -> Any:
@@ -664,6 +665,8 @@ def _plant(bug: Bug, monkeypatch: pytest.MonkeyPatch) -> None:
     if bug.node is not None:
         monkeypatch.setitem(SCHEMES, bug.scheme, replace(SCHEMES[bug.scheme], node=bug.node))
     star_plans.plan_book.cache_clear()  # STAR's plans are cached per shape: none may outlive a patch
+    # deflection's arrival laws are cached per run inputs: a planted run gets a cache of its own
+    monkeypatch.setattr(deflection_node, "_segments", functools.lru_cache(maxsize=16)(deflection_node._segments.__wrapped__))
 
 
 def _run(scheme: str, topology: str, load: dict[str, float], params: dict[str, Any], slots: int,
