@@ -78,7 +78,7 @@ class DirectNode(CubeNode):
     def held(self) -> int:
         return self.queues.held
 
-    def held_packets(self) -> set[tuple[int, int]]:
+    def held_packets(self) -> list[tuple[int, int]]:
         return self.queues.items()
 
     def forward(self, message: Any) -> None:

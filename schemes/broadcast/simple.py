@@ -38,7 +38,7 @@ class SimpleNode(CubeNode):
     def held(self) -> int:
         return self.queues.held
 
-    def held_packets(self) -> set[tuple[int, int]]:
+    def held_packets(self) -> list[tuple[int, int]]:
         return self.queues.items()
 
     async def run(self) -> None:

@@ -58,9 +58,17 @@ class _Base:
         """Every queued record, once per port it waits on."""
         raise NotImplementedError
 
-    def items(self) -> set[tuple[int, int]]:
-        """(origin, seq) — the first two fields — of every packet still to forward."""
-        return {(r[0][0], r[0][1]) for r in self._records()}
+    def items(self) -> list[tuple[int, int]]:
+        """(origin, seq) — the first two fields — of every packet still to forward, once per
+        record: a packet queued on several ports is one packet, while two copies of one
+        packet (a dup fault's) are two."""
+        seen: set[int] = set()
+        out: list[tuple[int, int]] = []
+        for r in self._records():
+            if id(r) not in seen:
+                seen.add(id(r))
+                out.append((r[0][0], r[0][1]))
+        return out
 
     def start_ledger(self, slot: int) -> Residence:
         """Start the queue's :class:`~._little.Residence` in ``slot``: the packets already

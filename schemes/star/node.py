@@ -179,7 +179,7 @@ class StarNode(BroadcastNode):
     def held(self) -> int:
         return self.queues.held
 
-    def held_packets(self) -> set[tuple[int, int]]:
+    def held_packets(self) -> list[tuple[int, int]]:
         return self.queues.items()
 
     def choice_counts(self, last_slot: int) -> dict[str, dict[int, int]]:

@@ -88,7 +88,7 @@ def test_label_queues_serve_smallest_label_then_periodic_slot():
     q.add(("c", 1), 5, [(0, 1)])
     assert q.held == 3
     assert [q.pop(0) for _ in range(3)] == [("b", 1), ("c", 1), ("a", 1)]
-    assert q.held == 1 and q.items() == {("a", 1)}
+    assert q.held == 1 and q.items() == [("a", 1)]
     assert q.pop(1) == ("a", 1) and q.held == 0
 
 

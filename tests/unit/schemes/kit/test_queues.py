@@ -99,7 +99,7 @@ def test_each_discipline_serves_counts_and_stamps_as_its_model(kind, start, step
                 released += 1
         assert q.held == len(left)
         assert list(q.busy()) == [p for p in PORTS if waiting[p]]
-        assert q.items() == {(m[0], m[1]) for m in left}
+        assert sorted(q.items()) == sorted({(m[0], m[1]) for m in left})  # each packet once, however many ports
         assert (ledger.held, ledger.stamps) == (len(left), sum(entry.values()))
         assert (ledger.served, ledger.released) == (served, released)
 
@@ -115,7 +115,7 @@ def test_a_packet_is_held_once_until_its_last_port_serves_it(kind, now):
     _add(q, kind, (4, 1), [])
     assert q.held == 0 and not q.items()
     _add(q, kind, (4, 2), [0, 3])
-    assert q.held == 1 and q.items() == {(4, 2)}
+    assert q.held == 1 and q.items() == [(4, 2)]
     assert q.pop(3) == (4, 2) and q.held == 1
     assert q.pop(0) == (4, 2) and q.held == 0 and not q.items()
 
