@@ -23,7 +23,7 @@ from ._codec import decode, encode
 from ._errors import FabricError
 from ._faults import FaultSchedule
 from ._topology import Topology
-from ._transport import InProcessTransport, LostCallback
+from ._transport import Frames, InProcessTransport, LostCallback
 
 __all__ = ["ShardMap", "ShardTransport"]
 
@@ -66,7 +66,16 @@ class ShardMap:
 
 
 class ShardTransport(InProcessTransport):
-    """The in-process transport of one shard, with outboxes for the other shards."""
+    """The in-process transport of one shard, with outboxes for the other shards.
+
+    Its outlets park every message in the pending lists as one process does, whatever
+    shard hosts the receiver (the per-message path is the compiled one, no call here);
+    :meth:`frames` then takes the other shards' receivers' pending pairs out, as they are.
+    Only where that direct path is off (frames with a checksum: a corrupt fault) do
+    messages come through :meth:`park`, and other shards' go to an outbox.
+    """
+
+    collects_pairs = True
 
     def __init__(
         self,
@@ -86,6 +95,10 @@ class ShardTransport(InProcessTransport):
         self._outbox: list[list[tuple[Any, int, int, bytes]]] = [[] for _ in range(shard_map.shards)]
         self.sent_local = 0
         self.sent_cross = 0
+        #: pairs pending for this shard's receivers that are counted already (by an earlier
+        #: :meth:`frames` of this slot, or by the shard that sent them): the next exchange
+        #: hands them all over
+        self._counted = 0
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "shard", "shard": self.shard, "shards": self.map.shards}
@@ -115,15 +128,55 @@ class ShardTransport(InProcessTransport):
                 box.append((UNFORCED, sender, slot, b""))
 
     def frames(self) -> list[bytes]:
-        """This slot's outbox for each shard (empty for itself), as frames; outboxes are emptied."""
-        out = [encode(box) for box in self._outbox]
+        """This slot's messages for each shard, as one frame each (``b""``: none, and always
+        for itself): the outbox's entries and the pending pairs of that shard's receivers.
+        Both are emptied; the pairs of this shard's receivers stay pending."""
+        pending, touched = self._pending, self._touched
+        lo, hi = self.local.start, self.local.stop
+        remote: list[list[Any]] = [[] for _ in self._outbox]
+        local: list[int] = []
+        block = self.map.block
+        sent = 0
+        for r in touched:
+            if lo <= r < hi:
+                local.append(r)
+                sent += len(pending[r])  # type: ignore[arg-type]
+            else:
+                pend = pending[r]
+                pending[r] = None
+                remote[r // block] += (r, pend)
+                self.sent_cross += len(pend)  # type: ignore[arg-type]
+        if self.direct:  # else park counted them
+            self.sent_local += sent - self._counted
+            self._counted = sent
+        touched[:] = local
+        out = [encode((box, pairs)) if box or pairs else b"" for box, pairs in zip(self._outbox, remote)]
         for box in self._outbox:
             box.clear()
         return out
 
+    async def exchange(self, slot: int) -> list[tuple[int, Frames]]:
+        self._counted = 0
+        return self._hand_over(slot)
+
     def accept(self, frame: bytes) -> None:
-        """Take another shard's messages for this shard's nodes."""
-        for due, receiver, in_port, data in decode(frame):
+        """Take another shard's messages for this shard's nodes (a frame of :meth:`frames`)."""
+        if not frame:
+            return
+        box, pairs = decode(frame)
+        pending, touched = self._pending, self._touched
+        for i in range(0, len(pairs), 2):
+            receiver, pend = pairs[i], pairs[i + 1]
+            if receiver not in self.local:
+                raise FabricError(f"shard {self.shard} got a message for node {receiver}, hosted elsewhere")
+            self._counted += len(pend)
+            mine = pending[receiver]
+            if mine is None:
+                pending[receiver] = list(pend)
+                touched.append(receiver)
+            else:
+                mine.extend(pend)
+        for due, receiver, in_port, data in box:
             if due == UNFORCED:  # (UNFORCED, sender, slot, b""): see mark_unforced
                 self.unforced.add((receiver, in_port))
                 continue

@@ -100,7 +100,7 @@ async def serve_shard(link: ShardLink) -> None:
                         for j in range(shards):
                             if j != shard:
                                 link.send(slot, j, frames[j])
-                        idle = net.quiescent() and not any(len(f) > 1 for f in frames)
+                        idle = net.quiescent() and not any(frames)
                         traced = tracer.take() if tracer is not None else []
                         if batch is not None:
                             link.done(Done(slot, shard, batch.frame(), traced, idle, net.last_active))

@@ -119,14 +119,31 @@ def test_a_shard_transport_keeps_local_messages_and_boxes_the_others():
     t.outlet(0).send(0, "local")  # 0 -> 1
     t.outlet(0).send(1, "cross")  # 0 -> 2
     t.outlet(1).send(1, "cross3")  # 1 -> 3
-    assert (t.sent_local, t.sent_cross) == (1, 2)
     assert t.busy()
-    frames = t.frames()
-    assert frames[0] == encode([])
-    assert decode(frames[1]) == ((0, 2, 1, encode("cross")), (0, 3, 1, encode("cross3")))
-    assert t.frames() == [encode([]), encode([])]  # emptied
+    frames = t.frames()  # the slot's sends are counted as its frames are made
+    assert (t.sent_local, t.sent_cross) == (1, 2)
+    assert frames[0] == b""  # nothing for itself
+    # each other-shard receiver's pending pairs (in_port, message), as the outlets made them
+    assert decode(frames[1]) == ((), (2, (encode((1, "cross")),), 3, (encode((1, "cross3")),)))
+    assert t.frames() == [b"", b""]  # emptied
+    assert (t.sent_local, t.sent_cross) == (1, 2)
     assert deliver(t, 1) == [(1, [(0, "local")])]
     assert not t.busy()
+
+
+def test_a_shard_counts_and_ships_the_same_with_checksums():
+    """Under a corrupt fault (frames with a CRC) messages come through park and the outbox: the
+    counts and the delivered messages are those of the direct path."""
+    faults = FaultSchedule.parse(["corrupt=0.5@50-60"])  # a window after these slots
+    a, b = _shard(0, faults=faults), _shard(1, faults=faults)
+    assert not b.direct and _shard(1).direct
+    b.outlet(2).send(1, "to0")  # 2 -> 0, in-port 1
+    b.outlet(3).send(0, "local")  # 3 -> 2
+    assert (b.sent_local, b.sent_cross) == (1, 1)
+    frames = b.frames()
+    assert (b.sent_local, b.sent_cross) == (1, 1) and frames[1] == b""
+    a.accept(frames[0])
+    assert deliver(a, 1) == [(0, [(1, "to0")])]
 
 
 def test_a_shard_accepts_the_others_frames():
@@ -136,14 +153,29 @@ def test_a_shard_accepts_the_others_frames():
     b.mark_unforced(3, 7)
     assert b.unforced == {(3, 7)}
     frame = b.frames()[0]
-    assert decode(frame)[-1] == (UNFORCED, 3, 7, b"") and UNFORCED == -1
+    assert decode(frame)[0][-1] == (UNFORCED, 3, 7, b"") and UNFORCED == -1
     a.accept(frame)
+    a.accept(b"")  # nothing from a shard
     assert a.unforced == {(3, 7)}
     assert deliver(a, 1) == [(0, [(1, "to0")])]
     assert a.sent_local == 0 and a.sent_cross == 0  # accepted messages were counted by their sender
     with pytest.raises(FabricError) as e:
-        a.accept(encode([(0, 3, 0, encode("x"))]))
+        a.accept(encode(([(0, 3, 0, encode("x"))], [])))
     assert str(e.value) == "shard 0 got a message for node 3, hosted elsewhere"
+    with pytest.raises(FabricError) as e:
+        a.accept(encode(([], [2, [encode((0, "x"))]])))
+    assert str(e.value) == "shard 0 got a message for node 2, hosted elsewhere"
+
+
+def test_accepted_pairs_join_the_local_ones_in_in_port_order():
+    """A receiver's inbox is ordered by in-port whether its messages came from its own shard
+    or another's, and whichever arrived first."""
+    a, b = _shard(0), _shard(1)
+    a.outlet(1).send(0, "from 1")  # 1 -> 0, in-port 0
+    b.outlet(2).send(1, "from 2")  # 2 -> 0, in-port 1
+    a.frames()
+    a.accept(b.frames()[0])
+    assert deliver(a, 1) == [(0, [(0, "from 1"), (1, "from 2")])]
     b.mark_unforced(2, 1)
     assert all(box == [] for j, box in enumerate(b._outbox) if j == 1)
 
@@ -156,7 +188,7 @@ def test_a_shard_sends_multi_tick_messages_with_their_start():
     assert (b.sent_local, b.sent_cross) == (1, 1)
     assert b._later == {5: [(2, 0, encode("mine"), 3)]}
     frame = b.frames()[0]
-    assert decode(frame) == (((5, 3), 0, 1, encode("long")),)
+    assert decode(frame) == ((((5, 3), 0, 1, encode("long")),), ())
     a.accept(frame)
     assert a._later == {5: [(0, 1, encode("long"), 3)]}
     assert deliver(a, 4) == [] and deliver(a, 5) == [(0, [(1, "long")])]
