@@ -108,9 +108,17 @@ class NodeFailure(SlotnetError):
                 "traceback": self.traceback}
 
 
-class NodeTimeout(SlotnetError):
-    """A node held the run past its wall-clock limit (``--node-timeout``): it looped without
-    awaiting its context, or awaited something other than ``ctx.next_slot()`` / ``ctx.idle()``."""
+class _HeldNode(SlotnetError):
+    """A node held the slot loop up: the shared shape of :class:`NodeTimeout` and
+    :class:`ForeignAwait`, which differ only in their ``kind``.
+
+    Attributes:
+        kind: the ``error.kind`` of ``slotnet run --json`` for this failure.
+        node, slot: where the run failed (``node`` None where no one node is to blame).
+        traceback: empty (the node's rule raised nothing); kept for the ``--json`` shape.
+    """
+
+    kind: str = ""
 
     def __init__(self, node: int | None, slot: int, message: str) -> None:
         super().__init__(message)
@@ -119,23 +127,28 @@ class NodeTimeout(SlotnetError):
 
     def to_dict(self) -> dict[str, object]:
         """The ``error`` object of ``slotnet run --json`` for this failure."""
-        return {"kind": "node_timeout", "message": str(self), "node": self.node, "slot": self.slot,
+        return {"kind": self.kind, "message": str(self), "node": self.node, "slot": self.slot,
                 "traceback": self.traceback}
 
 
-class ForeignAwait(SlotnetError):
+class NodeTimeout(_HeldNode):
+    """A node held the run past its wall-clock limit (``--node-timeout``): it looped without
+    awaiting its context, or awaited something other than ``ctx.next_slot()`` / ``ctx.idle()``.
+
+    ``to_dict()`` gives the ``error`` object of ``slotnet run --json`` (``kind``: ``"node_timeout"``,
+    ``message``, ``node``, ``slot``, ``traceback``)."""
+
+    kind = "node_timeout"
+
+
+class ForeignAwait(_HeldNode):
     """A node awaited something other than its context's slot primitives (``trio.sleep``, an
-    event): refused at the slot barrier as soon as nothing else can run."""
+    event): refused at the slot barrier as soon as nothing else can run.
 
-    def __init__(self, node: int, slot: int, message: str) -> None:
-        super().__init__(message)
-        self.node, self.slot = node, slot
-        self.traceback = ""
+    ``to_dict()`` gives the ``error`` object of ``slotnet run --json`` (``kind``: ``"foreign_await"``,
+    ``message``, ``node``, ``slot``, ``traceback``)."""
 
-    def to_dict(self) -> dict[str, object]:
-        """The ``error`` object of ``slotnet run --json`` for this failure."""
-        return {"kind": "foreign_await", "message": str(self), "node": self.node, "slot": self.slot,
-                "traceback": self.traceback}
+    kind = "foreign_await"
 
 
 def _library_dirs() -> tuple[str, ...]:

@@ -664,7 +664,8 @@ def _plant(bug: Bug, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(module, attr, value)
     if bug.node is not None:
         monkeypatch.setitem(SCHEMES, bug.scheme, replace(SCHEMES[bug.scheme], node=bug.node))
-    star_plans.plan_book.cache_clear()  # STAR's plans are cached per shape: none may outlive a patch
+    # STAR's plans are cached per shape: none may outlive a patch (_fresh_star_plans clears again after the test)
+    star_plans.plan_book.cache_clear()
     # deflection's arrival laws are cached per run inputs: a planted run gets a cache of its own
     monkeypatch.setattr(deflection_node, "_segments", functools.lru_cache(maxsize=16)(deflection_node._segments.__wrapped__))
 
@@ -686,6 +687,8 @@ def failing(result: Any) -> dict[str, Any]:
 
 @pytest.fixture(autouse=True)
 def _fresh_star_plans():
+    """STAR's plan cache empty before every test and again after it, once monkeypatch has undone the test's
+    patches (autouse: set up before, so torn down after, monkeypatch): a planted bug's plans reach no later test."""
     star_plans.plan_book.cache_clear()
     yield
     star_plans.plan_book.cache_clear()

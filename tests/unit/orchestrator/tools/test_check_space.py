@@ -4,8 +4,6 @@ reduction against the whole enumeration for the kinds beyond crash, link-down an
 
 from __future__ import annotations
 
-import math
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,8 +14,9 @@ from slotnet.fabric import FAULT_KINDS, FaultSchedule, parse_topology
 from slotnet.orchestrator.tools._check import check
 from slotnet.orchestrator.tools._check_space import KINDS, PARTITION_NODES, Atom, atoms, check_kinds, schedules
 from slotnet.orchestrator.tools._explore import faults_of
-from slotnet.orchestrator.tools._symmetry import automorphisms, classes, is_automorphism
+from slotnet.orchestrator.tools._symmetry import automorphisms, is_automorphism
 from tests.contract import user_schemes
+from tests.support.orbits import classes_as_orbits, orbit_key
 
 installed = user_schemes.installed  # the user schemes, registered for the test that runs them
 RING = parse_topology("torus:5")
@@ -88,16 +87,8 @@ def test_classes_partition_the_new_kinds_schedules_into_orbits(spec, kinds):
     topo = parse_topology(spec)
     group = automorphisms(topo)
     every = list(schedules(atoms(topo, kinds, range(2)), 2 if topo.n_nodes <= 5 else 1))
-
-    def image(sched, s):
-        return frozenset(a.image(s, topo) for a in sched)
-
-    reps = classes(every, image, group)
-    assert sum(m for _, m in reps) == len(every)
-    for rep, members in reps:
-        orbit = {image(rep, s) for s in group}
-        assert len(orbit) == members and orbit <= set(every)
-    assert len(reps) >= math.ceil(len(every) / len(group))
+    orbits = classes_as_orbits(topo, every, group)
+    assert all(orbit <= set(every) for orbit, _ in orbits)
 
 
 def test_kinds_that_cannot_be_enumerated_are_refused_with_why(monkeypatch):
@@ -129,11 +120,7 @@ def _orbits(report, topo, kinds, k, window):
     group = automorphisms(topo)
     by_entries = {tuple(e for a in sorted(s) for e in a.entries()): s
                   for s in schedules(atoms(topo, kinds, range(window[0], window[1] + 1)), k)}
-
-    def key(sched):
-        return min(tuple(sorted(frozenset(a.image(s, topo) for a in sched))) for s in group)
-
-    return {key(by_entries[tuple(v["faults"])]) for v in report["violations"]}
+    return {orbit_key(topo, group, by_entries[tuple(v["faults"])]) for v in report["violations"]}
 
 
 @pytest.mark.usefixtures("installed")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,8 +9,9 @@ from hypothesis import strategies as st
 from slotnet import RunSpec
 from slotnet.fabric import parse_topology
 from slotnet.orchestrator.tools._check import Atom, atoms, check, schedules
-from slotnet.orchestrator.tools._symmetry import automorphisms, classes, is_automorphism
+from slotnet.orchestrator.tools._symmetry import automorphisms, is_automorphism
 from tests.contract import user_schemes
+from tests.support.orbits import classes_as_orbits, orbit_key
 
 installed = user_schemes.installed  # the user schemes, registered for the test that runs them
 
@@ -54,16 +53,8 @@ def test_classes_partition_the_schedules_into_orbits(spec, k):
     topo = parse_topology(spec)
     group = automorphisms(topo)
     every = list(schedules(atoms(topo, ["crash", "link-down"], range(1)), k))
-
-    def image(sched, s):
-        return frozenset(a.image(s, topo) for a in sched)
-
-    reps = classes(every, image, group)
-    assert sum(m for _, m in reps) == len(every)
-    for rep, members in reps:
-        orbit = {image(rep, s) for s in group}
-        assert len(orbit) == members and len(group) % members == 0
-    assert len(reps) >= math.ceil(len(every) / len(group))
+    orbits = classes_as_orbits(topo, every, group)
+    assert all(len(group) % members == 0 for _, members in orbits)
 
 
 def test_an_atom_maps_to_the_same_kind_and_slot():
@@ -95,11 +86,8 @@ def test_the_reduction_finds_the_same_violating_classes_as_the_whole_enumeration
             out.append(Atom(kind, nums[0], nums[1], nums[2] if kind == "link-down" else -1))
         return frozenset(out)
 
-    def orbit_key(sched):
-        return min(tuple(sorted(frozenset(a.image(s, topo) for a in sched))) for s in group)
-
-    bad_full = {orbit_key(parse(v["faults"])) for v in full["violations"]}
-    bad_reduced = {orbit_key(parse(v["faults"])) for v in reduced["violations"]}
+    bad_full = {orbit_key(topo, group, parse(v["faults"])) for v in full["violations"]}
+    bad_reduced = {orbit_key(topo, group, parse(v["faults"])) for v in reduced["violations"]}
     assert bad_full == bad_reduced
 
 
