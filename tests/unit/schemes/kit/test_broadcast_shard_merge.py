@@ -1,7 +1,7 @@
 """The kit's broadcast reporter merged across shards gives the one-process result, bit for bit.
 
 A sharded broadcast run (``bcast-simple``, ``bcast-balanced``, ``bcast-dtree``: the kit's
-:class:`~slotnet.schemes.kit.BroadcastReporter`) reports on its shards, the verdict's
+:class:`~slotnet.schemes.kit.BroadcastReporter`; ``bcast-indirect``: its subclass) reports on its shards, the verdict's
 missed-broadcast rule included: for any shard count and any fault schedule, every figure of
 the result equals the one-process run's.
 """
@@ -19,12 +19,15 @@ SLOTS = 30
 
 @st.composite
 def sharded_runs(draw: st.DrawFn) -> tuple[RunSpec, int]:
-    """A small broadcast run of a family whose reporter is the kit's (any discipline, the
-    series kept or not) and a shard count."""
+    """A small broadcast run of a family whose reporter is the kit's or merges as it does (any
+    discipline or rule, the series kept or not) and a shard count."""
     d = draw(st.integers(2, 4))
     n = 1 << d
-    scheme = draw(st.sampled_from(["bcast-simple", "bcast-balanced", "bcast-dtree"]))
-    params = {} if scheme == "bcast-simple" else {"discipline": draw(st.sampled_from(["fifo", "label"]))}
+    scheme = draw(st.sampled_from(["bcast-simple", "bcast-balanced", "bcast-dtree", "bcast-indirect"]))
+    if scheme == "bcast-indirect":
+        params = {"rule": draw(st.sampled_from(["D", "Dprime"])), "idling": draw(st.sampled_from(["true", "false"]))}
+    else:
+        params = {} if scheme == "bcast-simple" else {"discipline": draw(st.sampled_from(["fifo", "label"]))}
     spec = RunSpec(scheme, f"hypercube:{d}", load={"rho": draw(st.sampled_from([0.3, 0.7, 0.95]))}, slots=SLOTS,
                    warmup=draw(st.sampled_from([0, 5, 25])), seed=draw(st.integers(0, 10**6)), params=params,
                    series=draw(st.booleans()), faults=FaultSchedule.parse(draw(hypercube_faults(n, d, SLOTS))))
