@@ -336,10 +336,7 @@ class BroadcastReporter(BaseReporter):
                 self.live[key] = [rec[0], rec[1], max(rec[2], 0), rec[3], rec[5]]
         done.sort()  # by slot, then packet: the order one process measures them in
         for _, key, tau, last, total in done:
-            self.completed_total += 1
-            self.stamps.completed(key[0], key, tau, last)
-            if tau >= self.warmup:
-                self._measure(tau, last, total)
+            self._merged_completion(key, tau, last, total)
         dups = sorted((tuple(x) for st in states for x in st["duplicates"]), key=lambda x: (x[0], x[1]))
         for x in dups:
             key = (x[2], x[3])
@@ -352,6 +349,15 @@ class BroadcastReporter(BaseReporter):
         for key, rec in books.items():
             if rec[0] is None:  # received, never born: every reception an unknown packet's
                 self.unknown.extend((rec[2], -1, key[0], key[1]) for _ in range(rec[1]))
+
+    def _merged_completion(self, key: tuple[int, int], tau: float, last: int, total: int) -> None:
+        """A broadcast the shards' merged books show complete (:meth:`merge_shards`, in slot and
+        packet order): what :meth:`_complete` and :meth:`end_slot` do with it in one process. A
+        subclass that keeps books of its own at completions extends it."""
+        self.completed_total += 1
+        self.stamps.completed(key[0], key, tau, last)
+        if tau >= self.warmup:
+            self._measure(tau, last, total)
 
     def on_lost(self, slot: int, sender: int, port: int, receiver: int, message: Any, cause: str) -> None:
         self.liveness.lost(slot, receiver, message, cause)

@@ -1,7 +1,8 @@
 """The kit's broadcast reporter merged across shards gives the one-process result, bit for bit.
 
 A sharded broadcast run (``bcast-simple``, ``bcast-balanced``, ``bcast-dtree``: the kit's
-:class:`~slotnet.schemes.kit.BroadcastReporter`; ``bcast-indirect``: its subclass) reports on its shards, the verdict's
+:class:`~slotnet.schemes.kit.BroadcastReporter`; ``bcast-indirect``, ``bcast-periodic``: its
+subclasses) reports on its shards, the verdict's
 missed-broadcast rule included: for any shard count and any fault schedule, every figure of
 the result equals the one-process run's.
 """
@@ -23,9 +24,12 @@ def sharded_runs(draw: st.DrawFn) -> tuple[RunSpec, int]:
     discipline or rule, the series kept or not) and a shard count."""
     d = draw(st.integers(2, 4))
     n = 1 << d
-    scheme = draw(st.sampled_from(["bcast-simple", "bcast-balanced", "bcast-dtree", "bcast-indirect"]))
+    scheme = draw(st.sampled_from(["bcast-simple", "bcast-balanced", "bcast-dtree", "bcast-indirect", "bcast-periodic"]))
     if scheme == "bcast-indirect":
         params = {"rule": draw(st.sampled_from(["D", "Dprime"])), "idling": draw(st.sampled_from(["true", "false"]))}
+    elif scheme == "bcast-periodic":
+        params = {"variant": draw(st.sampled_from(["random", "mnb", "simultaneous"])),
+                  "nulls": draw(st.sampled_from(["account", "send"]))}
     else:
         params = {} if scheme == "bcast-simple" else {"discipline": draw(st.sampled_from(["fifo", "label"]))}
     spec = RunSpec(scheme, f"hypercube:{d}", load={"rho": draw(st.sampled_from([0.3, 0.7, 0.95]))}, slots=SLOTS,
@@ -34,7 +38,7 @@ def sharded_runs(draw: st.DrawFn) -> tuple[RunSpec, int]:
     return spec, draw(st.sampled_from([2, 4]) if d == 2 else st.integers(2, 4))  # 3 shards of 4 nodes leave one empty
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sharded_runs())
 def test_merged_broadcast_shards_give_the_one_process_result(case):
     """For 2..4 shards and any fault schedule, a broadcast run whose shards report (merged, not
