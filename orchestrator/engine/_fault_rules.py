@@ -21,7 +21,8 @@ lost message (``on_lost``) and, for broadcast schemes, every birth and first rec
 the ``step`` event (it wraps that handler). Whoever runs the nodes -- the one-process
 driver or a sharded run's coordinator, which replays its shards' events and losses --
 opens one (``_open``; a sharded run whose shards report keeps one on every shard, whose
-losses join the coordinator's at the end), and ``_collect`` judges it with the end-of-run state
+losses, births and receivers join the coordinator's at the end: :meth:`FaultWitness.merge_shards`),
+and ``_collect`` judges it with the end-of-run state
 (:meth:`FaultWitness.judge`). ``explore``, random campaigns, ``--shrink`` and ``slotnet
 check`` read the verdict and these books off the result; they judge nothing themselves.
 """
@@ -145,7 +146,14 @@ class FaultWitness:
     def merge_shards(self, states: Sequence[Mapping[str, Any]], nodes: Sequence[range]) -> None:
         """Add the shards' :meth:`shard_state` (``nodes``: each shard's hosts): their losses, and
         each broadcast's births and receivers as one process would have noted them -- complete
-        (every node but its origin reached) ones dropped, as there."""
+        (every node but its origin reached) ones dropped, as there.
+
+        One case is not the one-process books: a node that bears a packet under a name it
+        used before, after the first packet of that name completed (one process then starts
+        the name's receivers afresh; the shards' receivers of both packets are merged). That is
+        a broken scheme, which the broadcast reporter's ``exactly_once`` already fails
+        (``reused_names``); the missed-broadcast rule may then differ from one process.
+        """
         for st in states:
             self.losses.extend(tuple(x) for x in st["losses"])  # judged order-free
         if not self.broadcasts:

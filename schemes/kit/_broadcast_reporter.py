@@ -34,6 +34,11 @@ queue broke the service order its scheme declares, :class:`~._checks.ServiceOrde
 nodes' queue stamps give, exactly, at every node; kept by the kit's queues for every node
 that ends its steps with ``forward_heads``).
 
+In a sharded run the reporter merges (:class:`slotnet.schemes.ShardMerging`): each shard keeps
+the books of every packet its nodes bore or received until the end of the run (it cannot
+tell when a packet's other receivers, on other shards, have it), and the coordinator finds
+which broadcasts completed, and when, as it merges them (:meth:`BroadcastReporter.merge_shards`).
+
 Under faults the check also reports how much the faults cost: broadcasts completed, lost to
 a fault (incomplete, with no copy left on its way: ``missed``, each with the nodes it never
 reached -- the subtree a tree broadcast lost) and still in progress at the end.
