@@ -284,7 +284,7 @@ class BroadcastReporter(BaseReporter):
         return {**super().shard_state(), "nodes": [lo, hi], "records": records, "born_total": self.born_total,
                 "per_node": [self.node_births, self.node_received, self.node_max_q, self.q_node],
                 "max_q": [self.max_q, self.max_q_slot, self.max_q_node], "duplicates": self.duplicates,
-                "reused": self.reused, "lost_copies": self.lost_copies, "copied": sorted(self.copied),
+                "reused": self.reused, "lost_copies": self.lost_copies, "copied": list(self.copied),
                 "stamps": self.stamps.shard_state(), "order": self.order.shard_state(),
                 "little": self.little.shard_state()}
 
