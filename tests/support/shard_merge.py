@@ -53,6 +53,35 @@ def hypercube_faults(draw: st.DrawFn, n: int, d: int, slots: int) -> list[str]:
     return out
 
 
+@st.composite
+def node_faults(draw: st.DrawFn, n: int, slots: int) -> list[str]:
+    """A fault schedule of up to four faults of any kind but a link's within ``slots`` on any
+    topology of ``n`` nodes (each node crashed or stalled at most once)."""
+    node = st.integers(0, n - 1)
+    rate = st.sampled_from(["0.02", "0.05", "0.1"])
+    out: list[str] = []
+    crashed: set[int] = set()
+    for kind in draw(st.lists(st.sampled_from(["crash", "loss", "dup", "delay", "stall", "partition", "corrupt"]),
+                              max_size=4)):
+        a = draw(st.integers(0, slots - 2))
+        b = draw(st.integers(a + 1, min(a + slots // 4, slots - 1)))
+        if kind in ("crash", "stall"):
+            v = draw(node)
+            if v not in crashed:
+                crashed.add(v)
+                if kind == "stall":
+                    out.append(f"stall@{a}:{b}:{v}")
+                else:
+                    out += [f"crash@{a}:{v}"] + ([f"recover@{b}:{v}"] if draw(st.booleans()) else [])
+        elif kind in ("loss", "dup", "corrupt"):
+            out.append(f"{kind}={draw(rate)}" + (f"@{a}-{b}" if draw(st.booleans()) else ""))
+        elif kind == "delay":
+            out.append(f"delay={draw(rate)}:{draw(st.integers(1, 3))}")
+        else:
+            out.append(f"partition@{a}:{b}:{','.join(map(str, sorted(draw(st.sets(node, min_size=1, max_size=3)))))}")
+    return out
+
+
 def assert_merged_as_one(spec: RunSpec, shards: int) -> None:
     """``spec`` over ``shards`` in-memory shards reports on them (merged) and has the one-process
     result: every field :data:`SAME` names, and the verdict's books of lost messages."""
