@@ -1,7 +1,8 @@
 """Where a sharded run's time goes: wall time, speed-up and the per-slot split, for K = 1, 2, ...
 
-For each shard count K it runs deflection on hypercube:d at offered load v, each run in a
-fresh process, and prints:
+For each shard count K it runs a scheme (deflection unless ``--scheme`` says otherwise) on
+hypercube:d at the load given (``--offered v`` for deflection, else ``--load NAME=VALUE``),
+each run in a fresh process, and prints:
 
 * ``wall s`` -- seconds of slots 1 .. the last (no network building, no shard start-up);
 * ``speed-up`` -- the one-process run's wall over this one's; ``efficiency`` -- speed-up / K;
@@ -9,7 +10,9 @@ fresh process, and prints:
   (one process, or the coordinator) and of the processes it started (the shards and the
   broker), start-up included: on a busy machine, less noisy than the wall time;
 * ``reporting`` -- for K > 1, where the events were reported: ``merged`` (each shard's own
-  reporter; deflection's) or ``replayed`` (at the coordinator);
+  reporter, for a reporter that merges) or ``replayed`` (at the coordinator). ``--replay``
+  makes a merging reporter replay (its class's declaration removed in every process of the
+  run, through a ``sitecustomize`` on the children's path), to measure what merging saves;
 * per slot, in milliseconds, for K > 1 (``SLOTNET_SHARD_TIMING=1``; the mean over the
   shards of each shard's part): ``node work`` (the nodes' steps), ``encoding`` (frames
   made and sent, frames taken in), ``broker`` (a shard waiting for the other shards'
@@ -21,6 +24,8 @@ K = 1 is the one-process run (no broker); ``--shards`` lists the K to run beside
 
     python benchmarks/shard_scaling.py                           # d = 10, 200 slots, K = 1 2
     python benchmarks/shard_scaling.py --dim 13 --slots 1100 --shards 2 4
+    python benchmarks/shard_scaling.py --scheme star --load rho=0.6 --dim 11 --slots 200
+    python benchmarks/shard_scaling.py --scheme star --load rho=0.6 --dim 11 --slots 200 --replay
 
 A shared machine makes every figure noisy; K shards need K cores (plus the coordinator's
 and the broker's) to run side by side.
@@ -34,10 +39,30 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 
+#: what ``--replay`` puts first on the children's path: every process of the run (the shards
+#: are processes of their own) imports it at start-up and drops the reporter's declaration
+_REPLAY = """from slotnet import RunSpec
+prep = RunSpec({scheme!r}, "hypercube:2", load={load!r}, params={params!r}).prepare()
+cls = type(prep.scheme.reporter(prep.setup))
+if "merges_shards" in vars(cls):
+    cls.merges_shards = False
+"""
 
-def one(d: int, v: float, slots: int, seed: int, k: int) -> dict:
+
+def _pairs(items: list[str], what: str) -> dict[str, str]:
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"--{what} {item!r}: expected NAME=VALUE")
+        out[name] = value
+    return out
+
+
+def one(scheme: str, d: int, load: dict[str, float], params: dict[str, str], slots: int, seed: int, k: int) -> dict:
     """One run in this process: its loop seconds, and the timing split of a sharded one."""
     import trio
 
@@ -49,7 +74,7 @@ def one(d: int, v: float, slots: int, seed: int, k: int) -> dict:
         if slot in (0, slots - 1):
             marks[slot] = time.perf_counter()
 
-    spec = slotnet.RunSpec("deflection", f"hypercube:{d}", load={"offered": v}, slots=slots, seed=seed, shards=k)
+    spec = slotnet.RunSpec(scheme, f"hypercube:{d}", load=load, params=params, slots=slots, seed=seed, shards=k)
     result = trio.run(lambda: slotnet.run_async(spec, on_slot=on_slot))
     timing = result.transport.get("timing")
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -61,24 +86,37 @@ def one(d: int, v: float, slots: int, seed: int, k: int) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scheme", default="deflection")
     ap.add_argument("--dim", type=int, default=10)
-    ap.add_argument("--offered", type=float, default=1.0)
+    ap.add_argument("--offered", type=float, default=1.0, help="deflection's offered load (without --load)")
+    ap.add_argument("--load", action="append", default=[], metavar="NAME=VALUE", help="the load, e.g. rho=0.6")
+    ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="a scheme parameter")
+    ap.add_argument("--replay", action="store_true", help="K > 1: the coordinator replays every event")
     ap.add_argument("--slots", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--shards", type=int, nargs="+", default=[2])
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    load = {name: float(v) for name, v in _pairs(args.load, "load").items()} or {"offered": args.offered}
+    params = _pairs(args.param, "param")
     if args.child is not None:
-        print(json.dumps(one(args.dim, args.offered, args.slots, args.seed, args.child)))
+        print(json.dumps(one(args.scheme, args.dim, load, params, args.slots, args.seed, args.child)))
         return
     rows = []
-    for k in [1, *args.shards]:
-        cmd = [sys.executable, __file__, "--dim", str(args.dim), "--offered", str(args.offered), "--slots",
-               str(args.slots), "--seed", str(args.seed), "--child", str(k)]
-        env = {**os.environ, "SLOTNET_SHARD_TIMING": "1"}
-        rows.append(json.loads(subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout))
+    with tempfile.TemporaryDirectory() as site:
+        with open(os.path.join(site, "sitecustomize.py"), "w") as f:
+            f.write(_REPLAY.format(scheme=args.scheme, load=load, params=params))
+        for k in [1, *args.shards]:
+            cmd = [sys.executable, __file__, "--scheme", args.scheme, "--dim", str(args.dim), "--slots",
+                   str(args.slots), "--seed", str(args.seed), "--child", str(k)]
+            cmd += [f"--load={n}={v}" for n, v in load.items()] + [f"--param={n}={v}" for n, v in params.items()]
+            env = {**os.environ, "SLOTNET_SHARD_TIMING": "1"}
+            if args.replay and k > 1:
+                env["PYTHONPATH"] = os.pathsep.join(filter(None, [site, env.get("PYTHONPATH")]))
+            rows.append(json.loads(subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout))
     base = rows[0]["wall_s"]
-    print(f"deflection, hypercube:{args.dim}, v = {args.offered:g}, {args.slots} slots, seed {args.seed}"
+    print(f"{args.scheme}, hypercube:{args.dim}, {', '.join(f'{n} = {v:g}' for n, v in load.items())}"
+          f"{''.join(f', {n}={v}' for n, v in params.items())}, {args.slots} slots, seed {args.seed}"
           f" ({os.cpu_count()} cores)")
     head = ["K", "wall s", "speed-up", "efficiency", "node work", "encoding", "broker", "barrier", "coordinator",
             "cpu main s", "cpu procs s", "reporting", "same"]

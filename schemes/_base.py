@@ -272,6 +272,11 @@ class ShardMerging(Protocol):
     is msgpack data: tuples and lists arrive as tuples, integers beyond 64 bits do not
     travel as such (:func:`slotnet.schemes.kit.int_to_wire`).
 
+    A reporter whose shard must keep its books otherwise than one process does (the kit's
+    broadcast reporter keeps every packet's books open on a shard: its other receivers are
+    other shards') may also have ``shard_start(nodes)``, optional: a shard calls it with
+    the ``range`` of nodes it hosts, before :meth:`Reporter.handlers` and any event.
+
     The coordinator replays every event instead (the default, which every reporter keeps
     working with) when the reporter does not declare it, when the scheme states
     properties (a property judges a slot's events together), or when a one-shot run may

@@ -21,7 +21,8 @@ lost message (``on_lost``) and, for broadcast schemes, every birth and first rec
 the ``step`` event (it wraps that handler). Whoever runs the nodes -- the one-process
 driver or a sharded run's coordinator, which replays its shards' events and losses --
 opens one (``_open``; a sharded run whose shards report keeps one on every shard, whose
-losses join the coordinator's at the end), and ``_collect`` judges it with the end-of-run state
+losses, births and receivers join the coordinator's at the end: :meth:`FaultWitness.merge_shards`),
+and ``_collect`` judges it with the end-of-run state
 (:meth:`FaultWitness.judge`). ``explore``, random campaigns, ``--shrink`` and ``slotnet
 check`` read the verdict and these books off the result; they judge nothing themselves.
 """
@@ -69,8 +70,11 @@ def watches_broadcasts(events: Mapping[str, Sequence[str]]) -> bool:
 class FaultWitness:
     """What the fault rules need, seen as the run goes (see the module docstring)."""
 
-    def __init__(self, topology: Topology, events: Mapping[str, Sequence[str]]) -> None:
+    def __init__(self, topology: Topology, events: Mapping[str, Sequence[str]], shard: range | None = None) -> None:
         self.n = topology.n_nodes
+        #: on a shard, the nodes it hosts: a broadcast's receivers are then noted until the end
+        #: (the others are other shards'), and :meth:`shard_state` hands them over
+        self.shard = shard
         #: (send slot, sender, port, receiver, cause) of every message lost
         self.losses: list[tuple[int, int, int, int, str]] = []
         #: the scheme records the kit's broadcast ``step`` event
@@ -86,6 +90,9 @@ class FaultWitness:
         if not self.broadcasts or "step" not in out:
             return out
         step = out["step"]
+        if self.shard is not None:
+            out["step"] = self._shard_watch(step, self.shard)
+            return out
         born, got, full = self.born, self.got, self.n - 1
 
         def watched(node: int, slot: int, births: Any, received: Any, *rest: Any) -> None:
@@ -104,6 +111,71 @@ class FaultWitness:
 
         out["step"] = watched
         return out
+
+    def _shard_watch(self, step: Callable[..., None], nodes: range) -> Callable[..., None]:
+        """The ``step`` handler on a shard hosting ``nodes``: births and receivers noted, a
+        broadcast whose every receiver here got it kept as ``None`` (all of them)."""
+        born, got = self.born, self.got
+        size, lo, hi = len(nodes), nodes.start, nodes.stop
+
+        def watched(node: int, slot: int, births: Any, received: Any, *rest: Any) -> None:
+            for seq, tau in births:
+                born[(node, seq)] = tau
+            for key in received:
+                if key[0] != node:
+                    k = (key[0], key[1])
+                    seen = got.get(k, ())
+                    if seen is None:
+                        continue
+                    if not seen:
+                        seen = got[k] = set()
+                    seen.add(node)
+                    if len(seen) >= size - (lo <= k[0] < hi):
+                        got[k] = None  # type: ignore[assignment]
+            step(node, slot, births, received, *rest)
+        return watched
+
+    def shard_state(self) -> dict[str, Any]:
+        """A shard's witness, as plain data: its losses, and the births and receivers of its nodes."""
+        out: dict[str, Any] = {"losses": self.losses}
+        if self.broadcasts:
+            out["born"] = [[o, q, tau] for (o, q), tau in self.born.items()]
+            out["got"] = [[o, q, None if seen is None else sorted(seen)] for (o, q), seen in self.got.items()]
+        return out
+
+    def merge_shards(self, states: Sequence[Mapping[str, Any]], nodes: Sequence[range]) -> None:
+        """Add the shards' :meth:`shard_state` (``nodes``: each shard's hosts): their losses, and
+        each broadcast's births and receivers as one process would have noted them -- complete
+        (every node but its origin reached) ones dropped, as there.
+
+        One case is not the one-process books: a node that bears a packet under a name it
+        used before, after the first packet of that name completed (one process then starts
+        the name's receivers afresh; the shards' receivers of both packets are merged). That is
+        a broken scheme, which the broadcast reporter's ``exactly_once`` already fails
+        (``reused_names``); the missed-broadcast rule may then differ from one process.
+        """
+        for st in states:
+            self.losses.extend(tuple(x) for x in st["losses"])  # judged order-free
+        if not self.broadcasts:
+            return
+        for st in states:
+            for o, q, tau in st["born"]:
+                self.born[(o, q)] = tau
+        counts: dict[tuple[int, int], int] = {}
+        parts: dict[tuple[int, int], list[tuple[range, Any]]] = {}
+        for st, hosts in zip(states, nodes):
+            for o, q, seen in st["got"]:
+                k = (o, q)
+                counts[k] = counts.get(k, 0) + (len(hosts) - (o in hosts) if seen is None else len(seen))
+                parts.setdefault(k, []).append((hosts, seen))
+        full = self.n - 1
+        for k, count in counts.items():
+            if count >= full and k in self.born:
+                del self.born[k]
+                continue
+            got = self.got[k] = set()
+            for hosts, seen in parts[k]:
+                got.update((v for v in hosts if v != k[0]) if seen is None else seen)
 
     def on_lost_with(self, then: Callable[..., None]) -> Callable[..., None]:
         """An ``on_lost`` that notes the loss, then tells ``then``."""

@@ -10,7 +10,7 @@ from typing import Any
 from slotnet.errors import SlotnetError
 
 from ._completion import LastEvents, may_deadlock
-from ._fault_rules import FaultWitness, watches_broadcasts
+from ._fault_rules import FaultWitness
 from ._network import checked_handlers
 from ._observer import SlotObservers
 from ._progress import Progress
@@ -33,11 +33,10 @@ def merges_on_shards(prep: Prepared, reporter: Any, judge: PropertyMonitor | Non
 
     Only when the reporter's own class declares ``merges_shards = True`` (a subclass does not
     inherit it: state it adds would not be merged), no stated property reads the events (a
-    property judges every event of a slot together), the verdict's missed-broadcast rule
-    reads no events (``_fault_rules``: the losses its other rule reads are noted on each
-    shard and handed over at the end), and the run cannot end as a deadlock (whose report
-    names each node's last event). The coordinator and every shard decide this alike, from
-    the same spec.
+    property judges every event of a slot together) and the run cannot end as a deadlock
+    (whose report names each node's last event). The verdict's fault rules merge too: each
+    shard's :class:`FaultWitness` notes its nodes' losses, births and receptions, handed over
+    at the end. The coordinator and every shard decide this alike, from the same spec.
 
     Raises:
         SlotnetError: the reporter declares it but lacks one of :data:`MERGE_METHODS`.
@@ -47,7 +46,7 @@ def merges_on_shards(prep: Prepared, reporter: Any, judge: PropertyMonitor | Non
     missing = [m for m in MERGE_METHODS if not callable(getattr(reporter, m, None))]
     if missing:
         raise SlotnetError(f"reporter {type(reporter).__name__} declares merges_shards but has no {missing[0]}()")
-    return (judge is None or not judge.props) and not watches_broadcasts(reporter.events) and not may_deadlock(prep)
+    return (judge is None or not judge.props) and not may_deadlock(prep)
 
 
 @dataclass

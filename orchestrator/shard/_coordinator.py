@@ -108,8 +108,8 @@ async def coordinate(prep: Prepared, link: CoordinatorLink, *, progress: Progres
         observers.close()
     if merged:  # before the end of the run is collected: the reporter holds every shard's books
         reporter.merge_shards([final["reporter"] for final in finals])
-        for final in finals:  # and the fault rules' witness every shard's losses (judged order-free)
-            opened.witness.losses.extend(tuple(x) for x in final["losses"])
+        smap = ShardMap(prep.topology.n_nodes, len(finals))  # and the fault rules' witness every shard's
+        opened.witness.merge_shards([final["witness"] for final in finals], [smap.nodes(j) for j in range(len(finals))])
     end = _merge(prep, finals, link)
     end.quiet, end.last_active, end.last_events = done, last_active, opened.last_events
     end.transport["reporting"] = "merged" if merged else "replayed"  # where the events were reported

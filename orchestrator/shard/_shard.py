@@ -62,11 +62,14 @@ async def serve_shard(link: ShardLink) -> None:
     on_lost: LostSink
     witness = None
     if merged:  # this shard's own reporter takes its nodes' events, as one process does (``_open``)
-        handlers = checked_handlers(reporter)
+        start = getattr(reporter, "shard_start", None)
+        if start is not None:
+            start(smap.nodes(shard))
+        witness = FaultWitness(prep.topology, reporter.events, smap.nodes(shard))  # handed over at the end
+        handlers = witness.wrap(checked_handlers(reporter))
         on_lost = reporter.on_lost
         if judge is not None:
             handlers, on_lost = judge.wrap(handlers), judge.on_lost_with(on_lost)
-        witness = FaultWitness(prep.topology, reporter.events)  # the verdict's losses, handed over at the end
         on_lost = witness.on_lost_with(on_lost)
     else:  # the coordinator's reporter replays them: the shard batches them
         batch = SlotBatch({kind: _never for kind in events})
@@ -140,7 +143,7 @@ async def serve_shard(link: ShardLink) -> None:
                 "sent_cross": transport.sent_cross, "rejected": link.rejected, "crashed": net.crashed,
                 "waiting": [[w.node, w.since, w.until] for w in waiting], "down": net.down(),
                 "choices": judge.choice_counts() if judge is not None else {},
-                **({"reporter": reporter.shard_state(), "losses": witness.losses} if witness is not None else {}),
+                **({"reporter": reporter.shard_state(), "witness": witness.shard_state()} if witness is not None else {}),
                 **({"timing": timing.seconds} if timing is not None else {})})
 
 

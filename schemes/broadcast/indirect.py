@@ -302,10 +302,22 @@ class IndirectReporter(BroadcastReporter):
     """
 
     events: Mapping[str, tuple[str, ...]] = {**BroadcastReporter.events, "overdue": ("sends",)}
+    #: sharded, the kit's books merge (:class:`~slotnet.schemes.kit.BroadcastReporter`) and
+    #: the missed sends are a sum
+    merges_shards = True
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
         self.missed_sends = 0  # scheduled sends a stall took
+
+    def shard_state(self) -> dict[str, Any]:
+        """The kit's books and the sends a stall took at the shard's nodes."""
+        return {**super().shard_state(), "missed_sends": self.missed_sends}
+
+    def merge_shards(self, states: Sequence[Any]) -> None:
+        """The kit's merge, and the missed sends added up."""
+        super().merge_shards(states)
+        self.missed_sends += sum(st["missed_sends"] for st in states)
 
     def handlers(self) -> dict[str, Callable[..., None]]:
         return {**super().handlers(), "overdue": self.overdue}

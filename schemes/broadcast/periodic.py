@@ -342,6 +342,11 @@ class PeriodicReporter(BroadcastReporter):
     events: Mapping[str, tuple[str, ...]] = {**BroadcastReporter.events, "period_end": ("seq", "end"),
                                              "late": ("origin", "seq"), "overdue": ("sends",)}
 
+    #: sharded, the kit's books merge (:class:`~slotnet.schemes.kit.BroadcastReporter`); the
+    #: period ends are the origins' own, the counts sums, and the period-end delays are added
+    #: where the merge finds each broadcast complete, in the one-process order
+    merges_shards = True
+
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
         d = setup.topology.d
@@ -375,6 +380,34 @@ class PeriodicReporter(BroadcastReporter):
         super().step(node, slot, births, received, q_start, q_after)
         if slot > self.warmup:
             self.units += len(received)
+
+    def _shard_step(self, node: int, slot: int, births: Any, received: Any, q_start: int, q_after: int) -> None:
+        super()._shard_step(node, slot, births, received, q_start, q_after)
+        if slot > self.warmup:
+            self.units += len(received)
+
+    def shard_state(self) -> dict[str, Any]:
+        """The kit's books, the period ends of the shard's origins and its counts."""
+        return {**super().shard_state(), "ends": [[o, q, end] for (o, q), end in self.ends.items()],
+                "counts": [self.units, self.late_copies, self.missed_sends]}
+
+    def merge_shards(self, states: Sequence[Any]) -> None:
+        """The period ends gathered before the kit's merge measures the completions."""
+        for st in states:
+            for o, q, end in st["ends"]:
+                self.ends[(o, q)] = end
+            units, late, missed = st["counts"]
+            self.units += units
+            self.late_copies += late
+            self.missed_sends += missed
+        super().merge_shards(states)
+
+    def _merged_completion(self, key: tuple[int, int], tau: float, last: int, total: int) -> None:
+        end = self.ends.pop(key)
+        super()._merged_completion(key, tau, last, total)
+        if tau >= self.warmup:
+            self.pe_sum += end - tau
+            self.pe_batches.add(min(int(tau), self.slots - 1), end - tau)
 
     def _complete(self, key: tuple[int, int], rec: list[Any]) -> None:
         end = self.ends.pop(key)

@@ -34,6 +34,11 @@ queue broke the service order its scheme declares, :class:`~._checks.ServiceOrde
 nodes' queue stamps give, exactly, at every node; kept by the kit's queues for every node
 that ends its steps with ``forward_heads``).
 
+In a sharded run the reporter merges (:class:`slotnet.schemes.ShardMerging`): each shard keeps
+the books of every packet its nodes bore or received until the end of the run (it cannot
+tell when a packet's other receivers, on other shards, have it), and the coordinator finds
+which broadcasts completed, and when, as it merges them (:meth:`BroadcastReporter.merge_shards`).
+
 Under faults the check also reports how much the faults cost: broadcasts completed, lost to
 a fault (incomplete, with no copy left on its way: ``missed``, each with the nodes it never
 reached -- the subtree a tree broadcast lost) and still in progress at the end.
@@ -47,8 +52,9 @@ from typing import Any, NamedTuple
 from .._base import PacketBook, Setup
 from ._checks import CHECK_EVENTS, BirthCheck, OrderCheck
 from ._little import RESIDENCE_EVENTS, LittlesLaw
-from ._reporter import BaseReporter
+from ._reporter import BaseReporter, sum_columns
 from ._stats import BatchMeans, WindowBatches
+from ._wire import int_from_wire, int_to_wire
 
 __all__ = ["STEP_FIELDS", "BroadcastReporter", "StepEvent"]
 
@@ -70,6 +76,10 @@ class BroadcastReporter(BaseReporter):
     """Consumes ``step`` events; keeps only packets that are still incomplete."""
 
     events: Mapping[str, tuple[str, ...]] = {"step": STEP_FIELDS, **CHECK_EVENTS, **RESIDENCE_EVENTS}
+    #: sharded, each shard keeps the books of its own nodes' births and receptions; per slot
+    #: only the queue sums cross (:meth:`shard_slot`), the packets' books at the end, where
+    #: the coordinator finds which broadcasts completed, and when (:meth:`merge_shards`)
+    merges_shards = True
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
@@ -98,6 +108,7 @@ class BroadcastReporter(BaseReporter):
         self.last_slot = -1
         self.max_q = 0
         self.max_q_node = -1
+        self.max_q_slot = -1
         self.node_births = [0] * n
         self.node_received = [0] * n
         self.node_max_q = [0] * n
@@ -112,6 +123,8 @@ class BroadcastReporter(BaseReporter):
         self.order = OrderCheck()
         #: Q against the residence the queues' stamps give (Little's law on the sample path)
         self.little = LittlesLaw(n, bool(getattr(setup, "faults", False)))
+        #: on a shard (:meth:`shard_start`): the nodes it hosts, else None
+        self.shard_nodes: range | None = None
 
     def handlers(self) -> Mapping[str, Any]:
         return {"step": self.step, "residence": self.little.residence, **self.order.handlers()}
@@ -155,7 +168,53 @@ class BroadcastReporter(BaseReporter):
         self.q_cur += q_after - prev
         self.q_node[node] = q_after
         if slot >= self.warmup and q_start > self.max_q:
-            self.max_q, self.max_q_node = q_start, node
+            self.max_q, self.max_q_node, self.max_q_slot = q_start, node, slot
+        if q_start > self.node_max_q[node]:
+            self.node_max_q[node] = q_start
+
+    def _shard_step(self, node: int, slot: int, births: Any, received: Any, q_start: int, q_after: int) -> None:
+        """:meth:`step` on a shard: a packet's books stay open (its other receivers are other
+        shards'), and a reception of a packet born elsewhere opens them here. A record is
+        ``[tau or None (born elsewhere), receptions, last reception slot, sum of their slots,
+        receivers' bits, the highest node that received it in that last slot]``."""
+        live = self.live
+        if births:
+            stamps = self.stamps
+            stamps.offsets += len(births)
+            base = slot - 1
+            stamps.offset_sum += sum(int((tau - base) * 4294967296.0) for _, tau in births)
+        for seq, tau in births:
+            if not slot - 1 < tau <= slot:
+                self.stamps.born(node, slot, (node, seq), tau)
+            if seq <= self.last_seq[node]:
+                self.reused.append((slot, node, seq))
+                continue
+            self.last_seq[node] = seq
+            live[(node, seq)] = [tau, 0, 0, 0, 1 << node, -1]
+        self.born_total += len(births)
+        self.node_births[node] += len(births)
+        bit = 1 << node
+        for key in received:
+            rec = live.get(key)
+            if rec is None:
+                rec = live[key] = [None, 0, 0, 0, 0, -1]
+            if rec[4] & bit:
+                self.duplicates.append((slot, node, key[0], key[1]))
+                continue
+            rec[4] |= bit
+            if rec[1] == 0 or rec[2] != slot or node > rec[5]:
+                rec[5] = node
+            rec[1] += 1
+            rec[2] = slot
+            rec[3] += slot
+        self.node_received[node] += len(received)
+        self.little.queue(node, slot, q_start, q_after)
+        prev = self.q_node[node]
+        self.q_adj += q_start - prev
+        self.q_cur += q_after - prev
+        self.q_node[node] = q_after
+        if slot >= self.warmup and q_start > self.max_q:
+            self.max_q, self.max_q_node, self.max_q_slot = q_start, node, slot
         if q_start > self.node_max_q[node]:
             self.node_max_q[node] = q_start
 
@@ -168,12 +227,17 @@ class BroadcastReporter(BaseReporter):
 
     def _account_completions(self) -> None:
         for _, tau, last, total in sorted(self._done):
-            delay = last - tau
-            self.measured += 1
-            self.d_sum += delay
-            self.r_sum += total / self.receivers - tau
-            self.d_batches.add(min(int(tau), self.slots - 1), delay)
+            self._measure(tau, last, total)
         self._done.clear()
+
+    def _measure(self, tau: float, last: int, total: int) -> None:
+        """A broadcast born at ``tau`` and measured: its last copy read in slot ``last``, the
+        slots of its receptions summing to ``total``."""
+        delay = last - tau
+        self.measured += 1
+        self.d_sum += delay
+        self.r_sum += total / self.receivers - tau
+        self.d_batches.add(min(int(tau), self.slots - 1), delay)
 
     def end_slot(self, slot: int) -> None:
         self._account_completions()
@@ -188,6 +252,117 @@ class BroadcastReporter(BaseReporter):
                 self.q_series.append(q_total)
         self.q_cur_start = self.q_cur
         self.q_adj = 0
+
+    # -- sharded runs (:class:`slotnet.schemes.ShardMerging`) ------------------------------------
+    def shard_start(self, nodes: range) -> None:
+        """On a shard hosting ``nodes``, before any event: keep the packets' books open."""
+        self.shard_nodes = nodes
+        self.step = self._shard_step  # type: ignore[method-assign]
+
+    def shard_slot(self, slot: int) -> Any:
+        """The shard's side of :meth:`end_slot`: its nodes' Little's-law ledgers judged, and the
+        queue sums the coordinator's :meth:`end_slot` and :meth:`backlog` read."""
+        self.little.end_slot(slot)
+        self.last_slot = slot
+        out = (self.q_adj, self.q_cur)
+        self.q_adj = 0
+        return out
+
+    def merge_slot(self, slot: int, summaries: Sequence[Any]) -> None:
+        """The shards' :meth:`shard_slot`, summed into the queue sums :meth:`end_slot` reads."""
+        self.q_adj, self.q_cur = sum_columns(summaries)
+
+    def shard_state(self) -> dict[str, Any]:
+        """The shard's books, as plain data: every packet its nodes bore or received (a
+        receivers' mask only where not every node of the shard received it), the per-node
+        figures, the duplicates and reused names in the order seen, and the kit's checks."""
+        nodes = self.shard_nodes
+        lo, hi = (nodes.start, nodes.stop) if nodes is not None else (0, self.n_nodes)
+        own = (1 << hi) - (1 << lo)
+        records = [[o, q, rec[0], rec[1], rec[2], rec[3], rec[5], None if rec[4] == own else int_to_wire(rec[4])]
+                   for (o, q), rec in self.live.items()]
+        return {**super().shard_state(), "nodes": [lo, hi], "records": records, "born_total": self.born_total,
+                "per_node": [self.node_births, self.node_received, self.node_max_q, self.q_node],
+                "max_q": [self.max_q, self.max_q_slot, self.max_q_node], "duplicates": self.duplicates,
+                "reused": self.reused, "lost_copies": self.lost_copies, "copied": list(self.copied),
+                "stamps": self.stamps.shard_state(), "order": self.order.shard_state(),
+                "little": self.little.shard_state()}
+
+    def merge_shards(self, states: Sequence[Any]) -> None:
+        """The shards' :meth:`shard_state`, merged as one process would have kept them.
+
+        A broadcast completes when its receptions over every shard reach ``n - 1``, in the slot
+        of its last one: completions are then measured in the order one process measures them
+        (by slot, then by packet). A shard cannot tell a late copy of a packet from a second
+        reception (it keeps every packet's books open): one process calls it a duplicate while
+        the packet is incomplete and an unknown packet once it completed (before it in the same
+        slot: at a lower node, as one process takes a slot's events in node order), and every
+        reception of a packet no node bore is an unknown one.
+        """
+        super().merge_shards(states)
+        self.born_total += sum(st["born_total"] for st in states)
+        self.node_births, self.node_received, self.node_max_q, self.q_node = (
+            sum_columns(cols) for cols in zip(*(st["per_node"] for st in states)))
+        for q, qslot, qnode in (st["max_q"] for st in states):  # the first to reach the largest, in (slot, node) order
+            if q > self.max_q or (q == self.max_q and q > 0 and (qslot, qnode) < (self.max_q_slot, self.max_q_node)):
+                self.max_q, self.max_q_slot, self.max_q_node = q, qslot, qnode
+        self.lost_copies += sum(st["lost_copies"] for st in states)
+        self.copied.update((c[0], c[1]) for st in states for c in st["copied"])
+        self.stamps.merge_shards([st["stamps"] for st in states])
+        self.order.merge_shards([st["order"] for st in states])
+        self.little.merge_shards([st["little"] for st in states])
+        self.reused = sorted((tuple(r) for st in states for r in st["reused"]), key=lambda r: (r[0], r[1]))
+        books: dict[tuple[int, int], list[Any]] = {}  # key -> [tau, receptions, last, sum, last node, mask]
+        for st in states:
+            lo, hi = st["nodes"]
+            own = (1 << hi) - (1 << lo)
+            for o, q, tau, count, last, total, last_node, mask in st["records"]:
+                bits = own if mask is None else int_from_wire(mask)
+                rec = books.get((o, q))
+                if rec is None:
+                    books[(o, q)] = [tau, count, last if count else -1, total, last_node, bits]
+                    continue
+                if tau is not None:
+                    rec[0] = tau
+                if count and (last > rec[2] or (last == rec[2] and last_node > rec[4])):
+                    rec[2], rec[4] = last, last_node
+                rec[1] += count
+                rec[3] += total
+                rec[5] |= bits
+        done: list[tuple[int, tuple[int, int], float, int, int]] = []
+        ends: dict[tuple[int, int], tuple[int, int]] = {}  # completed key -> (slot, node) of its last reception
+        for key, rec in books.items():
+            if rec[0] is None:
+                continue
+            if rec[1] == self.receivers:
+                done.append((rec[2], key, rec[0], rec[2], rec[3]))
+                ends[key] = (rec[2], rec[4])
+            else:
+                self.live[key] = [rec[0], rec[1], max(rec[2], 0), rec[3], rec[5]]
+        done.sort()  # by slot, then packet: the order one process measures them in
+        for _, key, tau, last, total in done:
+            self._merged_completion(key, tau, last, total)
+        dups = sorted((tuple(x) for st in states for x in st["duplicates"]), key=lambda x: (x[0], x[1]))
+        for x in dups:
+            key = (x[2], x[3])
+            rec = books[key]
+            end = ends.get(key)
+            if rec[0] is None or (end is not None and (x[0], x[1]) >= end):
+                self.unknown.append(x)
+            else:
+                self.duplicates.append(x)
+        for key, rec in books.items():
+            if rec[0] is None:  # received, never born: every reception an unknown packet's
+                self.unknown.extend((rec[2], -1, key[0], key[1]) for _ in range(rec[1]))
+
+    def _merged_completion(self, key: tuple[int, int], tau: float, last: int, total: int) -> None:
+        """A broadcast the shards' merged books show complete (:meth:`merge_shards`, in slot and
+        packet order): what :meth:`_complete` and :meth:`end_slot` do with it in one process. A
+        subclass that keeps books of its own at completions extends it."""
+        self.completed_total += 1
+        self.stamps.completed(key[0], key, tau, last)
+        if tau >= self.warmup:
+            self._measure(tau, last, total)
 
     def on_lost(self, slot: int, sender: int, port: int, receiver: int, message: Any, cause: str) -> None:
         self.liveness.lost(slot, receiver, message, cause)

@@ -55,6 +55,7 @@ from slotnet.nodes import Geometry, NodeContext
 
 from .._base import HOP_EVENT, HOP_FIELDS
 from .._properties import Tally
+from ._wire import int_from_wire, int_to_wire
 
 __all__ = [
     "CHECK_EVENTS",
@@ -68,6 +69,7 @@ __all__ = [
     "OrderCheck",
     "PathCheck",
     "ServiceOrder",
+    "ShardHops",
     "bipartite",
     "eccentricity",
 ]
@@ -314,6 +316,17 @@ class BirthCheck:
                                   f"give (births stamped otherwise than at their epoch)")
         return out
 
+    def shard_state(self) -> list[Any]:
+        """The book and the offsets' sums, as plain data (a shard's: :meth:`merge_shards`)."""
+        return [self.book.shard_state(), self.offsets, int_to_wire(self.offset_sum)]
+
+    def merge_shards(self, states: Sequence[Sequence[Any]]) -> None:
+        """Add the shards' :meth:`shard_state`: each judged its own nodes' births (the
+        completions are judged where the shards' receptions meet: :meth:`completed`)."""
+        self.book.merge_shards([st[0] for st in states])
+        self.offsets += sum(st[1] for st in states)
+        self.offset_sum += sum(int_from_wire(st[2]) for st in states)
+
     def invariants(self) -> dict[str, Any]:
         return {"birth_stamps": self.book.result(), "birth_epochs": self.epochs()}
 
@@ -372,6 +385,14 @@ class OrderCheck:
                       f"node {node} served {_name(packet)} (key {served_key}) on port {port} in slot "
                       f"{slot} while {_name(other)} (key {waiting_key}) waited there, which the scheme's "
                       f"declared order serves first")
+
+    def shard_state(self) -> Any:
+        """The book, as plain data (a shard's: :meth:`merge_shards`)."""
+        return self.book.shard_state()
+
+    def merge_shards(self, states: Sequence[Any]) -> None:
+        """Add the shards' :meth:`shard_state` (a node's ``disorder`` events are its shard's)."""
+        self.book.merge_shards(states)
 
     def invariants(self) -> dict[str, Any]:
         out = self.book.result()
@@ -541,6 +562,23 @@ class HopWitness:
         """Followed packets sent at least once and not delivered (in flight, queued, or lost)."""
         return len(self._seen)
 
+    def merge_shards(self, states: Sequence[Sequence[Any]]) -> None:
+        """Judge every delivery against its packet's sends over all shards (their
+        :meth:`ShardHops.shard_state`), as one process does (fault-free: a delivered packet is
+        sent no more; one delivered unsent is not judged)."""
+        sends: dict[tuple[int, int], int] = {}
+        for seen, _ in states:
+            for o, q, n in seen:
+                sends[(o, q)] = sends.get((o, q), 0) + n
+        for _, deliveries in states:
+            for slot, node, source, seq, hops in deliveries:
+                n = sends.pop((source, seq), 0)
+                if n:
+                    self._seen[(source, seq)] = (n, 0, 0, slot)
+                    self.delivered(node, slot, source, seq, hops)
+        for key, n in sends.items():  # still on their way
+            self._seen[key] = (n, 0, 0, -1)
+
     def invariants(self) -> dict[str, Any]:
         judged = not self.faults
         out = {"hops_witnessed": self._verdict(self.book, judged)}
@@ -555,3 +593,36 @@ class HopWitness:
         if not judged:
             return {"ok": True, "judged": False, **extra}
         return book.result(**extra)
+
+
+class ShardHops(HopWitness):
+    """:class:`HopWitness` on a shard of a sharded run: each packet's sends by the shard's
+    nodes counted, the deliveries at them noted, and both handed over (:meth:`shard_state`)
+    to the coordinator's witness, which judges the deliveries where the counts meet
+    (:meth:`HopWitness.merge_shards`). Only the hop count merges: a declared route or FIFO
+    order follows a packet send by send, across shards.
+    """
+
+    __slots__ = ("deliveries",)
+
+    def __init__(self, topology: Geometry, faults: bool = False) -> None:
+        super().__init__(topology, None, faults)
+        #: ``(slot, node, source, seq, hops)`` of each delivery at the shard's nodes
+        self.deliveries: list[tuple[int, int, int, int, int]] = []
+
+    def hop(self, node: int, slot: int, port: int, source: int, seq: int) -> None:
+        """Count a send of ``(source, seq)``."""
+        if self.faults:
+            return
+        key = (source, seq)
+        was = self._seen.get(key)
+        self._seen[key] = (1 if was is None else was[0] + 1, 0, 0, slot)
+
+    def delivered(self, node: int, slot: int, source: int, seq: int, hops: int) -> None:
+        """Note a delivery, judged at the coordinator."""
+        if not self.faults:
+            self.deliveries.append((slot, node, source, seq, hops))
+
+    def shard_state(self) -> list[Any]:
+        """The sends per packet and the deliveries, as plain data."""
+        return [[[o, q, was[0]] for (o, q), was in self._seen.items()], self.deliveries]

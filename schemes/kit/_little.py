@@ -44,7 +44,7 @@ either (``judged`` false, with the reason).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from slotnet.nodes import NodeContext
@@ -161,6 +161,28 @@ class LittlesLaw:
                 for node in self.touched:
                     self._judge(node, slot)
             self.touched.clear()
+
+    def shard_state(self) -> dict[str, Any]:
+        """What a shard's nodes reported, as plain data (:meth:`merge_shards`); the shard judged
+        its nodes each slot (:meth:`end_slot`), as one process does."""
+        return {"area": self.area, "last": self.last, "after": self.after, "ledgers": self.ledgers,
+                "broken": self.broken, "book": self.book.shard_state()}
+
+    def merge_shards(self, states: Sequence[Any]) -> None:
+        """Take each node's books from the shard that hosts it (another shard's are untouched:
+        zero, -1, None, False), and add the shards' violations up."""
+        for st in states:
+            for v, led in enumerate(st["ledgers"]):
+                if led is not None:
+                    self.ledgers[v] = tuple(led)
+            for v, last in enumerate(st["last"]):
+                if last > self.last[v]:
+                    self.last[v] = last
+            for v, (area, after, broken) in enumerate(zip(st["area"], st["after"], st["broken"])):
+                self.area[v] += area
+                self.after[v] += after
+                self.broken[v] = self.broken[v] or broken
+        self.book.merge_shards([st["book"] for st in states])
 
     def invariants(self) -> dict[str, Any]:
         """``littles_law``: the check's result (judged at the end for every node too)."""

@@ -7,27 +7,9 @@ from typing import Any
 
 from .._base import PacketBook, Setup
 from ._checks import Liveness
+from ._wire import int_from_wire, int_to_wire
 
 __all__ = ["BaseReporter", "int_from_wire", "int_to_wire", "sum_columns", "split_dup"]
-
-_WIRE_INT = 1 << 63
-
-
-def int_to_wire(x: int) -> int | str:
-    """An integer sum as shard state (:meth:`BaseReporter.shard_state`): as it is where msgpack
-    carries it (64 bits), else as its decimal text (a sum of squared delays may outgrow 64 bits).
-
-    Example:
-        >>> int_to_wire(5), int_to_wire(2**70), int_from_wire(int_to_wire(2**70)) == 2**70
-        (5, '1180591620717411303424', True)
-    """
-    return x if -_WIRE_INT <= x < _WIRE_INT else str(x)
-
-
-def int_from_wire(v: int | str) -> int:
-    """The integer :func:`int_to_wire` made."""
-    return int(v) if isinstance(v, str) else v
-
 
 def sum_columns(rows: Sequence[Sequence[Any]]) -> list[Any]:
     """Element-wise sums of equal-length rows (the shards' per-node lists: each node's figure

@@ -33,8 +33,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._base import HOP_EVENT, PacketBook, Setup
-from ._checks import HOP_EVENTS, HopWitness, PathCheck
-from ._reporter import BaseReporter, split_dup
+from ._checks import HOP_EVENTS, HopWitness, PathCheck, ShardHops
+from ._reporter import BaseReporter, split_dup, sum_columns
 from ._stats import BatchMeans
 
 __all__ = ["UNICAST_EVENTS", "UnicastReporter"]
@@ -121,6 +121,51 @@ class UnicastReporter(BaseReporter):
 
     def backlog(self) -> int:
         return self.q_total
+
+    # -- sharded runs: the methods of :class:`slotnet.schemes.ShardMerging`, for a reporter that
+    # keeps one inside (STAR's); this class does not declare the merge itself ----------------
+    def shard_start(self) -> None:
+        """On a shard, before any event: the hop witness only counts the shard's sends
+        (:class:`~._checks.ShardHops`).
+
+        Raises:
+            ValueError: the witness checks a declared route or FIFO order, which follows a
+                packet send by send across shards and does not merge.
+        """
+        w = self.witness
+        if w is not None:
+            if w.route is not None or w.fifo is not None:
+                raise ValueError("a declared route or FIFO order is checked send by send: it does not merge "
+                                 "across shards")
+            self.witness = ShardHops(self.setup.topology, w.faults)
+
+    def shard_slot(self, slot: int) -> list[Any]:
+        """The shard's queue sum and the slot's measured deliveries (each ``(birth, delay, hops)``:
+        their delay sum is a float, added at the coordinator in the one-process order)."""
+        out = [self.q_total, self._done]
+        self._done = []
+        return out
+
+    def merge_slot(self, slot: int, summaries: Sequence[Any]) -> None:
+        """The shards' :meth:`shard_slot`, before :meth:`end_slot` measures the deliveries."""
+        self.q_total = sum(q for q, _ in summaries)
+        self._done = [tuple(x) for _, done in summaries for x in done]
+
+    def shard_state(self) -> dict[str, Any]:
+        """The shard's counts, per-node figures and checks, as plain data."""
+        return {**super().shard_state(), "counts": [self.born_total, self.delivered_total], "max_q": self.max_q,
+                "per_node": [self.node_delivered, self.node_queue], "paths": self.paths.shard_state(),
+                "witness": self.witness.shard_state() if isinstance(self.witness, ShardHops) else None}
+
+    def merge_shards(self, states: Sequence[Any]) -> None:
+        """The shards' :meth:`shard_state`, added up."""
+        super().merge_shards(states)
+        self.born_total, self.delivered_total = sum_columns([st["counts"] for st in states])
+        self.max_q = max(self.max_q, *(st["max_q"] for st in states))
+        self.node_delivered, self.node_queue = (sum_columns(cols) for cols in zip(*(st["per_node"] for st in states)))
+        self.paths.merge_shards([st["paths"] for st in states])
+        if self.witness is not None:
+            self.witness.merge_shards([st["witness"] for st in states])
 
     def metrics(self) -> dict[str, Any]:
         m = self.measured

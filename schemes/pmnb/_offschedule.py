@@ -34,7 +34,7 @@ damage beside the books instead of being judged).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from slotnet.nodes import NodeContext
@@ -114,6 +114,20 @@ class FaultNotes:
         prev = self.stops.get(node)
         if prev is None or (slot, phase, why) < prev:
             self.stops[node] = (slot, phase, why)
+
+    def shard_state(self) -> list[Any]:
+        """The counts, the first record and each node's stop, as plain data (a shard's)."""
+        return [dict(self.off), self.first, [[v, *stop] for v, stop in self.stops.items()]]
+
+    def merge_shards(self, states: Sequence[Sequence[Any]]) -> None:
+        """Add the shards' :meth:`shard_state`: counts summed, the first the least of them all,
+        each node's stop from its own shard."""
+        for off, first, stops in states:
+            self.off.update(off)
+            if first is not None and (self.first is None or tuple(first) < self.first):
+                self.first = tuple(first)
+            for v, *stop in stops:
+                self.stops[v] = tuple(stop)
 
     def faulted(self, lost: Mapping[str, int]) -> bool:
         """Whether the run met a fault: the schedule holds one, or the ledger shows one."""

@@ -180,6 +180,10 @@ class DynamicReporter(BroadcastReporter):
                                              "duplicate": ("origin", "seq", "cls"), **FAULT_EVENTS,
                                              **RESIDENCE_EVENTS}
 
+    #: sharded, the kit's books merge (:class:`~slotnet.schemes.kit.BroadcastReporter`); the
+    #: intervals are node 0's alone (one shard's, in its order), the pieces and notes merge
+    merges_shards = True
+
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
         self.q = setup.quantum
@@ -217,6 +221,28 @@ class DynamicReporter(BroadcastReporter):
     def end_slot(self, slot: int) -> None:
         super().end_slot(slot)
         self.final_slot = slot
+
+    def shard_state(self) -> dict[str, Any]:
+        """The kit's books, the intervals (node 0 records them: one shard's), the pieces
+        received twice and the fault notes."""
+        return {**super().shard_state(), "intervals": [self.intervals, self.measured_intervals, self.m_sum, self.empty],
+                "len_sum": self.len_sum, "too_long": self.too_long, "dup_pieces": self.dup_pieces,
+                "notes": self.notes.shard_state()}
+
+    def merge_shards(self, states: Sequence[Any]) -> None:
+        """The shards' :meth:`shard_state`: one shard (node 0's) holds every interval, so its
+        float sum and list come over as they are."""
+        super().merge_shards(states)
+        for st in states:
+            intervals, measured, m_sum, empty = st["intervals"]
+            self.intervals += intervals
+            self.measured_intervals += measured
+            self.m_sum += m_sum
+            self.empty += empty
+            if intervals:
+                self.len_sum, self.too_long = st["len_sum"], [tuple(x) for x in st["too_long"]]
+            self.dup_pieces.extend(tuple(x) for x in st["dup_pieces"])
+        self.notes.merge_shards([st["notes"] for st in states])
 
     def metrics(self) -> dict[str, Any]:
         base = super().metrics()

@@ -56,6 +56,11 @@ class StarReporter(BroadcastReporter):
         **HOP_EVENTS,
     }
 
+    #: sharded, each shard keeps its nodes' books (the kit's broadcast and unicast reporters
+    #: merge theirs; the link counters are each node's own); per slot the queue sums and the
+    #: slot's measured unicasts cross, the rest at the end
+    merges_shards = True
+
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
         prm: StarInputs = setup.params
@@ -86,6 +91,39 @@ class StarReporter(BroadcastReporter):
         super().end_slot(slot)
         self.unicast.end_slot(slot)
         self.last_slot = slot
+
+    # -- sharded runs (:class:`slotnet.schemes.ShardMerging`) ------------------------------------
+    def shard_start(self, nodes: range) -> None:
+        """On a shard hosting ``nodes``, before any event."""
+        super().shard_start(nodes)
+        self.unicast.shard_start()
+
+    def shard_slot(self, slot: int) -> list[Any]:
+        """The broadcasts' and the unicasts' summaries of the slot."""
+        return [super().shard_slot(slot), self.unicast.shard_slot(slot)]
+
+    def merge_slot(self, slot: int, summaries: Sequence[Any]) -> None:
+        """The shards' :meth:`shard_slot`, each part to its reporter."""
+        super().merge_slot(slot, [s[0] for s in summaries])
+        self.unicast.merge_slot(slot, [s[1] for s in summaries])
+
+    def shard_state(self) -> dict[str, Any]:
+        """The shard's books: the broadcasts', the unicasts', the link counters of its nodes and
+        the unicasts its nodes' faults destroyed or copied."""
+        return {**super().shard_state(), "unicast": self.unicast.shard_state(), "latest": self.latest,
+                "base": self.base, "unicast_lost": dict(self.unicast_lost), "unicast_copies": self.unicast_copies}
+
+    def merge_shards(self, states: Sequence[Any]) -> None:
+        """The shards' :meth:`shard_state`, merged (each node's counters from its own shard)."""
+        super().merge_shards(states)
+        self.unicast.merge_shards([st["unicast"] for st in states])
+        for st in states:
+            for mine, theirs in ((self.latest, st["latest"]), (self.base, st["base"])):
+                for v, counters in enumerate(theirs):
+                    if counters is not None:
+                        mine[v] = tuple(counters)
+            self.unicast_lost.update(st["unicast_lost"])
+            self.unicast_copies += st["unicast_copies"]
 
     def on_lost(self, slot: int, sender: int, port: int, receiver: int, message: Any, cause: str) -> None:
         super().on_lost(slot, sender, port, receiver, message, cause)

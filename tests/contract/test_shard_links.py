@@ -75,7 +75,7 @@ def _compare(link: str, spec: RunSpec, shards: int) -> dict:
 ])
 def test_shards_give_the_one_process_results(link, scheme, topology, load, params, shards):
     """Every family, 2 or 3 shards, over either link: metrics, invariants, per-node figures, series,
-    fault impact and the verdict (its fault rules judged from the shards' replayed losses and events)
+    fault impact and the verdict (its fault rules judged from the shards' losses and events, replayed or merged)
     equal the one-process run's, under every fault kind where the scheme runs
     under faults (the one-shot and Varvarigos-Bertsekas schemes refuse message faults up front)."""
     one_shot = scheme in ("pmnb", "partial-exchange", "m2o-rec")
