@@ -211,13 +211,13 @@ class _StarDeliversEarly(StarNode):
     """The unicast branch tests "home" by distance <= 1: a packet is delivered at its destination's neighbour."""
 
     def _arrivals(self, inbox: Any, slot: int) -> None:
-        book, me, memo = self.book, self.ctx.node, self._rel_memo
+        book, me = self.book, self.ctx.node
         staged: list[Any] = []
         for i, (_, msg) in enumerate(inbox):
             head = msg[0]
             if head >= 0:
                 self.received(head, msg[1])
-                hops, plan = book.broadcast(memo[head] or self._rel_from(head), msg[2], msg[3])
+                hops, plan = book.broadcast(self._rel_from(head), msg[2], msg[3])
                 if plan:
                     staged.append((-hops, i, msg, plan))
                 continue
