@@ -123,7 +123,7 @@ class TimedClassQueues(ClassQueues):
             for q in queues[port]:
                 if q:
                     break
-            rec = q.popleft()
+            rec = q.pop(0)
             if q and q[0][2] < rec[2] and self.fifo is not None:  # FIFO within the class, by queueing slot
                 self.fifo.served(port, rec[0], rec[2], q[0][0], q[0][2])
             waiting[port] -= 1

@@ -436,7 +436,7 @@ class _LifoQueues(TimedClassQueues):
     def add_at(self, message: Any, plan: Any, slot: int) -> None:
         rec = [message, 0, slot]
         for p, c in plan:
-            self.queues[p][c].appendleft(rec)
+            self.queues[p][c].insert(0, rec)
             self.waiting[p] += 1
         rec[1] = len(plan)
         if plan:
