@@ -1,4 +1,4 @@
-"""Memory per node of deflection routing: peak resident growth per added node, and where a node's bytes go.
+"""Memory per node of a scheme (deflection unless told): peak resident growth per added node, and where a node's bytes go.
 
 For each dimension d it runs deflection at offered load v (default 1) on the d-cube and on
 the (d-1)-cube, each in a fresh child process for 30 slots (by then the packets in flight
@@ -45,7 +45,7 @@ Dicts of plain objects that ``gc.get_referents`` had to make are counted at that
 ``--scheme`` measures another scheme (its load with ``--load``, parameters with
 ``--param``; ``--pair SMALL LARGE`` for other topologies than d-cubes): the figures the memory
 pre-check's per-scheme table (``SCHEME_BYTES_PER_NODE``) is calibrated on. The breakdown
-by part is deflection's only.
+by part walks a node of the larger network of each pair, whatever the scheme.
 
 The walk does not change the run: it happens in its own child, after the slots measured.
 """
@@ -145,8 +145,8 @@ def _child(code: str | None, *args: object, pure: bool) -> list[str]:
     return done.stdout.split()
 
 
-def walk(d: int, slots: int, v: float, seed: int, sample: int) -> dict[str, object]:
-    """In this process: run the d-cube for ``slots`` slots and break one node's bytes down by part."""
+def walk(spec_json: str, sample: int) -> dict[str, object]:
+    """In this process: run ``spec_json`` (a RunSpec's fields) and break one node's bytes down by part."""
     import trio
 
     import slotnet
@@ -161,17 +161,42 @@ def walk(d: int, slots: int, v: float, seed: int, sample: int) -> dict[str, obje
 
     _driver.Network = Captured  # type: ignore[attr-defined]
     out: dict[str, object] = {}
+    spec = slotnet.RunSpec(**json.loads(spec_json))
 
     def at(slot: int) -> None:
-        if slot == slots - 1:
+        if slot == spec.slots - 1:
             out.update(_breakdown(captured[0], sample))
 
     async def main() -> None:
-        spec = slotnet.RunSpec("deflection", f"hypercube:{d}", load={"offered": v}, slots=slots, warmup=0, seed=seed)
         await slotnet.run_async(spec, on_slot=at)
 
     trio.run(main)
     return out
+
+
+def _reporter(handlers: dict[str, object]) -> object:
+    """The reporter behind the network's event handlers (bound methods, maybe wrapped in closures by the checks);
+    where none is found, the object the first handler is bound to (deflection's: the reporter's step sums)."""
+    todo = list(handlers.values())
+    seen: set[int] = set()
+    first = next((h.__self__ for h in todo if getattr(h, "__self__", None) is not None), None)
+    while todo:
+        h = todo.pop(0)
+        if id(h) in seen:
+            continue
+        seen.add(id(h))
+        owner = getattr(h, "__self__", None)
+        if owner is not None and callable(getattr(owner, "handlers", None)):
+            return owner
+        if owner is not None:
+            todo.append(owner)
+        todo.extend(c.cell_contents for c in (getattr(h, "__closure__", None) or ()) if c.cell_contents is not None)
+        func = getattr(h, "func", None)  # functools.partial
+        if func is not None:
+            todo.append(func)
+    if first is None:
+        raise SystemExit("memory_per_node: no reporter found behind the network's handlers")
+    return first
 
 
 def _breakdown(net: object, sample: int) -> dict[str, object]:
@@ -184,7 +209,7 @@ def _breakdown(net: object, sample: int) -> dict[str, object]:
     first_task = contexts[0]._parking.task
     runner = first_task._runner
     nursery = first_task._parent_nursery
-    reporter = net.handlers["step"].__self__  # type: ignore[attr-defined]  # the reporter's sums
+    reporter = _reporter(net.handlers)  # type: ignore[attr-defined]  # the reporter's sums
     stop_ids = {id(o) for o in (net, net.transport, net.runtime, net.clock, net.prep, net.prep.topology,  # type: ignore[attr-defined]
                                 net.contexts, net.nodes, net.scopes, net.outlets, net.handlers, net.tracer,  # type: ignore[attr-defined]
                                 runner, nursery, nursery._parent_task, nursery._cancel_status, nursery.cancel_scope,
@@ -299,27 +324,29 @@ def main() -> None:
     ap.add_argument("--floor", action="store_true", help="also measure bare Trio tasks (the per-task floor)")
     ap.add_argument("--no-breakdown", action="store_true", help="only the resident growth per node")
     ap.add_argument("--scheme", default="deflection",
-                    help="another scheme than deflection (give its load with --load; no breakdown by part)")
+                    help="another scheme than deflection (give its load with --load)")
     ap.add_argument("--load", nargs="*", default=[], metavar="KEY=VALUE",
                     help="the scheme's load (default for deflection: offered=V)")
     ap.add_argument("--param", nargs="*", default=[], metavar="KEY=VALUE", help="the scheme's parameters")
     ap.add_argument("--pair", nargs=2, metavar=("SMALL", "LARGE"),
                     help="measure LARGE against SMALL (e.g. torus:32x32 torus:32x64) instead of the d-cubes of --dims")
-    ap.add_argument("--walk", type=int, help=argparse.SUPPRESS)  # the breakdown child
+    ap.add_argument("--walk", help=argparse.SUPPRESS)  # the breakdown child: a RunSpec's fields as JSON
     args = ap.parse_args()
     if args.walk is not None:
-        print(json.dumps(walk(args.walk, args.slots, args.v, args.seed, args.sample)))
+        print(json.dumps(walk(args.walk, args.sample)))
         return
     pure = args.build == "pure"
     rss: dict[str, tuple[int, str, int]] = {}
     load = _pairs(args.load, "--load") or ({"offered": args.v} if args.scheme == "deflection" else {})
     params = _pairs(args.param, "--param")
 
+    def spec(topology: str) -> str:
+        return json.dumps({"scheme": args.scheme, "topology": topology, "load": load, "params": params,
+                           "slots": args.slots, "warmup": 0, "seed": args.seed})
+
     def peak(topology: str) -> tuple[int, str, int]:
         if topology not in rss:
-            spec = {"scheme": args.scheme, "topology": topology, "load": load, "params": params,
-                    "slots": args.slots, "warmup": 0, "seed": args.seed}
-            kib, build, _ = _child(_RSS, json.dumps(spec), pure=pure)
+            kib, build, _ = _child(_RSS, spec(topology), pure=pure)
             rss[topology] = int(kib), build, _n_nodes(topology)
         return rss[topology]
 
@@ -327,14 +354,12 @@ def main() -> None:
     print(f"{args.scheme} ({what}), {args.slots} slots, seed {args.seed}: peak RSS growth per added node")
     print(f"{'topology':>16} {'nodes':>8} {'build':>9} {'peak RSS':>10} {'per node':>10}")
     pairs = [tuple(args.pair)] if args.pair else [(f"hypercube:{d - 1}", f"hypercube:{d}") for d in args.dims]
-    per_node: dict[int, float] = {}
-    for d, (small, large) in zip(args.dims, pairs):
+    per_node: dict[str, float] = {}
+    for small, large in pairs:
         lo, _, n_lo = peak(small)
         hi, build, n_hi = peak(large)
-        per_node[d] = (hi - lo) * 1024 / (n_hi - n_lo)
-        print(f"{large:>16} {n_hi:>8} {build:>9} {hi / 1024:>7.1f} MiB {per_node[d] / 1024:>6.2f} KiB", flush=True)
-    if args.scheme != "deflection" or args.pair:
-        return  # the breakdown by part walks a deflection node on the d-cube
+        per_node[large] = (hi - lo) * 1024 / (n_hi - n_lo)
+        print(f"{large:>16} {n_hi:>8} {build:>9} {hi / 1024:>7.1f} MiB {per_node[large] / 1024:>6.2f} KiB", flush=True)
     if args.floor:
         n = 1 << 16
         print(f"\nTrio's floor: a bare task started and parked as a node's is, per task ({n // 2} more tasks)")
@@ -344,16 +369,15 @@ def main() -> None:
             print(f"  {what:<58} {(b - a) * 1024 / (n - n // 2):>8,.0f} B")
     if args.no_breakdown:
         return
-    for d in args.dims:
-        got = json.loads(" ".join(_child(None, "--walk", d, "--slots", args.slots, "--v", args.v, "--seed", args.seed,
-                                         "--sample", args.sample, pure=pure)))
+    for _, large in pairs:
+        got = json.loads(" ".join(_child(None, "--walk", spec(large), "--sample", args.sample, pure=pure)))
         parts = got["parts"]
         total = sum(parts.values())
-        print(f"\nd = {d}: a node's bytes by part (sys.getsizeof, mean of {got['sampled']} nodes)")
+        print(f"\n{large}: a node's bytes by part (sys.getsizeof, mean of {got['sampled']} nodes)")
         for key, what in PARTS.items():
             print(f"  {what:<58} {parts[key]:>8,.0f} B")
         print(f"  {'sum':<58} {total:>8,.0f} B")
-        print(f"  {'unattributed (allocator, build leftovers): RSS - sum':<58} {per_node[d] - total:>8,.0f} B")
+        print(f"  {'unattributed (allocator, build leftovers): RSS - sum':<58} {per_node[large] - total:>8,.0f} B")
         print("  largest owned objects by part and type:")
         for key, size in got["top"]:
             print(f"    {key:<56} {size:>8,.0f} B")

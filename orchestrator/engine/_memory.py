@@ -6,54 +6,58 @@ per-node counters; per slot, the stability monitor's backlog sample (and, when t
 is asked for, the reporter's per-slot row and its output record).
 
 Calibration (Python 3.11, compiled build, 30-slot runs from a fresh process, seed 1,
-measured 2026-11-26): the growth of the process's peak resident size (``ru_maxrss``, what
+measured 2026-11-29): the growth of the process's peak resident size (``ru_maxrss``, what
 exhausts a machine) per added node, between the two sizes named.
-``benchmarks/memory_per_node.py`` measures the deflection figure and shows where a node's
-bytes go (at v = 1, d = 12, 2026-11-29: 2.5 KiB its random stream, about 1.6 KiB its Trio
-task and coroutine frames, 0.45 KiB the messages in flight, the rest its context, outlet
-and the run's tables). Deflection was re-measured on 2026-11-29, after the cuts of that
+``benchmarks/memory_per_node.py`` measures these figures and shows where a node's bytes
+go (at v = 1, d = 12, 2026-11-29: 2.5 KiB its random stream, about 1.6 KiB its Trio task
+and coroutine frames, 0.45 KiB the messages in flight, the rest its context, outlet and
+the run's tables). Every row was measured on 2026-11-29 (``--dims 11 13``: the growth
+from d = 10 to 11 and from 12 to 13; deflection ``--dims 12 13``), after the cuts of that
 day (a message in flight is one bytes object; timers are ints; one int object per node
-id; the end of a run no longer its peak): 6.25 / 6.79 KiB per node at d = 12 / 13,
-compiled (6.2 / 6.9 / 6.5 at d = 12 / 13 / 14 before the last of those cuts); the pure
-build 6.40 / 6.59 against 7.28 / 7.49 before them, measured back to back. The other
-rows are from before those cuts, which shrink every scheme's messages in flight and
-timers: they are upper bounds:
+id; the end of a run no longer its peak; a FIFO of the schemes' queues is a list, not a
+deque; a direct broadcast node builds only the queue kind its discipline uses; a STAR
+node keeps no table of ``n_nodes`` offsets). A figure moves by a few tenths of a KiB with
+where the allocator's arenas fall (deflection took 6.25 / 6.79 in another measurement
+the same day):
 
 =================================  ======================  ======================
 scheme (load)                      d = 10 / 11             d = 12 / 13
 =================================  ======================  ======================
-deflection (``--offered 1``)       6.25 KiB per node (12)  6.79 KiB (13)
-bcast-dtree (``--rho 0.2``)        24.5 KiB                25.3 KiB
-bcast-simple (``--rho 0.1``)       18.7 KiB                20.3 KiB
-bcast-balanced (``--rho 0.2``)     21.3 KiB                23.9 KiB
-bcast-periodic (``--rho 0.2``)     6.6 KiB                 6.6 KiB
-bcast-indirect (``--rho 0.2``)     51.4 KiB                56.3 KiB
+deflection (``--offered 1``)       6.57 KiB per node (12)  7.00 KiB (13)
+bcast-dtree (``--rho 0.2``)        15.9 KiB                15.9 KiB
+bcast-simple (``--rho 0.1``)       10.3 KiB                9.9 KiB
+bcast-balanced (``--rho 0.2``)     13.5 KiB                14.5 KiB
+bcast-periodic (``--rho 0.2``)     6.7 KiB                 6.6 KiB
+bcast-indirect (``--rho 0.2``)     16.2 KiB                15.6 KiB
 =================================  ======================  ======================
 
-star (``--rho 0.5 --param lam_unicast=0.05``) takes 39.3 KiB per node from torus:32x32
-to 32x64; m2o-greedy (``--param workload=uniform``) 60.5 KiB from mesh:32x32 to 32x64,
-but 22.8 from 16x16 to 16x32 and 11.5 from 32x64 to 64x64 (what it holds depends on how
-far its packets got in the 30 slots; measured 2026-11-24). The broadcasts' and star's
-figures include the entry stamps behind ``invariants.littles_law``; at d = 10 / 11 and on
-the torus they are within 0.9 KiB of the figures measured before the stamps (24.5, 19.0,
-21.6, 6.7 and 51.2 KiB; star 38.4). The run's end is not its peak (the messages still on the
-links are decoded as they are read, not all at once). Before a node's own memory was cut,
-the same runs took 19.8 / 20.7 KiB (deflection), 32.8 / 33.6 (bcast-dtree), 27.5, 29.8,
-15.6 and 60.0 (the other broadcasts, in the table's order), 45.6 (star) and 69.0
-(m2o-greedy).
+star (``--rho 0.5 --param lam_unicast=0.05``) takes 9.9 KiB per node from torus:32x32 to
+32x64 and 10.0 from 64x64 to 64x128 (with ``lam_unicast=0.02``: 0.05 alone exceeds
+``--rho 0.5`` there): flat in the network's size. m2o-greedy (``--param workload=uniform``)
+takes 60.5 KiB per node from mesh:32x32 to 32x64, 11.8 from 32x64 to 64x64 and 7.9 from
+64x64 to 64x128: its figure falls as the mesh grows because the peak of a small run is
+the end of the run, where the reporter's lower bound scans the mesh's boxes in numpy
+chunks of at most 2^20 boxes (``manytoone.theory``), some 60 MiB however big the mesh.
+It is allowed 15 KiB (11.8 with the margin): a run small enough for that transient to
+matter is far below any machine's memory. Before that day's cuts the same runs
+took 24.6 / 26.3 (bcast-dtree), 18.7 / 19.6, 22.7 / 25.4, 6.9 / 6.7 and 51.7 / 56.3 KiB
+(the other broadcasts, in the table's order; bcast-indirect kept 4d + 2 deques of 760
+bytes per node) and 39.5 KiB (star, whose per-node table of offsets grew with the
+network: quadratic memory). The broadcasts' and star's figures include the entry stamps
+behind ``invariants.littles_law``. The run's end is not its peak (the messages still on
+the links are decoded as they are read, not all at once).
 
-:data:`SCHEME_BYTES_PER_NODE` gives each measured scheme its figure with a margin of about
-a quarter on top. A node's messages in flight grow with the cube's dimension (about half
-a packet per node and dimension at v = 1, some 60 bytes each): deflection's 6.8 KiB at
-d = 13 is about 7.3 at d = 21, so it is allowed 9 KiB, and 2^21 nodes (about 18 GiB)
-are admitted in one process on a machine with 24 GiB (before those cuts it took 7.1 KiB
-at d = 12 to 16 and 9.3 at d = 20 in a 2-shard run whose end was its peak, and was
-allowed 12). A scheme
-not measured, one whose figure swings with how far its packets got (m2o-greedy, up to
-60.5 KiB), or one within a quarter of the default (bcast-indirect, 56.3 KiB) is allowed
-:data:`BYTES_PER_NODE`, 64 KiB, the largest figure rounded up, so that no scheme is let
-through that then exhausts the machine. Measure a scheme with
-``python benchmarks/memory_per_node.py --scheme NAME ...`` before adding it to the table.
+:data:`SCHEME_BYTES_PER_NODE` gives each measured scheme its largest figure with a margin
+of about a quarter on top, rounded up to a whole KiB. A node's messages in flight grow
+with the cube's dimension (about half a packet per node and dimension at v = 1, some 60
+bytes each): deflection's 7.0 KiB at d = 13 is about 7.5 at d = 21, so it is allowed
+9 KiB, and 2^21 nodes (about 18 GiB) are admitted in one process on a machine with 24 GiB.
+A scheme not measured (the one-shot schemes of the PMNB and many-to-one families other
+than m2o-greedy, and dynamic-broadcast: what they hold depends on the task given, not
+only on the network) is allowed :data:`BYTES_PER_NODE`, 64 KiB, the largest figure ever
+measured rounded up, so that no scheme is let through that then exhausts the machine.
+Measure a scheme with ``python benchmarks/memory_per_node.py --scheme NAME ...`` before
+adding it to the table.
 A run whose estimate exceeds the memory the machine has available now
 (``MemAvailable`` of ``/proc/meminfo``, or the free physical pages where that file does
 not exist) is refused before it starts; where neither can be read, nothing is refused.
@@ -83,10 +87,12 @@ BYTES_PER_NODE = 64 * 1024
 SCHEME_BYTES_PER_NODE: dict[str, int] = {
     "deflection": 9 * 1024,
     "bcast-periodic": 9 * 1024,
-    "bcast-simple": 24 * 1024,
-    "bcast-balanced": 28 * 1024,
-    "bcast-dtree": 32 * 1024,
-    "star": 48 * 1024,
+    "bcast-simple": 13 * 1024,
+    "bcast-balanced": 19 * 1024,
+    "bcast-dtree": 20 * 1024,
+    "bcast-indirect": 21 * 1024,
+    "star": 13 * 1024,
+    "m2o-greedy": 15 * 1024,
 }
 #: Bytes per slot the run keeps whatever it is asked (the stability monitor's sample).
 BYTES_PER_SLOT = 64

@@ -69,10 +69,12 @@ class DirectNode(CubeNode):
         prm: BroadcastInputs = ctx.params
         self.by_label = prm.discipline == "label"
         self.ties = prm.ties
-        #: both kinds exist (they are tiny); ``queues`` is the one the discipline uses
-        self.fifo = PortQueues(ctx.ports)
+        #: ``queues`` is the kind the discipline uses, with a queue per port; the other kind
+        #: has no ports (it is never used: a queue per port is most of a node's memory)
+        self.fifo = PortQueues(() if self.by_label else ctx.ports)
         label = itemgetter(self.LABEL_FIELD)
-        self.prio = LabelQueues(ctx.ports, ServiceOrder(ctx, lambda m, _port: label(m)) if self.by_label else None)
+        self.prio = LabelQueues(ctx.ports if self.by_label else (),
+                                ServiceOrder(ctx, lambda m, _port: label(m)) if self.by_label else None)
         self.queues: PortQueues | LabelQueues = self.prio if self.by_label else self.fifo
 
     def held(self) -> int:

@@ -50,7 +50,6 @@ Corollary 8 minus ``3/2 + (3/2) 2^-d`` (the analysis counts the ``l1``/``l2`` cr
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -79,12 +78,14 @@ class IndirectNode(CubeNode):
         d, z = self.d, ctx.node
         self.plan = node_plan(z, d, RULES[ctx.params.rule])
         self.root = self.plan.root_tree
-        self.v_wait: list[deque[Any]] = [deque() for _ in range(d)]  # own packets before the tandem (Rule D)
-        self.v_arcs: list[deque[tuple[int, Any]]] = [deque() for _ in range(d)]  # (C0 slot it leaves, msg)
-        self.up_q: list[deque[Any]] = [deque() for _ in range(d)]  # root-bound FIFO per tree (Rule B)
+        # The FIFOs per tree are lists (a few packets each; an empty list is 56 bytes, a deque 760:
+        # 4d + 2 deques were most of a node's memory)
+        self.v_wait: list[list[Any]] = [[] for _ in range(d)]  # own packets before the tandem (Rule D)
+        self.v_arcs: list[list[tuple[int, Any]]] = [[] for _ in range(d)]  # (C0 slot it leaves, msg)
+        self.up_q: list[list[Any]] = [[] for _ in range(d)]  # root-bound FIFO per tree (Rule B)
         # broadcasts to forward per tree, (due slot, msg): at most one without faults (Rule C, §5.4)
-        self.hold: list[deque[tuple[int, Any]]] = [deque() for _ in range(d)]
-        self.lq: tuple[deque[Any], deque[Any]] = (deque(), deque())  # L1, L2 before l1, l2 (Rule E)
+        self.hold: list[list[tuple[int, Any]]] = [[] for _ in range(d)]
+        self.lq: tuple[list[Any], list[Any]] = ([], [])  # L1, L2 before l1, l2 (Rule E)
         self.buf: list[tuple[int, Any] | None] = [None, None]  # B1, B2: (start slot, msg) (Rules E, F)
         self.n_up = 0  # packets heading to the root: v_wait, v_arcs, up_q, L1, L2
         self.n_arcs = 0  # ... of which on virtual arcs (v_arcs)
@@ -167,16 +168,16 @@ class IndirectNode(CubeNode):
         for j in range(self.d):
             arcs = self.v_arcs[j]
             while arcs and arcs[0][0] <= slot:  # left the tandem at the end of slot - 3
-                msg = arcs.popleft()[1]
+                msg = arcs.pop(0)[1]
                 (self.lq[1] if j == root else self.up_q[j]).append(msg)
                 self.n_arcs -= 1
             wait = self.v_wait[j]
             if wait:  # one packet enters the tandem per C0 slot, crossing v arcs in v C0 slots
-                arcs.append((slot + 3 * plan.virtual[j], wait.popleft()))
+                arcs.append((slot + 3 * plan.virtual[j], wait.pop(0)))
                 self.n_arcs += 1
             q = self.up_q[j]
             if q:
-                msg = q.popleft()
+                msg = q.pop(0)
                 send(plan.up[j], msg)
                 self.n_up -= 1
                 self.leave(msg, slot)
@@ -185,9 +186,9 @@ class IndirectNode(CubeNode):
             if l1 or l2:
                 s1, s2 = rule_f_start_slots(slot, bool(l1), bool(l2), self._getrandbits(1))
                 if l1:
-                    self.buf[0] = (s1, l1.popleft())  # type: ignore[assignment]
+                    self.buf[0] = (s1, l1.pop(0))  # type: ignore[assignment]
                 if l2:
-                    self.buf[1] = (s2, l2.popleft())  # type: ignore[assignment]
+                    self.buf[1] = (s2, l2.pop(0))  # type: ignore[assignment]
                 moved = (s1 is not None) + (s2 is not None)
                 self.n_up -= moved
                 self.n_bc += moved
@@ -208,7 +209,7 @@ class IndirectNode(CubeNode):
                     self.leave(out, slot)
         for j, q in enumerate(self.hold):
             if q and q[0][0] <= slot:  # a second one exists only if faults delayed a copy: it waits a slot
-                msg = q.popleft()[1]
+                msg = q.pop(0)[1]
                 for port in down[j]:
                     send(port, msg)
                 self.n_bc -= 1

@@ -123,7 +123,7 @@ class TimedClassQueues(ClassQueues):
             for q in queues[port]:
                 if q:
                     break
-            rec = q.popleft()
+            rec = q.pop(0)
             if q and q[0][2] < rec[2] and self.fifo is not None:  # FIFO within the class, by queueing slot
                 self.fifo.served(port, rec[0], rec[2], q[0][0], q[0][2])
             waiting[port] -= 1
@@ -170,7 +170,6 @@ class StarNode(BroadcastNode):
                 self.port_dim[port] = k
         order = ServiceOrder(ctx, self.priority_class, lambda m: tuple(m[:2])) if self.classes > 1 else None
         self.queues = TimedClassQueues(ctx.ports, self.classes, order, FifoOrder(ctx))
-        self._rel_memo: list[tuple[int, ...] | None] = [None] * ctx.n_nodes
         n_ports = len(self.port_dim)
         #: sent per port, then wait sums and transmission counts per traffic type
         self.counters = [0] * (n_ports + 6)
@@ -210,12 +209,15 @@ class StarNode(BroadcastNode):
 
     # -- the rule ---------------------------------------------------------------------------
     def _rel_from(self, other: int) -> tuple[int, ...]:
-        """This node's offset from ``other``: ``(coords - coords(other)) mod sides`` (memoised)."""
-        rel = self._rel_memo[other]
-        if rel is None:
-            rel = self._rel_memo[other] = tuple(
-                (a - b) % n for a, b, n in zip(self.ctx.coords, self.coords_of[other], self.sides))
-        return rel
+        """This node's offset from ``other``: ``(coords - coords(other)) mod sides``.
+
+        Computed per packet, not memoised per node: a memo per node and origin is a table of
+        ``n_nodes`` entries in every node, memory quadratic in the network's size.
+        """
+        sides, here, there = self.sides, self.ctx.coords, self.coords_of[other]
+        if len(sides) == 2:  # the tori of the paper: two dimensions, without the generator
+            return (here[0] - there[0]) % sides[0], (here[1] - there[1]) % sides[1]
+        return tuple((a - b) % n for a, b, n in zip(here, there, sides))
 
     def _rel_to(self, other: int) -> tuple[int, ...]:
         """``other``'s offset from this node: ``(coords(other) - coords) mod sides``."""
@@ -223,14 +225,14 @@ class StarNode(BroadcastNode):
 
     def _arrivals(self, inbox: Inbox, slot: int) -> None:
         """Queue (or deliver) this slot's arriving packets, farthest-travelled first."""
-        book, me, memo = self.book, self.ctx.node, self._rel_memo
+        book, me, rel_from = self.book, self.ctx.node, self._rel_from
         received, plan_of = self.received, book.broadcast
         staged: list[tuple[int, int, Any, Any]] = []
         for i, (_, msg) in enumerate(inbox):
             head = msg[0]
             if head >= 0:
                 received(head, msg[1])
-                hops, plan = plan_of(memo[head] or self._rel_from(head), msg[2], msg[3])
+                hops, plan = plan_of(rel_from(head), msg[2], msg[3])
                 if plan:
                     staged.append((-hops, i, msg, plan))
                 continue

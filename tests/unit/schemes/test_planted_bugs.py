@@ -211,13 +211,13 @@ class _StarDeliversEarly(StarNode):
     """The unicast branch tests "home" by distance <= 1: a packet is delivered at its destination's neighbour."""
 
     def _arrivals(self, inbox: Any, slot: int) -> None:
-        book, me, memo = self.book, self.ctx.node, self._rel_memo
+        book, me = self.book, self.ctx.node
         staged: list[Any] = []
         for i, (_, msg) in enumerate(inbox):
             head = msg[0]
             if head >= 0:
                 self.received(head, msg[1])
-                hops, plan = book.broadcast(memo[head] or self._rel_from(head), msg[2], msg[3])
+                hops, plan = book.broadcast(self._rel_from(head), msg[2], msg[3])
                 if plan:
                     staged.append((-hops, i, msg, plan))
                 continue
@@ -436,7 +436,7 @@ class _LifoQueues(TimedClassQueues):
     def add_at(self, message: Any, plan: Any, slot: int) -> None:
         rec = [message, 0, slot]
         for p, c in plan:
-            self.queues[p][c].appendleft(rec)
+            self.queues[p][c].insert(0, rec)
             self.waiting[p] += 1
         rec[1] = len(plan)
         if plan:

@@ -441,14 +441,15 @@ def test_memory_constants():
     assert (64 * KiB, 64, 1024, 64 * MiB, 4 * KiB) == \
         (m.BYTES_PER_NODE, m.BYTES_PER_SLOT, m.BYTES_PER_SERIES_SLOT, m.BASE_BYTES, m.BYTES_PER_REPORTED_NODE)
     assert {
-        "deflection": 9 * KiB, "bcast-periodic": 9 * KiB, "bcast-simple": 24 * KiB,
-        "bcast-balanced": 28 * KiB, "bcast-dtree": 32 * KiB, "star": 48 * KiB} == m.SCHEME_BYTES_PER_NODE
+        "deflection": 9 * KiB, "bcast-periodic": 9 * KiB, "bcast-simple": 13 * KiB,
+        "bcast-balanced": 19 * KiB, "bcast-dtree": 20 * KiB, "bcast-indirect": 21 * KiB, "star": 13 * KiB,
+        "m2o-greedy": 15 * KiB} == m.SCHEME_BYTES_PER_NODE
 
 
 def test_bytes_per_node():
     assert _memory.bytes_per_node("deflection") == 9 * KiB
-    assert _memory.bytes_per_node("star") == 48 * KiB
-    assert _memory.bytes_per_node("m2o-greedy") == 64 * KiB
+    assert _memory.bytes_per_node("star") == 13 * KiB
+    assert _memory.bytes_per_node("m2o-rec") == 64 * KiB
     assert _memory.bytes_per_node(None) == 64 * KiB
 
 
@@ -456,8 +457,8 @@ def test_estimate_one_process():
     cube = parse_topology("hypercube:4")  # 16 nodes
     assert _memory.estimate(cube, 10) == 64 * MiB + 16 * 64 * KiB + 10 * 64
     assert _memory.estimate(cube, 10, series=True, scheme="deflection") == 64 * MiB + 16 * 9 * KiB + 10 * (64 + 1024)
-    assert _memory.estimate(cube, 10, shards=1, scheme="star") == 64 * MiB + 16 * 48 * KiB + 10 * 64
-    assert _memory.estimate(cube, 10, shards=0, scheme="star") == 64 * MiB + 16 * 48 * KiB + 10 * 64
+    assert _memory.estimate(cube, 10, shards=1, scheme="star") == 64 * MiB + 16 * 13 * KiB + 10 * 64
+    assert _memory.estimate(cube, 10, shards=0, scheme="star") == 64 * MiB + 16 * 13 * KiB + 10 * 64
 
 
 def test_estimate_sharded():
@@ -547,8 +548,8 @@ def test_check_fits_messages():
                             "(16 nodes, ~64 KiB per node) but this machine has 2.0 KiB available")
     with pytest.raises(SpecError) as e:
         _memory.check_fits(cube, 10, available=2048, shards=2, hosted=5, scheme="star")
-    assert str(e.value) == ("this shard of hypercube:4 for 10 slots needs about 64.2 MiB "
-                            "(5 nodes, ~48 KiB per node) but this machine has 2.0 KiB available")
+    assert str(e.value) == ("this shard of hypercube:4 for 10 slots needs about 64.1 MiB "
+                            "(5 nodes, ~13 KiB per node) but this machine has 2.0 KiB available")
     # slots that are more than a quarter of the estimate are named
     with pytest.raises(SpecError) as e:
         _memory.check_fits(cube, 1_000_000, available=2048, scheme="deflection")
