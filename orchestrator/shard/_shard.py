@@ -25,7 +25,7 @@ from slotnet.fabric import ShardMap, ShardTransport, SlotClock, Transport, parse
 from ..engine._await_guard import guard
 from ..engine._collect import single_error
 from ..engine._fault_rules import FaultWitness
-from ..engine._gc import quiet_gc
+from ..engine._gc import building, quiet_gc
 from ..engine._network import LostSink, Network, checked_handlers
 from ..engine._observer import SlotBatch
 from ..engine._open import merges_on_shards
@@ -76,8 +76,9 @@ async def serve_shard(link: ShardLink) -> None:
         return ShardTransport(prep.topology, clock, smap, shard, spec.faults, spec.seed, on_lost=lost,
                               quantum=prep.quantum)
 
-    net = Network(prep, factory, handlers=handlers, batch=batch, on_lost=on_lost, tracer=tracer,
-                  local=smap.nodes(shard), monitor=judge)
+    with building():  # no collection walks the network while it grows: one would hold the GIL from the heartbeat
+        net = Network(prep, factory, handlers=handlers, batch=batch, on_lost=on_lost, tracer=tracer,
+                      local=smap.nodes(shard), monitor=judge)
     transport = net.transport
     assert isinstance(transport, ShardTransport)
     runtime = net.runtime
@@ -89,7 +90,8 @@ async def serve_shard(link: ShardLink) -> None:
         with watching(spec.node_timeout, net):  # a node holding the shard past it is named
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(guard, net)  # a node awaiting anything but its context is refused
-                await net.start(nursery)
+                with building():
+                    await net.start(nursery)
                 if timing is not None:
                     timing.restart()  # building the nodes is start-up, not a slot's node work
                 with quiet_gc():  # as in one process: the cyclic GC stays off the long-lived network
