@@ -202,8 +202,10 @@ class Network:
         self.last_active = -1
         #: the local nodes whose current incarnation returned from ``run()``
         self.finished: set[int] = set()
-        #: node objects built so far (with the runtime's steps: a shard's progress in its heartbeat)
+        #: node objects built and node tasks spawned so far (with the runtime's steps: a shard's
+        #: progress in its heartbeat)
         self.built = 0
+        self.spawned = 0
 
     # -- contexts and events ------------------------------------------------------------
     def _record(self, node: int, slot: int, kind: str, values: tuple[Any, ...]) -> None:
@@ -339,6 +341,7 @@ class Network:
         self.runtime.running += len(started)
         for v in started:
             nursery.start_soon(self.node_main, v, True, name=_TASK_NAME)
+            self.spawned += 1
         del started
         self.last_active = 0
         await self.runtime.wait_quiescent()

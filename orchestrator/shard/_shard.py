@@ -25,7 +25,7 @@ from slotnet.fabric import ShardMap, ShardTransport, SlotClock, Transport, parse
 from ..engine._await_guard import guard
 from ..engine._collect import single_error
 from ..engine._fault_rules import FaultWitness
-from ..engine._gc import building, quiet_gc
+from ..engine._gc import building, collector_off, quiet_gc
 from ..engine._network import LostSink, Network, checked_handlers
 from ..engine._observer import SlotBatch
 from ..engine._open import merges_on_shards
@@ -43,10 +43,19 @@ __all__ = ["run_shard", "serve_shard"]
 async def serve_shard(link: ShardLink) -> None:
     """Host this shard's nodes and follow the coordinator slot by slot, over ``link``.
 
+    The cyclic garbage collector stays off from the build to the final state
+    (``engine._gc.collector_off``): a collection of a big shard's heap holds the GIL for
+    seconds, and the heartbeat thread with it.
+
     Raises:
         SpecError: the spec does not prepare here (or its nodes do not fit this machine).
         NodeFailure, CapacityError: as in one process.
     """
+    with collector_off():
+        await _serve(link)
+
+
+async def _serve(link: ShardLink) -> None:
     shard, shards = link.shard, link.shards
     spec = spec_from_wire(await link.spec())
     smap = ShardMap(parse_topology(spec.topology).n_nodes, shards)
@@ -76,14 +85,14 @@ async def serve_shard(link: ShardLink) -> None:
         return ShardTransport(prep.topology, clock, smap, shard, spec.faults, spec.seed, on_lost=lost,
                               quantum=prep.quantum)
 
-    with building():  # no collection walks the network while it grows: one would hold the GIL from the heartbeat
+    with building():  # frozen once built: out of the slot loop's explicit collections
         net = Network(prep, factory, handlers=handlers, batch=batch, on_lost=on_lost, tracer=tracer,
                       local=smap.nodes(shard), monitor=judge)
     transport = net.transport
     assert isinstance(transport, ShardTransport)
     runtime = net.runtime
     phases = [0]  # slot phases done: the work between node steps (frames out, frames in) counts too
-    link.report_progress(lambda: runtime.steps + net.built + phases[0])
+    link.report_progress(lambda: runtime.steps + net.built + net.spawned + phases[0])
     timing = split()  # None unless SLOTNET_SHARD_TIMING asks (``_timing``)
     await link.ready()
     try:

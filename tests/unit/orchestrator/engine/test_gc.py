@@ -93,6 +93,26 @@ def test_building_that_fails_freezes_nothing_and_restores_the_collector():
         gc.unfreeze()
 
 
+def test_collector_off_keeps_it_off_until_the_last_overlapping_body_ends():
+    """No automatic collection inside; the collector is back on only when the last of two overlapping bodies ends."""
+    assert gc.isenabled()
+    try:
+        first, second = _gc.collector_off(), _gc.collector_off()
+        first.__enter__()
+        assert not gc.isenabled()
+        second.__enter__()
+        first.__exit__(None, None, None)  # the shards of an in-memory run end in any order
+        assert not gc.isenabled()
+        second.__exit__(None, None, None)
+        assert gc.isenabled() and _gc._offs == 0
+        gc.disable()
+        with _gc.collector_off():
+            pass
+        assert not gc.isenabled()  # a collector that was off stays off
+    finally:
+        gc.enable()
+
+
 def test_agreement_a_bound_met_exactly_at_its_slack_holds():
     # th = 10, half-width 0.125: the slack is 4 x 0.125 + 1e-9 x 10; a value exactly at th + slack is no violation
     slack = AGREEMENT_WIDTHS * 0.125 + 0.0 + 1e-9 * 10.0
