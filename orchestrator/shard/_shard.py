@@ -156,9 +156,16 @@ async def _serve(link: ShardLink) -> None:
 
 
 async def run_shard(broker_url: str, run_id: str, shard: int, shards: int) -> None:
-    """``slotnet shard``: shard ``shard`` of ``shards`` of run ``run_id``, over the MQTT broker at ``broker_url``."""
-    async with shard_link(broker_url, run_id, shard, shards) as link:
-        await serve_shard(link)
+    """``slotnet shard``: shard ``shard`` of ``shards`` of run ``run_id``, over the MQTT broker at ``broker_url``.
+
+    The collector stays off until the link is closed, not only until the final state is
+    handed over: a collection of the unfrozen network then would hold the GIL from the
+    MQTT thread still sending that state (tens of MB at 2**19 nodes) and the heartbeats
+    queued behind it.
+    """
+    with collector_off():
+        async with shard_link(broker_url, run_id, shard, shards) as link:
+            await serve_shard(link)
 
 
 def _never(*_: Any) -> None:  # pragma: no cover - a batching shard only records, the coordinator replays
