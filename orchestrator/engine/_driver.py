@@ -30,7 +30,7 @@ from slotnet.fabric import InProcessTransport, SlotClock, Transport
 from ._await_guard import guard
 from ._collect import EndState, collect, single_error
 from ._completion import Waiting
-from ._gc import quiet_gc
+from ._gc import building, quiet_gc
 from ._network import Network
 from ._observer import SlotBatch
 from ._open import open_run
@@ -62,9 +62,10 @@ async def run_local(prep: Prepared, *, progress: Progress | None = None,
                                                        opened.observers, opened.one_shot)
     factory = spec.transport or in_process
     judge = opened.judge
-    net = Network(prep, lambda clock, lost: factory(prep, clock, lost), handlers=handlers,
-                  batch=SlotBatch(handlers) if spec.observer == "buffered" else None,
-                  on_lost=opened.on_lost, tracer=tracer.buffer if tracer is not None else None, monitor=judge)
+    with building():  # no collection walks the network while it grows (``_gc``)
+        net = Network(prep, lambda clock, lost: factory(prep, clock, lost), handlers=handlers,
+                      batch=SlotBatch(handlers) if spec.observer == "buffered" else None,
+                      on_lost=opened.on_lost, tracer=tracer.buffer if tracer is not None else None, monitor=judge)
     if judge is not None:
         judge.attach(net, observers)
     t0 = time.perf_counter()
@@ -75,7 +76,8 @@ async def run_local(prep: Prepared, *, progress: Progress | None = None,
         with watching(spec.node_timeout, net):  # a node holding the run past it is named
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(guard, net)  # a node awaiting anything but its context is refused
-                await net.start(nursery)
+                with building():
+                    await net.start(nursery)
                 with quiet_gc():
                     for slot in range(prep.slots):
                         if slot:

@@ -202,8 +202,10 @@ class Network:
         self.last_active = -1
         #: the local nodes whose current incarnation returned from ``run()``
         self.finished: set[int] = set()
-        #: node objects built so far (with the runtime's steps: a shard's progress in its heartbeat)
+        #: node objects built and node tasks spawned so far (with the runtime's steps: a shard's
+        #: progress in its heartbeat)
         self.built = 0
+        self.spawned = 0
 
     # -- contexts and events ------------------------------------------------------------
     def _record(self, node: int, slot: int, kind: str, values: tuple[Any, ...]) -> None:
@@ -328,17 +330,21 @@ class Network:
                 self.apply(ev)
         self.restarts.clear()  # every live node starts below, a recovered one as its new incarnation
         # Spawned, not started one by one (``nursery.start`` opens a nursery and waits for
-        # each task): counted as running now, each task takes its first step when the
-        # barrier below lets the tasks run.
+        # each task): counted as running as it is spawned, each task takes its first step
+        # when the barrier below lets the tasks run. Counted one by one, so that the
+        # watchdog sees the spawning move (half a million spawns take more than its limit
+        # on a busy machine), and the heartbeat's progress with it (``spawned``).
         started = []
         for v in self._ids:
             if v in self._stalled:
                 self._late_start.add(v)
             elif self.transport.is_alive(v):
                 started.append(v)
-        self.runtime.running += len(started)
+        runtime = self.runtime
         for v in started:
             nursery.start_soon(self.node_main, v, True, name=_TASK_NAME)
+            runtime.running += 1
+            self.spawned += 1
         del started
         self.last_active = 0
         await self.runtime.wait_quiescent()

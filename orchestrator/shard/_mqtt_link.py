@@ -85,10 +85,19 @@ class _Inbox:
         self.progress: dict[int, tuple[int, float]] = {}
         #: watch every shard from its first word (the coordinator's inbox), not from watch()
         self.watch_shards = watch_shards
+        #: seconds this inbox's loop spent handling messages (decoding a shard's final state of
+        #: tens of MB takes a while): the clock peers are judged by stops meanwhile (``_now``)
+        self._busy = 0.0
+
+    def _now(self) -> float:
+        """The clock silences and stalls are measured on: monotonic time, less the time this
+        loop spent handling messages, so that a peer whose beats wait behind a long handling
+        (delivered only once it ends) is not judged silent for this loop's own delay."""
+        return time.monotonic() - self._busy
 
     def watch(self, peer: int) -> None:
         """From now on, ``peer`` must be heard from (a frame or a heartbeat) every SILENCE seconds."""
-        self.heard[peer] = time.monotonic()
+        self.heard[peer] = self._now()
 
     @staticmethod
     def _sender(sub: str, body: Any) -> int | None:
@@ -149,7 +158,7 @@ class _Inbox:
         """
         got: list[Any] = []
         pool = self.pools.setdefault(name, [])
-        last = since = time.monotonic()
+        last = since = self._now()
         while True:
             keep: list[Any] = []
             for item in pool:
@@ -159,13 +168,17 @@ class _Inbox:
                 return got
             with trio.move_on_after(HEARTBEAT):
                 topic, payload = await self.client.receive()
-                last = time.monotonic()
-                self._handle(topic.removeprefix(self.prefix), payload, last)
+                last = self._now()
+                began = time.monotonic()
+                try:
+                    self._handle(topic.removeprefix(self.prefix), payload, last)
+                finally:
+                    self._busy += time.monotonic() - began
                 if _pending(self.client):
                     continue  # read everything already here before judging anyone
             busy = sorted(set(range(self.shards)) - {d[1] for d in got}) if name == "done" else []
             self._check(last, what, busy, since)
-            if name == "hello" and time.monotonic() - since > START_SILENCE:
+            if name == "hello" and self._now() - since > START_SILENCE:
                 absent = [i for i in range(self.shards) if i not in self.heard]
                 if absent:
                     raise SlotnetError(f"shard {absent[0]} did not connect within {START_SILENCE:g} s while the run "
@@ -200,7 +213,7 @@ class _Inbox:
                 err = p.stderr.read().decode(errors="replace").strip().splitlines() if p.stderr else []
                 raise SlotnetError(f"shard {i} exited with status {p.returncode} while the run waited for {what}"
                                    + (f": {err[-1]}" if err else ""))
-        now = time.monotonic()
+        now = self._now()
         for peer, heard in sorted(self.heard.items()):
             if now - heard > SILENCE:
                 who = "the coordinator" if peer == COORDINATOR else f"shard {peer}"

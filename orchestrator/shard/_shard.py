@@ -25,7 +25,7 @@ from slotnet.fabric import ShardMap, ShardTransport, SlotClock, Transport, parse
 from ..engine._await_guard import guard
 from ..engine._collect import single_error
 from ..engine._fault_rules import FaultWitness
-from ..engine._gc import quiet_gc
+from ..engine._gc import building, collector_off, quiet_gc
 from ..engine._network import LostSink, Network, checked_handlers
 from ..engine._observer import SlotBatch
 from ..engine._open import merges_on_shards
@@ -43,10 +43,19 @@ __all__ = ["run_shard", "serve_shard"]
 async def serve_shard(link: ShardLink) -> None:
     """Host this shard's nodes and follow the coordinator slot by slot, over ``link``.
 
+    The cyclic garbage collector stays off from the build to the final state
+    (``engine._gc.collector_off``): a collection of a big shard's heap holds the GIL for
+    seconds, and the heartbeat thread with it.
+
     Raises:
         SpecError: the spec does not prepare here (or its nodes do not fit this machine).
         NodeFailure, CapacityError: as in one process.
     """
+    with collector_off():
+        await _serve(link)
+
+
+async def _serve(link: ShardLink) -> None:
     shard, shards = link.shard, link.shards
     spec = spec_from_wire(await link.spec())
     smap = ShardMap(parse_topology(spec.topology).n_nodes, shards)
@@ -79,20 +88,22 @@ async def serve_shard(link: ShardLink) -> None:
         return ShardTransport(prep.topology, clock, smap, shard, spec.faults, spec.seed, on_lost=lost,
                               quantum=prep.quantum)
 
-    net = Network(prep, factory, handlers=handlers, batch=batch, on_lost=on_lost, tracer=tracer,
-                  local=smap.nodes(shard), monitor=judge)
+    with building():  # frozen once built: out of the slot loop's explicit collections
+        net = Network(prep, factory, handlers=handlers, batch=batch, on_lost=on_lost, tracer=tracer,
+                      local=smap.nodes(shard), monitor=judge)
     transport = net.transport
     assert isinstance(transport, ShardTransport)
     runtime = net.runtime
     phases = [0]  # slot phases done: the work between node steps (frames out, frames in) counts too
-    link.report_progress(lambda: runtime.steps + net.built + phases[0])
+    link.report_progress(lambda: runtime.steps + net.built + net.spawned + phases[0])
     timing = split()  # None unless SLOTNET_SHARD_TIMING asks (``_timing``)
     await link.ready()
     try:
         with watching(spec.node_timeout, net):  # a node holding the shard past it is named
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(guard, net)  # a node awaiting anything but its context is refused
-                await net.start(nursery)
+                with building():
+                    await net.start(nursery)
                 if timing is not None:
                     timing.restart()  # building the nodes is start-up, not a slot's node work
                 with quiet_gc():  # as in one process: the cyclic GC stays off the long-lived network
@@ -148,9 +159,16 @@ async def serve_shard(link: ShardLink) -> None:
 
 
 async def run_shard(broker_url: str, run_id: str, shard: int, shards: int) -> None:
-    """``slotnet shard``: shard ``shard`` of ``shards`` of run ``run_id``, over the MQTT broker at ``broker_url``."""
-    async with shard_link(broker_url, run_id, shard, shards) as link:
-        await serve_shard(link)
+    """``slotnet shard``: shard ``shard`` of ``shards`` of run ``run_id``, over the MQTT broker at ``broker_url``.
+
+    The collector stays off until the link is closed, not only until the final state is
+    handed over: a collection of the unfrozen network then would hold the GIL from the
+    MQTT thread still sending that state (tens of MB at 2**19 nodes) and the heartbeats
+    queued behind it.
+    """
+    with collector_off():
+        async with shard_link(broker_url, run_id, shard, shards) as link:
+            await serve_shard(link)
 
 
 def _never(*_: Any) -> None:  # pragma: no cover - a batching shard only records, the coordinator replays

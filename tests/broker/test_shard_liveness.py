@@ -9,6 +9,8 @@ a second or so, so that a slot outlasts them.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 
@@ -51,6 +53,21 @@ class Slow(Node):
         while True:
             await self.ctx.next_slot()
             _busy(0.8)
+            self.ctx.record("log", self.ctx.slot)
+
+
+class SlowStart(Node):
+    """Building each node works 0.5 s, and so does each of its steps (no await in either):
+    a shard of 2 nodes takes 1 s to start and 1 s a slot."""
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        _busy(0.5)
+
+    async def run(self) -> None:
+        while True:
+            await self.ctx.next_slot()
+            _busy(0.5)
             self.ctx.record("log", self.ctx.slot)
 
 
@@ -112,3 +129,21 @@ def test_a_long_slot_that_moves_is_not_killed(monkeypatch):
     assert "error" not in out, out.get("error")
     log = out["result"].metrics["log"]  # type: ignore[attr-defined]
     assert sorted(log) == [(v, s, s) for v in range(8) for s in range(1, 3)]
+
+
+def test_a_long_start_and_long_slots_beside_a_busy_program_complete(monkeypatch):
+    """With another program spinning on the machine, shards whose start-up (building their nodes)
+    and slots each outlast the stall limit (1 s against 0.8 s), while each node built and each
+    step moves their progress, are waited for: the run completes with every node's every slot."""
+    _timeouts(monkeypatch, silence=10.0, stall=0.8)
+    monkeypatch.setattr(_mqtt_link, "HEARTBEAT", 0.1)
+    register("slow-start", SlowStart, monkeypatch)
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        out = _sharded(RunSpec("slow-start", "hypercube:2", slots=3), "liveness-slow-start", monkeypatch)
+    finally:
+        spinner.kill()
+        spinner.wait()
+    assert "error" not in out, out.get("error")
+    log = out["result"].metrics["log"]  # type: ignore[attr-defined]
+    assert sorted(log) == [(v, s, s) for v in range(4) for s in range(1, 3)]

@@ -59,6 +59,60 @@ def test_quiet_gc_sets_and_restores(monkeypatch):
 
 
 
+# ------------------------------------------------------------------ building
+
+
+def test_building_keeps_the_collector_off_and_freezes_what_was_built():
+    """No collection runs while a network is built; what it built is frozen after, the collector back on."""
+    assert gc.isenabled() and _gc._builds == 0
+    try:
+        with _gc.building():
+            assert not gc.isenabled()
+            built = [[i] for i in range(1000)]
+            with _gc.building():  # a second shard's build in the same process
+                assert not gc.isenabled() and _gc._builds == 2
+            assert not gc.isenabled() and gc.get_freeze_count() == 0  # the last out freezes
+        assert gc.isenabled() and _gc._builds == 0
+        assert gc.get_freeze_count() >= len(built)
+    finally:
+        gc.unfreeze()
+
+
+def test_building_that_fails_freezes_nothing_and_restores_the_collector():
+    """A build that raises leaves its objects to the collector, and the collector as it found it."""
+    try:
+        with pytest.raises(KeyError), _gc.building():
+            raise KeyError("x")
+        assert gc.isenabled() and gc.get_freeze_count() == 0 and _gc._builds == 0
+        gc.disable()  # a caller that runs with the collector off keeps it off
+        with _gc.building():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+        gc.unfreeze()
+
+
+def test_collector_off_keeps_it_off_until_the_last_overlapping_body_ends():
+    """No automatic collection inside; the collector is back on only when the last of two overlapping bodies ends."""
+    assert gc.isenabled()
+    try:
+        first, second = _gc.collector_off(), _gc.collector_off()
+        first.__enter__()
+        assert not gc.isenabled()
+        second.__enter__()
+        first.__exit__(None, None, None)  # the shards of an in-memory run end in any order
+        assert not gc.isenabled()
+        second.__exit__(None, None, None)
+        assert gc.isenabled() and _gc._offs == 0
+        gc.disable()
+        with _gc.collector_off():
+            pass
+        assert not gc.isenabled()  # a collector that was off stays off
+    finally:
+        gc.enable()
+
+
 def test_agreement_a_bound_met_exactly_at_its_slack_holds():
     # th = 10, half-width 0.125: the slack is 4 x 0.125 + 1e-9 x 10; a value exactly at th + slack is no violation
     slack = AGREEMENT_WIDTHS * 0.125 + 0.0 + 1e-9 * 10.0

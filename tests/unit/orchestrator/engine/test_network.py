@@ -459,3 +459,23 @@ def test_stopping_the_nodes_leaves_no_cycle_for_the_gc():
         assert not [o for o in gc.get_objects() if type(o).__name__ == "_Stop"]
     finally:
         gc.enable()
+
+
+async def test_start_counts_each_node_as_running_as_it_spawns_it():
+    """Slot 0 counts each node task as running (and spawned) when it spawns it, not all before the
+    first spawn: the watchdog and the heartbeat see a long spawning move."""
+    net, _ = _net()
+    seen: list[tuple[int, int]] = []
+
+    class Spawner:
+        def __init__(self, nursery: Any) -> None:
+            self.nursery = nursery
+
+        def start_soon(self, *args: Any, **kw: Any) -> None:
+            seen.append((net.runtime.running, net.spawned))
+            self.nursery.start_soon(*args, **kw)
+
+    async with trio.open_nursery() as nursery:
+        await net.start(Spawner(nursery))  # type: ignore[arg-type]
+        assert seen == [(0, 0), (1, 1), (2, 2), (3, 3)] and net.spawned == 4
+        await net.stop()

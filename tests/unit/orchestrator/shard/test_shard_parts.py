@@ -967,3 +967,24 @@ def test_successive_heartbeats_are_distinct_frames():
     for _ in range(3):
         beat.beat()
     assert [decode(p) for _, p, _, _ in client.published] == [(3, 0, 0), (3, 1, 0), (3, 2, 0)]
+
+
+async def test_a_peer_is_not_judged_silent_for_the_time_the_inbox_spends_handling_another(monkeypatch):
+    """Handling one shard's message longer than the silence limit (a final state of tens of MB
+    to decode) does not make a shard whose beat waits behind it silent; the run goes on."""
+    monkeypatch.setattr(_mqtt_link, "SILENCE", 0.2)
+    real = _mqtt_link.decode
+
+    def slow(payload):
+        body = real(payload)
+        if body == (0, 0, {"big": 1}):
+            time.sleep(0.5)  # this loop holds on: shard 1's beat is delivered only after
+        return body
+
+    monkeypatch.setattr(_mqtt_link, "decode", slow)
+    client = FakeClient([("r/final", encode((0, 0, {"big": 1}))), ("r/beat", encode((1, 0, 5))),
+                         ("r/final", encode((1, 0, {})))])
+    inbox = _Inbox(client, "r", 2)  # type: ignore[arg-type]
+    inbox.watch(1)
+    got = await inbox.take("final", 2, None, "the shards' final state")
+    assert sorted(f[0] for f in got) == [0, 1] and inbox._busy >= 0.5
