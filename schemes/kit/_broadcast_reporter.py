@@ -131,21 +131,7 @@ class BroadcastReporter(BaseReporter):
 
     def step(self, node: int, slot: int, births: Any, received: Any, q_start: int, q_after: int) -> None:
         live = self.live
-        if births:
-            stamps = self.stamps
-            stamps.offsets += len(births)
-            base = slot - 1  # offsets in 2**-32 units: an integer sum, the same in any event order
-            stamps.offset_sum += sum(int((tau - base) * 4294967296.0) for _, tau in births)
-        for seq, tau in births:
-            if not slot - 1 < tau <= slot:  # the check's fast path; the rest is BirthCheck's
-                self.stamps.born(node, slot, (node, seq), tau)
-            if seq <= self.last_seq[node]:
-                self.reused.append((slot, node, seq))
-                continue  # the packet that holds the name keeps its books
-            self.last_seq[node] = seq
-            live[(node, seq)] = [tau, 0, 0, 0, 1 << node]
-        self.born_total += len(births)  # reused names included: they cannot close
-        self.node_births[node] += len(births)
+        self._born(node, slot, births, ())
         bit = 1 << node
         for key in received:
             rec = live.get(key)
@@ -161,16 +147,7 @@ class BroadcastReporter(BaseReporter):
             rec[3] += slot
             if rec[1] == self.receivers:
                 self._complete(key, rec)
-        self.node_received[node] += len(received)
-        self.little.queue(node, slot, q_start, q_after)
-        prev = self.q_node[node]
-        self.q_adj += q_start - prev
-        self.q_cur += q_after - prev
-        self.q_node[node] = q_after
-        if slot >= self.warmup and q_start > self.max_q:
-            self.max_q, self.max_q_node, self.max_q_slot = q_start, node, slot
-        if q_start > self.node_max_q[node]:
-            self.node_max_q[node] = q_start
+        self._queues(node, slot, len(received), q_start, q_after)
 
     def _shard_step(self, node: int, slot: int, births: Any, received: Any, q_start: int, q_after: int) -> None:
         """:meth:`step` on a shard: a packet's books stay open (its other receivers are other
@@ -178,21 +155,7 @@ class BroadcastReporter(BaseReporter):
         ``[tau or None (born elsewhere), receptions, last reception slot, sum of their slots,
         receivers' bits, the highest node that received it in that last slot]``."""
         live = self.live
-        if births:
-            stamps = self.stamps
-            stamps.offsets += len(births)
-            base = slot - 1
-            stamps.offset_sum += sum(int((tau - base) * 4294967296.0) for _, tau in births)
-        for seq, tau in births:
-            if not slot - 1 < tau <= slot:
-                self.stamps.born(node, slot, (node, seq), tau)
-            if seq <= self.last_seq[node]:
-                self.reused.append((slot, node, seq))
-                continue
-            self.last_seq[node] = seq
-            live[(node, seq)] = [tau, 0, 0, 0, 1 << node, -1]
-        self.born_total += len(births)
-        self.node_births[node] += len(births)
+        self._born(node, slot, births, (-1,))  # and the highest node that received it in its last slot
         bit = 1 << node
         for key in received:
             rec = live.get(key)
@@ -207,7 +170,31 @@ class BroadcastReporter(BaseReporter):
             rec[1] += 1
             rec[2] = slot
             rec[3] += slot
-        self.node_received[node] += len(received)
+        self._queues(node, slot, len(received), q_start, q_after)
+
+    def _born(self, node: int, slot: int, births: Any, more: tuple[int, ...]) -> None:
+        """Open the books of ``node``'s ``births`` in ``slot``: each a record ``[tau, receptions,
+        last reception slot, sum of their slots, receivers' bits, *more]``."""
+        live = self.live
+        if births:
+            stamps = self.stamps
+            stamps.offsets += len(births)
+            base = slot - 1  # offsets in 2**-32 units: an integer sum, the same in any event order
+            stamps.offset_sum += sum(int((tau - base) * 4294967296.0) for _, tau in births)
+        for seq, tau in births:
+            if not slot - 1 < tau <= slot:  # the check's fast path; the rest is BirthCheck's
+                self.stamps.born(node, slot, (node, seq), tau)
+            if seq <= self.last_seq[node]:
+                self.reused.append((slot, node, seq))
+                continue  # the packet that holds the name keeps its books
+            self.last_seq[node] = seq
+            live[(node, seq)] = [tau, 0, 0, 0, 1 << node, *more]
+        self.born_total += len(births)  # reused names included: they cannot close
+        self.node_births[node] += len(births)
+
+    def _queues(self, node: int, slot: int, received: int, q_start: int, q_after: int) -> None:
+        """The books of ``node``'s step in ``slot`` past its packets: receptions, queue sums and maxima."""
+        self.node_received[node] += received
         self.little.queue(node, slot, q_start, q_after)
         prev = self.q_node[node]
         self.q_adj += q_start - prev
