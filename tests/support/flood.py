@@ -43,6 +43,17 @@ class Flood(Node):
         self.ctx.record("sent", len(ports))
 
 
+def count_handlers(reporter: Any) -> dict[str, Any]:
+    """Handlers of ``sent`` and ``got`` events (``count``) adding to ``reporter.sent`` and ``.got``."""
+    def sent(node: int, slot: int, count: int) -> None:
+        reporter.sent += count
+
+    def got(node: int, slot: int, count: int) -> None:
+        reporter.got += count
+
+    return {"sent": sent, "got": got}
+
+
 class FloodReporter(BaseReporter):
     """Hop count of each node, messages sent and read; conservation as an invariant."""
 
@@ -54,14 +65,8 @@ class FloodReporter(BaseReporter):
         self.sent = self.got = 0
 
     def handlers(self) -> dict[str, Any]:
-        def sent(node: int, slot: int, count: int) -> None:
-            self.sent += count
-
-        def got(node: int, slot: int, count: int) -> None:
-            self.got += count
-
         return {"reached": lambda node, slot, hops: self.hops.setdefault(node, []).append(hops),
-                "sent": sent, "got": got}
+                **count_handlers(self)}
 
     def metrics(self) -> dict[str, Any]:
         return {"reached": len(self.hops), "sent": self.sent, "got": self.got,

@@ -8,7 +8,7 @@ import dataclasses
 import trio
 from hypothesis import strategies as st
 
-from slotnet import RunSpec, run
+from slotnet import FaultSchedule, RunSpec, run
 from slotnet.orchestrator.shard import run_sharded_in_memory
 
 #: what must not depend on how the nodes are spread
@@ -51,6 +51,17 @@ def hypercube_faults(draw: st.DrawFn, n: int, d: int, slots: int) -> list[str]:
         else:
             out.append(f"partition@{a}:{b}:{','.join(map(str, sorted(draw(st.sets(node, min_size=1, max_size=3)))))}")
     return out
+
+
+def cube_run(draw: st.DrawFn, scheme: str, d: int, load: dict[str, float], params: dict[str, str], slots: int,
+             warmups: tuple[int, ...]) -> tuple[RunSpec, int]:
+    """A run of ``scheme`` on the ``d``-cube for ``slots`` (any seed, warm-up of ``warmups``, the
+    series kept or not, any :func:`hypercube_faults` schedule) and a shard count: 2 to 4, or 2
+    or 4 on the 2-cube (3 shards of its 4 nodes leave one empty)."""
+    spec = RunSpec(scheme, f"hypercube:{d}", load=load, slots=slots, warmup=draw(st.sampled_from(warmups)),
+                   seed=draw(st.integers(0, 10**6)), params=params, series=draw(st.booleans()),
+                   faults=FaultSchedule.parse(draw(hypercube_faults(1 << d, d, slots))))
+    return spec, draw(st.sampled_from([2, 4]) if d == 2 else st.integers(2, 4))
 
 
 @st.composite

@@ -25,6 +25,7 @@ from slotnet.schemes import SCHEMES, Scheme
 from slotnet.schemes.deflection.reporter import DeflectionReporter
 from slotnet.schemes.kit import BaseReporter
 from slotnet.schemes.kit.properties import AtEnd
+from tests.support.flood import count_handlers
 
 SAME = ("metrics", "invariants", "per_node", "series", "slots_run", "stability")
 
@@ -118,13 +119,7 @@ class StubbornReporter(BaseReporter):
         self.sent = self.got = 0
 
     def handlers(self) -> dict[str, Any]:
-        def sent(node: int, slot: int, count: int) -> None:
-            self.sent += count
-
-        def got(node: int, slot: int, count: int) -> None:
-            self.got += count
-
-        return {"sent": sent, "got": got}
+        return count_handlers(self)
 
     def shard_slot(self, slot: int) -> tuple[int, ...]:
         return ()

@@ -10,9 +10,9 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from slotnet import FaultSchedule, RunSpec
+from slotnet import RunSpec
 from slotnet.schemes.deflection.reporter import DeflectionReporter
-from tests.support.shard_merge import assert_merged_as_one, hypercube_faults
+from tests.support.shard_merge import assert_merged_as_one, cube_run
 
 SLOTS = 40
 
@@ -22,13 +22,10 @@ def sharded_runs(draw: st.DrawFn) -> tuple[RunSpec, int]:
     """A small deflection run (blocking or input queueing, any consideration order, the series
     kept or not) and a shard count."""
     d = draw(st.integers(3, 4))
-    n = 1 << d
     load = {"offered": draw(st.sampled_from([0.5, 1.0, 2.0]))} if draw(st.booleans()) else {
         "lam": draw(st.sampled_from([0.3, 0.8, 1.5]))}
-    spec = RunSpec("deflection", f"hypercube:{d}", load=load, slots=SLOTS, warmup=draw(st.sampled_from([0, 5, 35])),
-                   seed=draw(st.integers(0, 10**6)), params={"order": draw(st.sampled_from(["random", "continuing-first"]))},
-                   series=draw(st.booleans()), faults=FaultSchedule.parse(draw(hypercube_faults(n, d, SLOTS))))
-    return spec, draw(st.integers(2, 4))
+    params = {"order": draw(st.sampled_from(["random", "continuing-first"]))}
+    return cube_run(draw, "deflection", d, load, params, SLOTS, (0, 5, 35))
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])

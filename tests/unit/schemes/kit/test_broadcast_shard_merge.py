@@ -12,8 +12,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from slotnet import FaultSchedule, RunSpec
-from tests.support.shard_merge import assert_merged_as_one, hypercube_faults
+from slotnet import RunSpec
+from tests.support.shard_merge import assert_merged_as_one, cube_run
 
 SLOTS = 30
 
@@ -23,7 +23,6 @@ def sharded_runs(draw: st.DrawFn) -> tuple[RunSpec, int]:
     """A small broadcast run of a family whose reporter is the kit's or merges as it does (any
     discipline or rule, the series kept or not) and a shard count."""
     d = draw(st.integers(2, 4))
-    n = 1 << d
     scheme = draw(st.sampled_from(["bcast-simple", "bcast-balanced", "bcast-dtree", "bcast-indirect", "bcast-periodic"]))
     if scheme == "bcast-indirect":
         params = {"rule": draw(st.sampled_from(["D", "Dprime"])), "idling": draw(st.sampled_from(["true", "false"]))}
@@ -32,10 +31,7 @@ def sharded_runs(draw: st.DrawFn) -> tuple[RunSpec, int]:
                   "nulls": draw(st.sampled_from(["account", "send"]))}
     else:
         params = {} if scheme == "bcast-simple" else {"discipline": draw(st.sampled_from(["fifo", "label"]))}
-    spec = RunSpec(scheme, f"hypercube:{d}", load={"rho": draw(st.sampled_from([0.3, 0.7, 0.95]))}, slots=SLOTS,
-                   warmup=draw(st.sampled_from([0, 5, 25])), seed=draw(st.integers(0, 10**6)), params=params,
-                   series=draw(st.booleans()), faults=FaultSchedule.parse(draw(hypercube_faults(n, d, SLOTS))))
-    return spec, draw(st.sampled_from([2, 4]) if d == 2 else st.integers(2, 4))  # 3 shards of 4 nodes leave one empty
+    return cube_run(draw, scheme, d, {"rho": draw(st.sampled_from([0.3, 0.7, 0.95]))}, params, SLOTS, (0, 5, 25))
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -10,8 +10,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from slotnet import FaultSchedule, RunSpec
-from tests.support.shard_merge import assert_merged_as_one, hypercube_faults
+from slotnet import RunSpec
+from tests.support.shard_merge import assert_merged_as_one, cube_run
 
 SLOTS = 30
 
@@ -21,15 +21,11 @@ def sharded_runs(draw: st.DrawFn) -> tuple[RunSpec, int]:
     """A small STAR run (either discipline, two or three priority classes, with or without unicasts, the
     series kept or not) and a shard count."""
     d = draw(st.integers(2, 4))
-    n = 1 << d
     discipline = draw(st.sampled_from(["priority", "fcfs"]))
     params = {"discipline": discipline, "lam_unicast": draw(st.sampled_from(["0", "0.05", "0.2"]))}
     if discipline == "priority":  # fcfs has one class
         params["classes"] = draw(st.sampled_from(["2", "3"]))
-    spec = RunSpec("star", f"hypercube:{d}", load={"rho": draw(st.sampled_from([0.3, 0.7, 0.95]))}, slots=SLOTS,
-                   warmup=draw(st.sampled_from([0, 5, 25])), seed=draw(st.integers(0, 10**6)), params=params,
-                   series=draw(st.booleans()), faults=FaultSchedule.parse(draw(hypercube_faults(n, d, SLOTS))))
-    return spec, draw(st.sampled_from([2, 4]) if d == 2 else st.integers(2, 4))  # 3 shards of 4 nodes leave one empty
+    return cube_run(draw, "star", d, {"rho": draw(st.sampled_from([0.3, 0.7, 0.95]))}, params, SLOTS, (0, 5, 25))
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
