@@ -113,6 +113,7 @@ class ShardTransport(InProcessTransport):
     def park(self, receiver: int, in_port: int, data: bytes) -> None:
         if receiver in self.local:
             self.sent_local += 1
+            self._counted += 1  # pending now, and counted: frames() must not count it again
             super().park(receiver, in_port, data)
         else:
             self.sent_cross += 1

@@ -195,6 +195,19 @@ def test_a_shard_sends_multi_tick_messages_with_their_start():
     assert a.sent_local == 0
 
 
+def test_a_shard_counts_a_timed_outlets_one_tick_message_once():
+    """At a quantum above 1 a message of one tick comes through park while the outlets' direct
+    path is on: it is counted once, whenever the slot's frames are made."""
+    t = _shard(0, quantum=2)
+    assert t.direct
+    t.outlet(0).send(0, "one tick", 0.5)  # 0 -> 1, local, 0.5 * 2 = one tick
+    t.outlet(0).send(1, "cross", 0.5)  # 0 -> 2
+    t.frames()
+    t.frames()
+    assert (t.sent_local, t.sent_cross) == (1, 1)
+    assert deliver(t, 1) == [(1, [(0, "one tick")])]
+
+
 def test_a_shard_with_a_full_outbox_is_busy():
     t = _shard(1)
     t.mark_unforced(2, 0)
