@@ -7,5 +7,6 @@ The driver-facing pieces (the slot barrier, traced contexts, RNG streams) are in
 from ._context import Inbox, NodeContext, Outlet
 from ._geometry import Geometry, Port
 from ._node import Node
+from ._rng import NodeStream
 
-__all__ = ["Geometry", "Inbox", "Node", "NodeContext", "Outlet", "Port"]
+__all__ = ["Geometry", "Inbox", "Node", "NodeContext", "NodeStream", "Outlet", "Port"]

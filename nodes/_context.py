@@ -14,14 +14,13 @@ as the run's failure detector saw it ``detect`` slots ago. Without faults, or wi
 
 from __future__ import annotations
 
-import random
 from bisect import bisect_right
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Protocol
 
 from ._geometry import Geometry, Port
-from ._rng import SeedTable, node_rng
+from ._rng import NodeStream, PhiloxStreams, SeedTable, node_rng
 from ._runtime import Parking, SlotRuntime
 
 __all__ = ["Inbox", "NodeContext", "NotANeighbour", "Outlet", "TraceTap"]
@@ -84,7 +83,7 @@ class NodeContext:
         node: int,
         geometry: Geometry,
         params: Any,
-        seed: int | SeedTable,
+        seed: int | SeedTable | PhiloxStreams,
         outlet: Outlet,
         clock: _Clock,
         runtime: SlotRuntime,
@@ -122,9 +121,10 @@ class NodeContext:
         self._dead = dead_ports
         self._detect = detect
         self._outlet = outlet
-        #: the run's seed, or its nodes' (a table): rng is node_rng(seed, node, incarnation), made on first use
+        #: the run's seed, or its nodes' (a table), or its philox key: rng is
+        #: node_rng(seed, node, incarnation), made on first use
         self._seed = seed
-        self._rng: random.Random | None = None
+        self._rng: NodeStream | None = None
         #: (node, slot, name, value) -> None: where ``record_choice`` goes; None: nowhere
         #: (the scheme declares no choices: recording one costs nothing)
         self._chooser: Callable[[int, int, str, Any], None] | None = None
@@ -136,8 +136,9 @@ class NodeContext:
         return self.geometry.ports(self.node)
 
     @property
-    def rng(self) -> random.Random:
-        """This node's own random stream (see :mod:`slotnet.nodes._rng`), made on first use."""
+    def rng(self) -> NodeStream:
+        """This node's own random stream (see :mod:`slotnet.nodes._rng`), made on first use: a
+        ``random.Random``, or with ``--rng philox`` a compact Philox4x32-10 stream with the same methods."""
         rng = self._rng
         if rng is None:
             rng = self._rng = node_rng(self._seed, self.node, self.incarnation)

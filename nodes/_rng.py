@@ -1,17 +1,63 @@
 """Per-node random streams derived from (seed, node id, incarnation).
 
-Each node owns a :class:`random.Random` (a :class:`NodeRandom`) seeded through NumPy's
-``SeedSequence``, so streams of different nodes are independent and a node's stream does
-not depend on task scheduling, on the transport, or on which process hosts the node.
+A run chooses its nodes' generator (``RunSpec.rng``, ``--rng``; :data:`RNG_KINDS`):
+
+* ``"mt"`` (the default): each node owns a :class:`random.Random` (a :class:`NodeRandom`,
+  the Mersenne Twister) seeded through NumPy's ``SeedSequence`` with the spawn key
+  ``(node, incarnation)``;
+* ``"philox"``: each node owns a :class:`~._philox.PhiloxStream`, Philox4x32-10 words
+  under one key of the run (:func:`philox_key`: ``SeedSequence`` of the seed with the
+  one-word spawn key :data:`PHILOX_SPAWN_KEY`, so never an MT node's seed) and a counter
+  that holds the node and its incarnation. A few C integers a node instead of 2.5 KiB.
+
+Either way streams of different nodes are independent, and a node's stream does not
+depend on task scheduling, on the transport, or on which process hosts the node. Both
+satisfy :class:`NodeStream`, the type of ``ctx.rng``.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable, MutableSequence, Sequence
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-__all__ = ["NodeRandom", "SeedTable", "node_rng", "node_seed", "node_seeds"]
+from ._philox import PhiloxStream
+
+__all__ = ["PHILOX_SPAWN_KEY", "RNG_KINDS", "NodeRandom", "NodeStream", "PhiloxStreams", "SeedTable", "node_rng",
+           "node_seed", "node_seeds", "philox_key", "run_streams"]
+
+#: The nodes' generators a run may choose: the Mersenne Twister (the default, the stream
+#: every pinned result was drawn from) or Philox4x32-10 (compact: for the largest networks).
+RNG_KINDS = ("mt", "philox")
+
+#: The spawn key under which the run's philox key is drawn from its seed ("philox" in
+#: ASCII, truncated to a 32-bit word): one word, where an MT node's spawn key has two.
+PHILOX_SPAWN_KEY = (0x7068696C,)
+
+_T = TypeVar("_T")
+
+
+class NodeStream(Protocol):
+    """A node's random stream (``ctx.rng``): the draws of :class:`random.Random` a scheme uses.
+
+    ``random.Random`` satisfies it (the default generator, ``--rng mt``), and so does the
+    compact :class:`~._philox.PhiloxStream` (``--rng philox``). A scheme that draws only
+    through these methods runs unchanged with either.
+    """
+
+    def random(self) -> float: ...
+    def getrandbits(self, k: int) -> int: ...
+    def randrange(self, start: int, stop: int | None = None, step: int = 1) -> int: ...
+    def randint(self, a: int, b: int) -> int: ...
+    def choice(self, seq: Sequence[_T]) -> _T: ...
+    def shuffle(self, x: MutableSequence[Any]) -> None: ...
+    def sample(self, population: Sequence[_T], k: int, *, counts: Iterable[int] | None = None) -> list[_T]: ...
+    def uniform(self, a: float, b: float) -> float: ...
+    def gauss(self, mu: float = 0.0, sigma: float = 1.0) -> float: ...
+    def normalvariate(self, mu: float = 0.0, sigma: float = 1.0) -> float: ...
+    def expovariate(self, lambd: float) -> float: ...
 
 
 class NodeRandom(random.Random):
@@ -28,11 +74,48 @@ def node_seed(seed: int, node: int, incarnation: int = 0) -> int:
     return int(words[0]) | int(words[1]) << 32 | int(words[2]) << 64 | int(words[3]) << 96
 
 
-def node_rng(seed: int | SeedTable, node: int, incarnation: int = 0) -> random.Random:
-    """The node's own random stream (``seed``: the run's, or a table of its nodes' seeds)."""
+def node_rng(seed: int | SeedTable | PhiloxStreams, node: int, incarnation: int = 0) -> NodeStream:
+    """The node's own random stream (``seed``: the run's, a table of its nodes' seeds, or
+    the run's philox key)."""
     if type(seed) is not int:
         return seed.rng(node, incarnation)  # type: ignore[union-attr]
     return NodeRandom(node_seed(seed, node, incarnation))
+
+
+def philox_key(seed: int) -> tuple[int, int]:
+    """The run's philox key, two 32-bit words: ``SeedSequence(seed)`` under :data:`PHILOX_SPAWN_KEY`."""
+    words = np.random.SeedSequence(entropy=seed, spawn_key=PHILOX_SPAWN_KEY).generate_state(2)
+    return int(words[0]), int(words[1])
+
+
+class PhiloxStreams:
+    """The run's philox key, handed to the contexts in place of the seed (``--rng philox``):
+    ``rng(node, incarnation)`` is the node's :class:`~._philox.PhiloxStream`."""
+
+    __slots__ = ("seed", "key")
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+        self.key = philox_key(seed)
+
+    def rng(self, node: int, incarnation: int) -> PhiloxStream:
+        """The stream of ``node``'s ``incarnation``."""
+        return PhiloxStream(self.key, node, incarnation)
+
+
+def run_streams(seed: int, kind: str, nodes: range | None = None) -> int | SeedTable | PhiloxStreams:
+    """What a run hands its contexts to make their streams: ``kind`` (one of :data:`RNG_KINDS`)
+    ``"philox"``: the run's key; ``"mt"``: a table of the seeds of ``nodes`` (a block of the
+    local nodes), or the seed itself where ``nodes`` is None.
+
+    Raises:
+        ValueError: ``kind`` is none of :data:`RNG_KINDS`.
+    """
+    if kind == "philox":
+        return PhiloxStreams(seed)
+    if kind != "mt":
+        raise ValueError(f"rng must be one of {', '.join(map(repr, RNG_KINDS))}, got {kind!r}")
+    return SeedTable(seed, nodes) if nodes is not None else seed
 
 
 class SeedTable:
@@ -52,7 +135,7 @@ class SeedTable:
         block = nodes if nodes.step == 1 else range(0)
         self._words = node_seeds(seed, np.arange(block.start, block.stop, dtype=np.uint64))
 
-    def rng(self, node: int, incarnation: int) -> random.Random:
+    def rng(self, node: int, incarnation: int) -> NodeRandom:
         """The stream of ``node``'s ``incarnation``: ``node_rng(seed, node, incarnation)``."""
         i = node - self.start
         if incarnation == 0 and 0 <= i < len(self._words):

@@ -1,7 +1,8 @@
 """What the driver needs from the node runtime (schemes never import this module)."""
 
 from ._context import NodeContext, Recorder, TracedContext, TraceTap
-from ._rng import SeedTable, node_rng, node_seed
+from ._rng import RNG_KINDS, PhiloxStreams, SeedTable, node_rng, node_seed, run_streams
 from ._runtime import SlotRuntime
 
-__all__ = ["NodeContext", "Recorder", "SeedTable", "SlotRuntime", "TraceTap", "TracedContext", "node_rng", "node_seed"]
+__all__ = ["RNG_KINDS", "NodeContext", "PhiloxStreams", "Recorder", "SeedTable", "SlotRuntime", "TraceTap", "TracedContext",
+           "node_rng", "node_seed", "run_streams"]

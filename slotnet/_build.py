@@ -8,7 +8,8 @@ without the interpreter's dispatch; the ``.py`` file stays the one source a read
 reviewer see. Where a module has a ``.pxd`` beside it (an "augmenting" declaration file:
 no code, only types), the compiled module gives the locals and fields it names C types:
 the outlet's fields (``fabric/_transport.pxd``), a node's context and parking record
-(``nodes/_context.pxd``, ``nodes/_runtime.pxd``), the one-pass rule's bit masks and
+(``nodes/_context.pxd``, ``nodes/_runtime.pxd``), the philox stream's words
+(``nodes/_philox.pxd``), the one-pass rule's bit masks and
 counters (``schemes/deflection/_rule.pxd``) and the deflection observer's counts
 (``schemes/deflection/reporter.pxd``). Only values with a stated bound are typed (node
 ids and masks below 2**24, counts of events below 2**63), so the results stay exactly the
@@ -36,11 +37,13 @@ __all__ = ["COMPILED_MODULES", "PURE_ENV", "build", "child_env"]
 
 #: The modules setup.py compiles, by import name (their sources sit under the package
 #: directories of pyproject.toml's ``package-dir``): the fabric's per-message path (send,
-#: park, deliver, decode), the node's park and wake-up, the observer's event path, and
-#: deflection routing's node, rule, arrivals and reporter.
+#: park, deliver, decode), the node's park and wake-up, the compact random stream
+#: (``--rng philox``), the observer's event path, and deflection routing's node, rule,
+#: arrivals and reporter.
 COMPILED_MODULES = (
     "slotnet.fabric._transport",
     "slotnet.nodes._context",
+    "slotnet.nodes._philox",
     "slotnet.nodes._runtime",
     "slotnet.orchestrator.engine._network",
     "slotnet.schemes.deflection._arrivals",

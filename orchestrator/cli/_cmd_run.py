@@ -44,7 +44,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise SpecError("--jobs needs --seeds: one run is one process (or --shards K of them)")
     spec = RunSpec(
         scheme=args.scheme, topology=args.topology, params=params(args.param), load=load_args(args),
-        slots=args.slots, warmup=args.warmup, seed=args.seed,
+        slots=args.slots, warmup=args.warmup, seed=args.seed, rng=args.rng,
         faults=FaultSchedule.parse(args.fault, args.faults, detect="default" if args.detect is None else args.detect),
         trace=trace_spec(args),
         max_backlog_per_node=args.max_backlog, shards=args.shards, broker=broker_arg(args), series=args.series,
@@ -148,7 +148,7 @@ def _replications(args: argparse.Namespace) -> int:
                         "with --seeds (replay one seed with --seed S to trace it)")
     seeds = parse_seeds(args.seeds)
     request = dict(scheme=args.scheme, topology=args.topology, params=params(args.param), load=load_args(args),
-                   slots=args.slots, warmup=args.warmup,
+                   slots=args.slots, warmup=args.warmup, rng=args.rng,
                    faults=FaultSchedule.parse(args.fault, args.faults, detect="default" if args.detect is None else args.detect),
                    max_backlog_per_node=args.max_backlog)
     RunSpec(**request, seed=seeds[0]).prepare()  # every input error before any run

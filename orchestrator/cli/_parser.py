@@ -179,6 +179,10 @@ def add_run(command: Command) -> None:
                         "a safety cap from the scheme's bound, and --slots N cuts it short, reported incomplete)")
     r.add_argument("--warmup", type=int, default=0, metavar="W", help="leading slots excluded from metrics (default 0)")
     r.add_argument("--seed", type=int, default=0, metavar="S", help="one seed fixes the whole run (default 0)")
+    r.add_argument("--rng", default="mt", metavar="mt|philox",
+                   help="the nodes' random generator: mt, the Mersenne Twister (default; the stream every pinned "
+                        "result was drawn from), or philox, a compact Philox4x32-10 stream per node (a few bytes "
+                        "instead of 2.5 KiB: the largest networks fit in memory; other numbers than mt's)")
     r.add_argument("--seeds", metavar="LIST", help="independent replications, one run per seed (1-10, 1,3,5): each "
                    "metric's mean over the seeds with a 95%% interval; --json holds every run")
     r.add_argument("--jobs", type=int, default=None, metavar="N",

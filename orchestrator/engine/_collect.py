@@ -123,6 +123,7 @@ def collect(prep: Prepared, reporter: Any, monitor: StabilityMonitor, slots_run:
         scheme=prep.scheme.name,
         topology=prep.topology.describe(),
         seed=spec.seed,
+        rng=spec.rng,
         slots=prep.slots,
         warmup=spec.warmup,
         params={k: v for k, v in prep.params.items() if v is not None},

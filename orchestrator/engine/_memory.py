@@ -76,8 +76,9 @@ from pathlib import Path
 from slotnet.errors import SpecError
 from slotnet.fabric import Topology
 
-__all__ = ["BYTES_PER_NODE", "BYTES_PER_REPORTED_NODE", "BYTES_PER_SERIES_SLOT", "BYTES_PER_SLOT", "SCHEME_BYTES_PER_NODE",
-           "available_memory", "bytes_per_node", "check_fits", "estimate"]
+__all__ = ["BYTES_PER_NODE", "BYTES_PER_REPORTED_NODE", "BYTES_PER_SERIES_SLOT", "BYTES_PER_SLOT",
+           "PHILOX_BYTES_PER_NODE", "SCHEME_BYTES_PER_NODE", "available_memory", "bytes_per_node", "check_fits",
+           "estimate"]
 
 #: Resident bytes per node of a running network of a scheme not in SCHEME_BYTES_PER_NODE.
 BYTES_PER_NODE = 64 * 1024
@@ -94,6 +95,12 @@ SCHEME_BYTES_PER_NODE: dict[str, int] = {
     "star": 13 * 1024,
     "m2o-greedy": 15 * 1024,
 }
+#: Resident bytes per node allowed for the schemes measured with the compact generator
+#: (``--rng philox``), with the same margin; a scheme not measured so is allowed its
+#: SCHEME_BYTES_PER_NODE figure (the compact generator never takes more than the Twister).
+PHILOX_BYTES_PER_NODE: dict[str, int] = {
+    "deflection": 5 * 1024,
+}
 #: Bytes per slot the run keeps whatever it is asked (the stability monitor's sample).
 BYTES_PER_SLOT = 64
 #: Extra bytes per slot when the per-slot series is kept (a reporter row, its output record).
@@ -107,24 +114,29 @@ BASE_BYTES = 64 * 1024 * 1024
 BYTES_PER_REPORTED_NODE = 4 * 1024
 
 
-def bytes_per_node(scheme: str | None) -> int:
-    """Resident bytes per node allowed for ``scheme`` (None or a scheme not measured: the most any takes)."""
-    return SCHEME_BYTES_PER_NODE.get(scheme, BYTES_PER_NODE) if scheme is not None else BYTES_PER_NODE
+def bytes_per_node(scheme: str | None, rng: str = "mt") -> int:
+    """Resident bytes per node allowed for ``scheme`` (None or a scheme not measured: the most
+    any takes) with the nodes' generator ``rng`` (``"mt"`` or ``"philox"``)."""
+    if scheme is None:
+        return BYTES_PER_NODE
+    mt = SCHEME_BYTES_PER_NODE.get(scheme, BYTES_PER_NODE)
+    return PHILOX_BYTES_PER_NODE.get(scheme, mt) if rng == "philox" else mt
 
 
 def estimate(topology: Topology, slots: int, *, series: bool = False, shards: int = 1, hosted: int | None = None,
-             scheme: str | None = None) -> int:
+             scheme: str | None = None, rng: str = "mt") -> int:
     """Estimated peak resident bytes, on this machine, of a run on ``topology`` for ``slots`` slots.
 
     Args:
         scheme: the scheme's name: its bytes per node (:func:`bytes_per_node`).
+        rng: the nodes' generator, ``"mt"`` or ``"philox"`` (:func:`bytes_per_node`).
         shards: a sharded run (``--shards K``, K > 1) started here: the coordinator (the
             reporter, no nodes) plus K shard processes, each with its block of nodes and
             its own interpreter.
         hosted: one shard process by itself (``slotnet shard``): the nodes it hosts.
     """
     per_slot = BYTES_PER_SLOT + (BYTES_PER_SERIES_SLOT if series else 0)
-    per_node = bytes_per_node(scheme)
+    per_node = bytes_per_node(scheme, rng)
     n = topology.n_nodes
     if hosted is not None:
         return BASE_BYTES + hosted * per_node + slots * BYTES_PER_SLOT
@@ -158,22 +170,30 @@ def _human(n: float) -> str:
 
 
 def check_fits(topology: Topology, slots: int, *, series: bool = False, available: int | None = None,
-               shards: int = 1, hosted: int | None = None, scheme: str | None = None) -> None:
+               shards: int = 1, hosted: int | None = None, scheme: str | None = None, rng: str = "mt") -> None:
     """Refuse a run (or one shard of it) that cannot fit in the memory available.
 
     Args:
         available: bytes available (default: read from the machine now).
-        shards, hosted, scheme: as :func:`estimate`.
+        shards, hosted, scheme, rng: as :func:`estimate`.
 
     Raises:
-        SpecError: with the estimate and the memory available.
+        SpecError: with the estimate and the memory available (and, where the run would fit
+            with the compact generator, that ``--rng philox`` would).
     """
-    need = estimate(topology, slots, series=series, shards=shards, hosted=hosted, scheme=scheme)
+    need = estimate(topology, slots, series=series, shards=shards, hosted=hosted, scheme=scheme, rng=rng)
     have = available_memory() if available is None else available
     if have is not None and need > have:
         nodes = topology.n_nodes if hosted is None else hosted
         what = f"{nodes:,} nodes" + (f" and {slots:,} slots" if slots * BYTES_PER_SLOT > need / 4 else "")
         where = ("this shard of " if hosted is not None else "") + topology.spec
         how = f" over {shards} shard processes here" if hosted is None and shards > 1 else ""
+        compact = ""
+        if rng != "philox":
+            small = estimate(topology, slots, series=series, shards=shards, hosted=hosted, scheme=scheme, rng="philox")
+            if small <= have:
+                compact = (f"; with --rng philox (a compact random stream per node, ~{bytes_per_node(scheme, 'philox') // 1024} "
+                           f"KiB per node) it needs about {_human(small)} and fits")
         raise SpecError(f"{where} for {slots:,} slots needs about {_human(need)}{how} ({what}, "
-                        f"~{bytes_per_node(scheme) // 1024} KiB per node) but this machine has {_human(have)} available")
+                        f"~{bytes_per_node(scheme, rng) // 1024} KiB per node) but this machine has {_human(have)} "
+                        f"available{compact}")

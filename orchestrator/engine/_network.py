@@ -28,7 +28,7 @@ import trio
 from slotnet.errors import NodeFailure, SlotnetError
 from slotnet.fabric import FAULT_KINDS, NOTE_CAUSES, SlotClock, Transport
 from slotnet.nodes import Node
-from slotnet.nodes.runtime import NodeContext, SeedTable, SlotRuntime, TracedContext
+from slotnet.nodes.runtime import NodeContext, SlotRuntime, TracedContext, run_streams
 from slotnet.schemes import HOP_EVENT
 
 from ._completion import Waiting
@@ -146,8 +146,9 @@ class Network:
         #: the local node ids, one int object each, shared by everything built for the node
         #: (its outlet, context, parking record, task): one int, not one per holder
         self._ids = list(self.local)
-        #: the local nodes' stream seeds, made at once (the same streams, see ``SeedTable``)
-        self._seeds = SeedTable(prep.spec.seed, self.local) if isinstance(self.local, range) else prep.spec.seed
+        #: what the contexts make their streams from: the local nodes' seeds, made at once
+        #: (the same streams, see ``SeedTable``), or the run's philox key (``--rng philox``)
+        self._seeds = run_streams(prep.spec.seed, prep.spec.rng, self.local if isinstance(self.local, range) else None)
         faults = prep.spec.faults
         self._detect = faults.detect
         self._timeline = faults.port_timeline(prep.topology) if faults.detect is not None and not faults.empty else {}

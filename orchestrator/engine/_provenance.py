@@ -53,6 +53,8 @@ def run_command(spec: RunSpec, *, shards: bool = True) -> str:
     if spec.slots is not None:
         parts += ["--slots", str(spec.slots)]
     parts += ["--warmup", str(spec.warmup), "--seed", str(spec.seed)]
+    if spec.rng != "mt":
+        parts += ["--rng", spec.rng]
     for f in spec.faults.to_list():
         parts += ["--fault", f]
     if spec.max_backlog_per_node is not None:
@@ -147,5 +149,6 @@ def trace_header(spec: RunSpec) -> dict[str, Any]:
     """
     from slotnet._version import version
 
+    rng = {"rng": spec.rng} if spec.rng != "mt" else {}  # named where not the default (traces of mt runs as before)
     return {"slotnet_trace": TRACE_FORMAT, "slotnet": version(), "scheme": spec.scheme, "topology": spec.topology,
-            "seed": spec.seed, "command": run_command(spec, shards=False)}
+            "seed": spec.seed, **rng, "command": run_command(spec, shards=False)}

@@ -9,6 +9,7 @@ from typing import Any
 
 from slotnet.errors import FabricError, SchemeError, SpecError
 from slotnet.fabric import FaultSchedule, ShardMap, SlotClock, Topology, Transport, parse_topology
+from slotnet.nodes.runtime import RNG_KINDS
 from slotnet.schemes import ANY_TOPOLOGY, Inputs, Scheme, Setup, get_scheme
 
 from ._memory import check_fits
@@ -97,6 +98,11 @@ class RunSpec:
     #: ``ctx.next_slot()``/``ctx.idle()``, ends the run with :class:`~slotnet.errors.NodeTimeout`
     #: naming it; None: no limit
     node_timeout: float | None = field(default=DEFAULT_NODE_TIMEOUT, compare=False)
+    #: the nodes' random generator (``--rng``): "mt", the Mersenne Twister (``random.Random``,
+    #: the default; every pinned result was drawn with it), or "philox", a compact
+    #: Philox4x32-10 stream per node (a few bytes of state where MT keeps 2.5 KiB: for the
+    #: largest networks). The two draw different numbers: one seed gives different runs
+    rng: str = "mt"
 
     def __post_init__(self) -> None:
         """Check the fields' types; accept faults in the CLI syntax: ``faults=["crash@3:1", "loss=0.01"]``.
@@ -153,12 +159,16 @@ class RunSpec:
                 raise SpecError(f"{name} must be an integer >= {lo}, got {count!r}")
         if not isinstance(self.series, bool):
             raise SpecError(f"series must be True or False, got {self.series!r}")
+        if not isinstance(self.rng, str) or self.rng not in RNG_KINDS:
+            raise SpecError(f"rng must be 'mt' (the default: the Mersenne Twister) or 'philox' (the compact "
+                            f"Philox4x32-10 stream), got {self.rng!r}")
         shards = self.shards if isinstance(self.shards, int) and not isinstance(self.shards, bool) else 1
         if shards > 1:  # before the memory check, which counts a process per shard
             _check_split(topology, shards)
         planned = self.slots if self.slots is not None else DEFAULT_SLOTS
         if check_memory:  # before anything per node
-            check_fits(topology, planned, series=self.series, shards=shards, hosted=hosted, scheme=scheme.name)
+            check_fits(topology, planned, series=self.series, shards=shards, hosted=hosted, scheme=scheme.name,
+                       rng=self.rng)
         if self.observer not in ("direct", "buffered"):
             raise SpecError(f"observer must be 'direct' or 'buffered', got {self.observer!r}")
         timeout = self.node_timeout
@@ -184,7 +194,8 @@ class RunSpec:
             if scheme.until == "quiescent":
                 cap = slots = max(DEFAULT_SLOTS, _safety_cap(scheme, topology, inputs))
                 if slots > planned:
-                    check_fits(topology, slots, series=self.series, shards=shards, hosted=hosted, scheme=scheme.name)
+                    check_fits(topology, slots, series=self.series, shards=shards, hosted=hosted,
+                               scheme=scheme.name, rng=self.rng)
         if self.warmup >= slots:
             which = f"the safety cap of {scheme.name}" if cap is not None else "the default"
             raise SpecError(f"warmup ({self.warmup}) must be less than slots ({slots}, {which}: give slots)")

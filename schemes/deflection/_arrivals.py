@@ -16,12 +16,14 @@ declared distribution (``Scheme.choices``). Counting draws nothing.
 from __future__ import annotations
 
 import math
-import random
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from math import log
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from slotnet.nodes import NodeStream
 
 #: ``-math.inf``, bound once: the log-probability of "no arrival" when an arrival is certain
 _NEVER = -math.inf
@@ -88,7 +90,7 @@ class ArrivalProcess:
 
     __slots__ = ("_rand", "_segs", "_only", "hist", "_first", "_at", "_count", "_skipped")
 
-    def __init__(self, rng: random.Random, segments: Sequence[tuple[int, Sequence[float]]],
+    def __init__(self, rng: NodeStream, segments: Sequence[tuple[int, Sequence[float]]],
                  rand: Callable[[], float] | None = None) -> None:
         self._rand = rand if rand is not None else rng.random
         key: Any = segments  # the cache's key: tuples all through (a node's cached segments already are)

@@ -10,7 +10,10 @@ average to reach every node (the synchronisation term ½ of §2.1.2).
 from __future__ import annotations
 
 import math
-import random
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from slotnet.nodes import NodeStream
 
 __all__ = ["BirthProcess", "available_slot"]
 
@@ -30,7 +33,7 @@ class BirthProcess:
 
     __slots__ = ("_rate", "_rand", "next_birth", "hist", "_from", "_cur", "_n")
 
-    def __init__(self, rng: random.Random, lam: float, start: float = 0.0) -> None:
+    def __init__(self, rng: NodeStream, lam: float, start: float = 0.0) -> None:
         self._rate = lam
         self._rand = rng.random
         self.next_birth = math.inf

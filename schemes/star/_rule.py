@@ -43,8 +43,11 @@ expected load. Unicast header: ``(dest, tie)``.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from slotnet.nodes import NodeStream
 
 __all__ = [
     "broadcast_class",
@@ -73,12 +76,13 @@ def sdc_order(d: int, ending: int) -> tuple[int, ...]:
     return tuple((ending + 1 + t) % d for t in range(d))
 
 
-def pick_ending(rng: random.Random, x: Sequence[float]) -> int:
+def pick_ending(rng: NodeStream, x: Sequence[float]) -> int:
     """Draw the 0-based ending dimension ``l`` with probability ``x[l]`` (§3.1).
 
     Uses one ``rng.random()``; never returns a dimension whose probability is 0.
 
     Example:
+        >>> import random
         >>> pick_ending(random.Random(1), [0.0, 1.0, 0.0])
         1
     """
@@ -112,7 +116,7 @@ def ring_split(n: int, bit: int) -> tuple[int, int]:
     return (n // 2, n // 2 - 1) if bit else (n // 2 - 1, n // 2)
 
 
-def pick_split(rng: random.Random, sides: Sequence[int]) -> int:
+def pick_split(rng: NodeStream, sides: Sequence[int]) -> int:
     """The ``split`` mask of a new broadcast: one random bit per even side, 0 for odd ones.
 
     Draws ``rng.getrandbits(1)`` once per even side, in dimension order.
@@ -196,7 +200,7 @@ def star_forward(
     return out
 
 
-def pick_tie(rng: random.Random, sides: Sequence[int], source: Sequence[int], dest: Sequence[int]) -> int:
+def pick_tie(rng: NodeStream, sides: Sequence[int], source: Sequence[int], dest: Sequence[int]) -> int:
     """The ``tie`` mask of a new unicast: a random bit for each dimension at offset ``n/2``.
 
     Draws ``rng.getrandbits(1)`` once per tied dimension, in dimension order.

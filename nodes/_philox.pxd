@@ -1,0 +1,31 @@
+# C layout of a node's philox stream, used when setup.py compiles _philox.py (an
+# "augmenting .pxd": the .py stays the one source). The key, node, incarnation and the
+# cached block are 32-bit words, the word index below 2**64; a round's products of two
+# 32-bit words fit in 64 bits, so the rounds are C arithmetic with the source's results.
+import cython
+
+@cython.locals(r=int, p0=cython.ulonglong, p1=cython.ulonglong)
+cpdef tuple philox4x32_10(unsigned long long c0, unsigned long long c1, unsigned long long c2,
+                          unsigned long long c3, unsigned long long k0, unsigned long long k1)
+
+cdef class PhiloxStream:
+    cdef unsigned int _k0, _k1, _node, _incarnation
+    cdef unsigned long long _next
+    cdef unsigned int _b0, _b1, _b2, _b3
+    cdef public object gauss_next
+
+    @cython.locals(r=int, c0=cython.ulonglong, c1=cython.ulonglong, c2=cython.ulonglong, c3=cython.ulonglong,
+                   k0=cython.ulonglong, k1=cython.ulonglong, p0=cython.ulonglong, p1=cython.ulonglong)
+    cdef void _fill(self, unsigned long long block)
+
+    @cython.locals(i=cython.ulonglong, j=cython.uint)
+    cdef unsigned int _word(self)
+
+    @cython.locals(a=cython.ulonglong, b=cython.ulonglong)
+    cpdef double random(self)
+
+    @cython.locals(n=Py_ssize_t, shift=Py_ssize_t, result=object, w=object)
+    cpdef object getrandbits(self, object k)
+
+    @cython.locals(k=Py_ssize_t, m=cython.ulonglong, r=cython.ulonglong, x=object)
+    cpdef object _randbelow(self, object n)
