@@ -10,7 +10,8 @@ cpdef tuple philox4x32_10(unsigned long long c0, unsigned long long c1, unsigned
 
 cdef class PhiloxStream:
     cdef unsigned int _k0, _k1, _node, _incarnation
-    cdef unsigned long long _next
+    cdef unsigned long long _block
+    cdef unsigned int _pos
     cdef unsigned int _b0, _b1, _b2, _b3
     cdef public object gauss_next
 
@@ -18,7 +19,7 @@ cdef class PhiloxStream:
                    k0=cython.ulonglong, k1=cython.ulonglong, p0=cython.ulonglong, p1=cython.ulonglong)
     cdef void _fill(self, unsigned long long block)
 
-    @cython.locals(i=cython.ulonglong, j=cython.uint)
+    @cython.locals(j=cython.uint)
     cdef unsigned int _word(self)
 
     @cython.locals(a=cython.ulonglong, b=cython.ulonglong)

@@ -9,9 +9,10 @@ two 32-bit multiplications each. A node's stream is the sequence of 32-bit words
 
 ``key`` being the run's (two 32-bit words derived from its seed: ``slotnet.nodes._rng``).
 The node and its incarnation sit in the counter, so every node's stream is its own by
-construction, and the only state a node keeps is the index of its next word (and the
-block that index is in, kept so as not to compute it four times): a few C integers where
-``random.Random`` keeps 2.5 KiB of Mersenne Twister state.
+construction, and the only state a node keeps is the index of its next word (as the next
+block and the words of the last one used, kept so as not to compute a block four times):
+a few C integers where ``random.Random`` keeps 2.5 KiB of Mersenne Twister state. The
+stream has 2**66 words (then it starts again).
 
 The draws take words from that sequence, in order:
 
@@ -87,7 +88,7 @@ class PhiloxStream:
         incarnation: how often the node was restarted before (below 2**32).
     """
 
-    __slots__ = ("_k0", "_k1", "_node", "_incarnation", "_next", "_b0", "_b1", "_b2", "_b3", "gauss_next")
+    __slots__ = ("_k0", "_k1", "_node", "_incarnation", "_block", "_pos", "_b0", "_b1", "_b2", "_b3", "gauss_next")
 
     def __init__(self, key: tuple[int, int], node: int, incarnation: int = 0) -> None:
         k0, k1 = key
@@ -96,8 +97,10 @@ class PhiloxStream:
         self._k1 = k1
         self._node = node
         self._incarnation = incarnation
-        #: the index of the next word; the block it is in is ``_b0.._b3`` when ``_next % 4 != 0``
-        self._next = 0
+        #: the next block to compute (below 2**64), and how many words of the one before it
+        #: (``_b0.._b3``) are used: 4, all of them (or none computed yet)
+        self._block = 0
+        self._pos = 4
         self._b0 = self._b1 = self._b2 = self._b3 = 0
         #: ``random.Random.gauss``'s spare draw (that method keeps it here)
         self.gauss_next: Any = None
@@ -125,11 +128,12 @@ class PhiloxStream:
 
     def _word(self) -> int:
         """The next 32-bit word of the stream."""
-        i = self._next
-        j = i & 3
-        if j == 0:
-            self._fill(i >> 2)
-        self._next = i + 1
+        j = self._pos
+        if j == 4:
+            self._fill(self._block)
+            self._block = (self._block + 1) & 0xFFFFFFFFFFFFFFFF
+            j = 0
+        self._pos = j + 1
         if j == 0:
             return self._b0
         if j == 1:
@@ -213,7 +217,7 @@ class PhiloxStream:
 
     def getstate(self) -> tuple[Any, ...]:
         """``("philox4x32-10", key, node, incarnation, next word, gauss_next)``: what :meth:`setstate` restores."""
-        return ("philox4x32-10", (self._k0, self._k1), self._node, self._incarnation, self._next, self.gauss_next)
+        return ("philox4x32-10", (self._k0, self._k1), self._node, self._incarnation, self.words_drawn, self.gauss_next)
 
     def setstate(self, state: tuple[Any, ...]) -> None:
         """Restore what :meth:`getstate` returned (of this stream or another node's)."""
@@ -221,21 +225,27 @@ class PhiloxStream:
             raise ValueError(f"not a philox stream's state: {state!r:.80}")
         _, (k0, k1), node, incarnation, index, gauss_next = state
         _check(k0, k1, node, incarnation)
-        if not (isinstance(index, int) and 0 <= index < 1 << 64):
-            raise ValueError(f"a philox stream's word index must be an int in [0, 2**64), got {index!r}")
+        if not (isinstance(index, int) and 0 <= index < 1 << 66):
+            raise ValueError(f"a philox stream's word index must be an int in [0, 2**66), got {index!r}")
         self._k0 = k0
         self._k1 = k1
         self._node = node
         self._incarnation = incarnation
-        self._next = index
+        block = index >> 2
         if index & 3:
-            self._fill(index >> 2)
+            self._fill(block)
+            self._block = (block + 1) & 0xFFFFFFFFFFFFFFFF
+            self._pos = index & 3
+        else:
+            self._block = block
+            self._pos = 4
         self.gauss_next = gauss_next
 
     @property
     def words_drawn(self) -> int:
-        """How many 32-bit words the stream has handed out so far."""
-        return self._next
+        """How many 32-bit words the stream has handed out so far (modulo 2**66, its period)."""
+        block = self._block  # a Python int in the compiled module too (an inferred local is never a C integer)
+        return (4 * block + self._pos - 4) % (1 << 66)
 
     def __repr__(self) -> str:
-        return f"<PhiloxStream node {self._node} incarnation {self._incarnation}, {self._next} words drawn>"
+        return f"<PhiloxStream node {self._node} incarnation {self._incarnation}, {self.words_drawn} words drawn>"

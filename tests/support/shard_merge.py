@@ -13,7 +13,7 @@ from slotnet.orchestrator.shard import run_sharded_in_memory
 
 #: what must not depend on how the nodes are spread
 SAME = ("metrics", "invariants", "stability", "slots_run", "per_node", "series", "completion", "faults", "fault_impact",
-        "verdict")
+        "verdict", "rng")
 
 
 @st.composite
@@ -55,12 +55,13 @@ def hypercube_faults(draw: st.DrawFn, n: int, d: int, slots: int) -> list[str]:
 
 def cube_run(draw: st.DrawFn, scheme: str, d: int, load: dict[str, float], params: dict[str, str], slots: int,
              warmups: tuple[int, ...]) -> tuple[RunSpec, int]:
-    """A run of ``scheme`` on the ``d``-cube for ``slots`` (any seed, warm-up of ``warmups``, the
-    series kept or not, any :func:`hypercube_faults` schedule) and a shard count: 2 to 4, or 2
-    or 4 on the 2-cube (3 shards of its 4 nodes leave one empty)."""
+    """A run of ``scheme`` on the ``d``-cube for ``slots`` (any seed, either nodes' generator, warm-up
+    of ``warmups``, the series kept or not, any :func:`hypercube_faults` schedule) and a shard
+    count: 2 to 4, or 2 or 4 on the 2-cube (3 shards of its 4 nodes leave one empty)."""
     spec = RunSpec(scheme, f"hypercube:{d}", load=load, slots=slots, warmup=draw(st.sampled_from(warmups)),
                    seed=draw(st.integers(0, 10**6)), params=params, series=draw(st.booleans()),
-                   faults=FaultSchedule.parse(draw(hypercube_faults(1 << d, d, slots))))
+                   faults=FaultSchedule.parse(draw(hypercube_faults(1 << d, d, slots))),
+                   rng=draw(st.sampled_from(["mt", "philox"])))
     return spec, draw(st.sampled_from([2, 4]) if d == 2 else st.integers(2, 4))
 
 

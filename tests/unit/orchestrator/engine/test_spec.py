@@ -310,10 +310,12 @@ def test_the_memory_check(monkeypatch):
 
     monkeypatch.setattr(_spec, "check_fits", rec)
     RunSpec("deflection", "hypercube:2", load={"offered": 0.5}, slots=7, series=True).prepare()
-    assert calls == [("hypercube:2", 7, {"series": True, "shards": 1, "hosted": None, "scheme": "deflection"})]
+    assert calls == [("hypercube:2", 7, {"series": True, "shards": 1, "hosted": None, "scheme": "deflection",
+                                         "rng": "mt"})]
     calls.clear()
-    RunSpec("deflection", "hypercube:2", load={"offered": 0.5}).prepare(hosted=3)
-    assert calls == [("hypercube:2", 1000, {"series": False, "shards": 1, "hosted": 3, "scheme": "deflection"})]
+    RunSpec("deflection", "hypercube:2", load={"offered": 0.5}, rng="philox").prepare(hosted=3)
+    assert calls == [("hypercube:2", 1000, {"series": False, "shards": 1, "hosted": 3, "scheme": "deflection",
+                                            "rng": "philox"})]
     calls.clear()
     RunSpec("deflection", "hypercube:2", load={"offered": 0.5}, slots=7, shards=2).prepare()
     assert calls[0][2]["shards"] == 2 and type(calls[0][2]["shards"]) is int
