@@ -22,7 +22,8 @@ part, averaged over a sample of nodes:
 * ``context``: the NodeContext and what only it holds;
 * ``ports``: ``ctx.ports`` and the context's port maps;
 * ``outlet``: the transport's sending side of the node (targets, per-port load);
-* ``rng``: the node's ``random.Random``;
+* ``rng``: the node's random stream (``random.Random``, or with ``--rng philox`` its compact
+  Philox4x32-10 stream);
 * ``network tables`` and ``reporter``: the run's per-node containers (the network's,
   the transport's, the runtime's timers, Trio's nursery sets) and the reporter's per-node
   state, as their total over the number of nodes;
@@ -38,6 +39,7 @@ Dicts of plain objects that ``gc.get_referents`` had to make are counted at that
     python benchmarks/memory_per_node.py                  # d = 12 13 14, v = 1, installed build
     python benchmarks/memory_per_node.py --dims 12 16 --floor
     python benchmarks/memory_per_node.py --build pure     # SLOTNET_PURE_PYTHON=1
+    python benchmarks/memory_per_node.py --rng philox --dims 12 13 14 15 16 17   # the compact node streams
     python benchmarks/memory_per_node.py --scheme bcast-dtree --load rho=0.2 --dims 12 --no-breakdown
     python benchmarks/memory_per_node.py --scheme star --load rho=0.5 --param lam_unicast=0.05 \
         --pair torus:32x32 torus:32x64
@@ -61,7 +63,7 @@ from slotnet._build import child_env
 
 #: part -> description, in the order the table prints them (and the walk claims objects)
 PARTS = {
-    "rng": "random.Random (the node's stream)",
+    "rng": "the node's random stream (random.Random or philox)",
     "outlet": "outlet (send side, per-port lists)",
     "ports": "ports (ctx.ports, port maps)",
     "context": "NodeContext",
@@ -321,6 +323,8 @@ def main() -> None:
     ap.add_argument("--sample", type=int, default=32, help="nodes whose bytes the breakdown averages")
     ap.add_argument("--build", choices=("installed", "pure"), default="installed",
                     help="installed: whatever `pip install` built; pure: SLOTNET_PURE_PYTHON=1")
+    ap.add_argument("--rng", choices=("mt", "philox"), default="mt",
+                    help="the nodes' random generator (RunSpec.rng): mt, the default, or the compact philox")
     ap.add_argument("--floor", action="store_true", help="also measure bare Trio tasks (the per-task floor)")
     ap.add_argument("--no-breakdown", action="store_true", help="only the resident growth per node")
     ap.add_argument("--scheme", default="deflection",
@@ -342,7 +346,7 @@ def main() -> None:
 
     def spec(topology: str) -> str:
         return json.dumps({"scheme": args.scheme, "topology": topology, "load": load, "params": params,
-                           "slots": args.slots, "warmup": 0, "seed": args.seed})
+                           "slots": args.slots, "warmup": 0, "seed": args.seed, "rng": args.rng})
 
     def peak(topology: str) -> tuple[int, str, int]:
         if topology not in rss:
@@ -351,7 +355,7 @@ def main() -> None:
         return rss[topology]
 
     what = ", ".join(f"{k}={v}" for k, v in {**load, **params}.items())
-    print(f"{args.scheme} ({what}), {args.slots} slots, seed {args.seed}: peak RSS growth per added node")
+    print(f"{args.scheme} ({what}), {args.slots} slots, seed {args.seed}, rng {args.rng}: peak RSS growth per added node")
     print(f"{'topology':>16} {'nodes':>8} {'build':>9} {'peak RSS':>10} {'per node':>10}")
     pairs = [tuple(args.pair)] if args.pair else [(f"hypercube:{d - 1}", f"hypercube:{d}") for d in args.dims]
     per_node: dict[str, float] = {}

@@ -1,7 +1,8 @@
 # C layout of a node's philox stream, used when setup.py compiles _philox.py (an
 # "augmenting .pxd": the .py stays the one source). The key, node, incarnation and the
-# cached block are 32-bit words, the word index below 2**64; a round's products of two
+# cached block are 32-bit words, the next block below 2**64; a round's products of two
 # 32-bit words fit in 64 bits, so the rounds are C arithmetic with the source's results.
+# No field is an object: a stream is about 80 bytes and the collector never tracks it.
 import cython
 
 @cython.locals(r=int, p0=cython.ulonglong, p1=cython.ulonglong)
@@ -9,11 +10,13 @@ cpdef tuple philox4x32_10(unsigned long long c0, unsigned long long c1, unsigned
                           unsigned long long c3, unsigned long long k0, unsigned long long k1)
 
 cdef class PhiloxStream:
+    # in this order, no padding: 16 bytes of words, 8 of small fields, 16 of the block, 16 of 64-bit fields
     cdef unsigned int _k0, _k1, _node, _incarnation
-    cdef unsigned long long _block
     cdef unsigned int _pos
+    cdef bint _has_gauss
     cdef unsigned int _b0, _b1, _b2, _b3
-    cdef public object gauss_next
+    cdef unsigned long long _block
+    cdef double _gauss
 
     @cython.locals(r=int, c0=cython.ulonglong, c1=cython.ulonglong, c2=cython.ulonglong, c3=cython.ulonglong,
                    k0=cython.ulonglong, k1=cython.ulonglong, p0=cython.ulonglong, p1=cython.ulonglong)

@@ -88,7 +88,7 @@ class PhiloxStream:
         incarnation: how often the node was restarted before (below 2**32).
     """
 
-    __slots__ = ("_k0", "_k1", "_node", "_incarnation", "_block", "_pos", "_b0", "_b1", "_b2", "_b3", "gauss_next")
+    __slots__ = ("_k0", "_k1", "_node", "_incarnation", "_block", "_pos", "_b0", "_b1", "_b2", "_b3", "_gauss", "_has_gauss")
 
     def __init__(self, key: tuple[int, int], node: int, incarnation: int = 0) -> None:
         k0, k1 = key
@@ -102,8 +102,10 @@ class PhiloxStream:
         self._block = 0
         self._pos = 4
         self._b0 = self._b1 = self._b2 = self._b3 = 0
-        #: ``random.Random.gauss``'s spare draw (that method keeps it here)
-        self.gauss_next: Any = None
+        #: ``random.Random.gauss``'s spare draw, where it has one (:attr:`gauss_next`): a C double
+        #: and a flag, not an object, so that the stream holds no reference (the collector never tracks it)
+        self._gauss = 0.0
+        self._has_gauss = False
 
     # -- the words ----------------------------------------------------------------------
     def _fill(self, block: int) -> None:
@@ -240,6 +242,19 @@ class PhiloxStream:
             self._block = block
             self._pos = 4
         self.gauss_next = gauss_next
+
+    @property
+    def gauss_next(self) -> float | None:
+        """``random.Random.gauss``'s spare normal draw (that method reads and writes it); None: none kept."""
+        return self._gauss if self._has_gauss else None
+
+    @gauss_next.setter
+    def gauss_next(self, value: float | None) -> None:
+        if value is None:
+            self._has_gauss = False
+        else:
+            self._gauss = value
+            self._has_gauss = True
 
     @property
     def words_drawn(self) -> int:
