@@ -16,6 +16,7 @@ and the run takes about 50 times as long as without valgrind), so report both.
     python benchmarks/instructions_per_hop.py                     # d = 9, installed build
     python benchmarks/instructions_per_hop.py --build both        # compiled against pure Python
     python benchmarks/instructions_per_hop.py --dims 8 10 --slots 20
+    python benchmarks/instructions_per_hop.py --rng philox       # the compact node streams
 
 Needs valgrind (``apt-get install valgrind``).
 """
@@ -34,16 +35,16 @@ from slotnet._build import child_env
 _CHILD = """
 import sys, slotnet
 spec = slotnet.RunSpec("deflection", f"hypercube:{sys.argv[1]}", load={"offered": float(sys.argv[3])},
-                       slots=int(sys.argv[2]), warmup=0, seed=int(sys.argv[4]))
+                       slots=int(sys.argv[2]), warmup=0, seed=int(sys.argv[4]), rng=sys.argv[5])
 r = slotnet.run(spec)
 print(r.performance["messages"], r.performance["build"])
 """
 
 
-def count(d: int, slots: int, v: float, seed: int, pure: bool) -> tuple[int, int, str]:
-    """(instructions, packet-hops, build) of one run under callgrind."""
+def count(d: int, slots: int, v: float, seed: int, pure: bool, rng: str = "mt") -> tuple[int, int, str]:
+    """(instructions, packet-hops, build) of one run under callgrind (the nodes' generator ``rng``)."""
     cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-           sys.executable, "-c", _CHILD, str(d), str(slots), str(v), str(seed)]
+           sys.executable, "-c", _CHILD, str(d), str(slots), str(v), str(seed), rng]
     # numpy's OpenBLAS starts a worker thread per core at import; slotnet never calls BLAS,
     # but under callgrind (which runs one thread at a time) that idle thread's spin-wait is
     # counted too, a few hundred thousand instructions or none depending on the schedule.
@@ -65,6 +66,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--build", choices=("installed", "pure", "both"), default="installed",
                     help="installed: whatever `pip install` built; pure: SLOTNET_PURE_PYTHON=1; both: one then the other")
+    ap.add_argument("--rng", choices=("mt", "philox"), default="mt", help="the nodes' random generator (RunSpec.rng)")
     args = ap.parse_args()
     if shutil.which("valgrind") is None:
         print("instructions_per_hop: valgrind is not installed (apt-get install valgrind)", file=sys.stderr)
@@ -73,8 +75,8 @@ def main() -> None:
     print(f"{'d':>3} {'build':>9} {'extra hops':>11} {'instructions/hop':>17}")
     for d in args.dims:
         for pure in builds:
-            i1, h1, build = count(d, args.slots, args.v, args.seed, pure)
-            i2, h2, _ = count(d, 2 * args.slots, args.v, args.seed, pure)
+            i1, h1, build = count(d, args.slots, args.v, args.seed, pure, args.rng)
+            i2, h2, _ = count(d, 2 * args.slots, args.v, args.seed, pure, args.rng)
             print(f"{d:>3} {build:>9} {h2 - h1:>11} {(i2 - i1) / (h2 - h1):>17,.0f}", flush=True)
 
 

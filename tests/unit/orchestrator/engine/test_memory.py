@@ -91,3 +91,29 @@ def test_a_measured_scheme_never_needs_more_than_the_default(d, shards, slots, s
     assert mine <= _memory.estimate(topo, slots, shards=shards)
     assert mine < _memory.estimate(parse_topology(f"hypercube:{d + 1}") if d < 24 else topo, slots, shards=shards,
                                    scheme=scheme) or d == 24
+
+
+def test_the_compact_generator_is_allowed_its_own_figure(machine):
+    """With --rng philox deflection is allowed the figure measured with it: 2^21 nodes over 2
+    shards, refused with the Twister's streams, are admitted, and the Twister's refusal says so;
+    where philox would not fit either, the refusal does not suggest it."""
+    RunSpec("deflection", "hypercube:21", load={"offered": 1.0}, slots=20, shards=2, rng="philox").prepare()
+    kib = _memory.bytes_per_node("deflection", "philox") // 1024
+    with pytest.raises(SpecError, match=rf"~9 KiB per node\) but this machine has 23.0 GiB available; with --rng "
+                                        rf"philox \(a compact random stream per node, ~{kib} KiB per node\) it needs "
+                                        r"about [\d.]+ GiB and fits$"):
+        RunSpec("deflection", "hypercube:21", load={"offered": 1.0}, slots=20, shards=2).prepare()
+    with pytest.raises(SpecError) as refused:
+        RunSpec("deflection", "hypercube:23", load={"offered": 1.0}, slots=20).prepare()
+    assert "philox" not in str(refused.value)
+    with pytest.raises(SpecError, match=rf"~{kib} KiB per node\) but this machine has 23.0 GiB available$"):
+        RunSpec("deflection", "hypercube:23", load={"offered": 1.0}, slots=20, rng="philox").prepare()
+
+
+def test_a_scheme_not_measured_with_philox_keeps_its_twister_figure():
+    """The compact generator never takes more than the Twister: a scheme measured only with mt
+    (and an unmeasured one) is allowed the same with philox; deflection, measured, less."""
+    for scheme in ("star", "bcast-dtree", "m2o-rec", None):
+        assert _memory.bytes_per_node(scheme, "philox") == _memory.bytes_per_node(scheme)
+    assert _memory.bytes_per_node("deflection", "philox") < _memory.bytes_per_node("deflection")
+    assert set(_memory.PHILOX_BYTES_PER_NODE) <= set(_memory.SCHEME_BYTES_PER_NODE)
