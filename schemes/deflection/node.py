@@ -103,49 +103,59 @@ class DeflectionNode(Node):
         rand = ctx.rng.random  # one bound method, shared with the arrival process
         send = ctx.send
         prm: DeflectionInputs = ctx.params
-        queueing = prm.mode == "queue"
-        continuing_first = prm.order == "continuing-first"
+        queueing, continuing_first = prm.mode == "queue", prm.order == "continuing-first"
         queue = cast("deque[int]", self.queue)  # only used as one where there is one
         self.arrivals = arrivals = self._arrivals(rand)
         nxt = arrivals.next_after(ctx.slot - 1)  # a restarted node begins now
         inbox: Inbox = ()
+        # A slot's work is _step's: this coroutine lives as long as the node and keeps every
+        # local of its body (compiled, in one struct), so it holds only what crosses a park.
         while True:
-            slot = ctx.slot
-            pkts, absorbed_e, absorbed_a, ends = absorb(me, inbox, queueing)
-            offered = 0
-            if nxt is not None and nxt[0] < slot:  # woken late (a stall): those epochs are gone
-                nxt = arrivals.next_after(slot - 1)
-            if nxt is not None and nxt[0] == slot:
-                offered = nxt[1]
-                nxt = arrivals.next_after(slot)
-            n_cont = len(pkts)
-            live = ctx.live_ports
-            live_mask = None
-            if len(live) < d:
-                live_mask = sum(1 << p for p in live)
-            free = len(live) - n_cont  # the live ports left (none: more continuing packets than live ports)
-            if free < 0:
-                free = 0
-            if queueing:
-                queue.extend([slot] * offered)
-                accepted = len(queue) if len(queue) < free else free
-                admit(me, n, slot, accepted, rand, pkts, queue)
-            else:
-                accepted = offered if offered < free else free
-                admit(me, n, slot, accepted, rand, pkts, None)
-            for i in range(n_cont, len(pkts)):  # §II-B: each new packet's destination, uniform over the others
-                ctx.record_choice("destination", pkts[i][0] ^ me)
-            deflected = dist_after = n_after = 0
-            ddists: list[int] = []
-            if pkts:
-                deflected, dist_after, n_after, ddists = transmit(
-                    me, pkts, d, rand, send, n_cont if continuing_first else 0, live_mask)
-            ctx.record("step", offered, accepted, len(pkts), deflected, dist_after, n_after,
-                       ddists, absorbed_e, absorbed_a, len(queue), ends)
-            del inbox, pkts, ddists, absorbed_e, absorbed_a, ends  # not kept while the node sleeps
+            nxt = _step(ctx, inbox, me, d, n, rand, send, queueing, continuing_first, queue, arrivals, nxt)
+            inbox = ()  # not kept while the node sleeps
             if queue:
                 inbox = await ctx.next_slot()
             elif nxt is None:
                 inbox = await ctx.idle()
             else:
                 inbox = await ctx.idle(until=nxt[0])
+
+
+def _step(ctx: NodeContext, inbox: Inbox, me: int, d: int, n: int, rand: Any, send: Any, queueing: bool,
+          continuing_first: bool, queue: deque[int], arrivals: ArrivalProcess,
+          nxt: tuple[int, int] | None) -> tuple[int, int] | None:
+    """One slot of a deflection node awake in it: absorb, admit, transmit, record the
+    ``step`` event. Returns the next arrival epoch drawn (``nxt`` as it was, or the next)."""
+    slot = ctx.slot
+    pkts, absorbed_e, absorbed_a, ends = absorb(me, inbox, queueing)
+    offered = 0
+    if nxt is not None and nxt[0] < slot:  # woken late (a stall): those epochs are gone
+        nxt = arrivals.next_after(slot - 1)
+    if nxt is not None and nxt[0] == slot:
+        offered = nxt[1]
+        nxt = arrivals.next_after(slot)
+    n_cont = len(pkts)
+    live = ctx.live_ports
+    live_mask = None
+    if len(live) < d:
+        live_mask = sum(1 << p for p in live)
+    free = len(live) - n_cont  # the live ports left (none: more continuing packets than live ports)
+    if free < 0:
+        free = 0
+    if queueing:
+        queue.extend([slot] * offered)
+        accepted = len(queue) if len(queue) < free else free
+        admit(me, n, slot, accepted, rand, pkts, queue)
+    else:
+        accepted = offered if offered < free else free
+        admit(me, n, slot, accepted, rand, pkts, None)
+    for i in range(n_cont, len(pkts)):  # §II-B: each new packet's destination, uniform over the others
+        ctx.record_choice("destination", pkts[i][0] ^ me)
+    deflected = dist_after = n_after = 0
+    ddists: list[int] = []
+    if pkts:
+        deflected, dist_after, n_after, ddists = transmit(
+            me, pkts, d, rand, send, n_cont if continuing_first else 0, live_mask)
+    ctx.record("step", offered, accepted, len(pkts), deflected, dist_after, n_after,
+               ddists, absorbed_e, absorbed_a, len(queue), ends)
+    return nxt
