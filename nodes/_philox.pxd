@@ -5,6 +5,9 @@
 # No field is an object: a stream is about 80 bytes and the collector never tracks it.
 import cython
 
+# the algorithm's constants and masks, as C integers (a literal above 2**31 is a Python int)
+cdef unsigned long long MUL0, MUL1, WEYL0, WEYL1, M32, M64
+
 @cython.locals(r=int, p0=cython.ulonglong, p1=cython.ulonglong)
 cpdef tuple philox4x32_10(unsigned long long c0, unsigned long long c1, unsigned long long c2,
                           unsigned long long c3, unsigned long long k0, unsigned long long k1)

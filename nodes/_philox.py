@@ -39,10 +39,16 @@ from typing import Any
 
 __all__ = ["PhiloxStream", "philox4x32_10"]
 
-# The algorithm's constants, spelled out as literals where they are used (so that the
-# compiled module computes with C integers): the round multipliers 0xD2511F53 and
-# 0xCD9E8D57 and the key schedule's Weyl increments 0x9E3779B9 and 0xBB67AE85
-# (Random123's PHILOX_M4x32_0/1 and PHILOX_W32_0/1).
+#: The algorithm's constants: the round multipliers and the key schedule's Weyl increments
+#: (Random123's PHILOX_M4x32_0/1 and PHILOX_W32_0/1), and the masks of 32 and 64 bits. The
+#: compiled module holds them as C integers (``_philox.pxd``): a literal above 2**31 would
+#: be a Python int there, and every round Python arithmetic.
+MUL0 = 0xD2511F53
+MUL1 = 0xCD9E8D57
+WEYL0 = 0x9E3779B9
+WEYL1 = 0xBB67AE85
+M32 = 0xFFFFFFFF
+M64 = 0xFFFFFFFFFFFFFFFF
 
 
 def _check(k0: int, k1: int, node: int, incarnation: int) -> None:
@@ -61,11 +67,11 @@ def philox4x32_10(c0: int, c1: int, c2: int, c3: int, k0: int, k1: int) -> tuple
     """
     for r in range(10):
         if r:
-            k0 = (k0 + 0x9E3779B9) & 0xFFFFFFFF
-            k1 = (k1 + 0xBB67AE85) & 0xFFFFFFFF
-        p0 = 0xD2511F53 * c0
-        p1 = 0xCD9E8D57 * c2
-        c0, c1, c2, c3 = ((p1 >> 32) ^ c1 ^ k0, p1 & 0xFFFFFFFF, (p0 >> 32) ^ c3 ^ k1, p0 & 0xFFFFFFFF)
+            k0 = (k0 + WEYL0) & M32
+            k1 = (k1 + WEYL1) & M32
+        p0 = MUL0 * c0
+        p1 = MUL1 * c2
+        c0, c1, c2, c3 = ((p1 >> 32) ^ c1 ^ k0, p1 & M32, (p0 >> 32) ^ c3 ^ k1, p0 & M32)
     return c0, c1, c2, c3
 
 
@@ -110,19 +116,19 @@ class PhiloxStream:
     # -- the words ----------------------------------------------------------------------
     def _fill(self, block: int) -> None:
         """Compute block ``block`` of this node's words into ``_b0.._b3``."""
-        c0 = block & 0xFFFFFFFF
-        c1 = (block >> 32) & 0xFFFFFFFF
+        c0 = block & M32
+        c1 = (block >> 32) & M32
         c2 = self._node
         c3 = self._incarnation
         k0 = self._k0
         k1 = self._k1
         for r in range(10):
             if r:
-                k0 = (k0 + 0x9E3779B9) & 0xFFFFFFFF
-                k1 = (k1 + 0xBB67AE85) & 0xFFFFFFFF
-            p0 = 0xD2511F53 * c0
-            p1 = 0xCD9E8D57 * c2
-            c0, c1, c2, c3 = ((p1 >> 32) ^ c1 ^ k0, p1 & 0xFFFFFFFF, (p0 >> 32) ^ c3 ^ k1, p0 & 0xFFFFFFFF)
+                k0 = (k0 + WEYL0) & M32
+                k1 = (k1 + WEYL1) & M32
+            p0 = MUL0 * c0
+            p1 = MUL1 * c2
+            c0, c1, c2, c3 = ((p1 >> 32) ^ c1 ^ k0, p1 & M32, (p0 >> 32) ^ c3 ^ k1, p0 & M32)
         self._b0 = c0
         self._b1 = c1
         self._b2 = c2
@@ -133,7 +139,7 @@ class PhiloxStream:
         j = self._pos
         if j == 4:
             self._fill(self._block)
-            self._block = (self._block + 1) & 0xFFFFFFFFFFFFFFFF
+            self._block = (self._block + 1) & M64
             j = 0
         self._pos = j + 1
         if j == 0:
@@ -236,7 +242,7 @@ class PhiloxStream:
         block = index >> 2
         if index & 3:
             self._fill(block)
-            self._block = (block + 1) & 0xFFFFFFFFFFFFFFFF
+            self._block = (block + 1) & M64
             self._pos = index & 3
         else:
             self._block = block

@@ -52,6 +52,16 @@ of about a quarter on top, rounded up to a whole KiB. A node's messages in fligh
 with the cube's dimension (about half a packet per node and dimension at v = 1, some 60
 bytes each): deflection's 7.0 KiB at d = 13 is about 7.5 at d = 21, so it is allowed
 9 KiB, and 2^21 nodes (about 18 GiB) are admitted in one process on a machine with 24 GiB.
+With the compact random generator (``--rng philox``: about 80 bytes of stream a node
+instead of the Mersenne Twister's 2.5 KiB) deflection takes 4.02, 4.46, 4.13, 4.53, @16@
+and @17@ KiB per node at d = 12 to 17 (measured 2026-11-29, compiled, after the node's
+coroutine was slimmed: ``--rng philox --dims 12 13 14 15 16 17``; with the Twister the same
+tree takes 6.55 / 6.87 KiB at d = 12 / 13). :data:`PHILOX_BYTES_PER_NODE` allows it the
+largest with the same margin, @ALLOW@ KiB: 2^21 nodes take about @GIB21@ GiB in one process, and
+2^21 over 2 shards (refused with the Twister's streams on a 24 GiB machine) fit. A
+scheme not measured with philox keeps its Twister figure (the compact stream never
+takes more). Where the Twister's streams would be refused but philox's fit, the refusal
+says so.
 A scheme not measured (the one-shot schemes of the PMNB and many-to-one families other
 than m2o-greedy, and dynamic-broadcast: what they hold depends on the task given, not
 only on the network) is allowed :data:`BYTES_PER_NODE`, 64 KiB, the largest figure ever

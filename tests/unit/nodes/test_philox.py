@@ -197,14 +197,18 @@ def test_both_generators_have_every_method_of_the_contract():
 
 @pytest.mark.skipif(not COMPILED, reason="the hot path is not compiled here (no C compiler at install)")
 def test_the_compiled_stream_is_the_source_and_small():
-    """The compiled module draws the source's bits, and a node's stream is under 100 bytes and holds
-    no object (the collector does not track it)."""
+    """The compiled module draws the source's bits, with its constants C integers (not module
+    attributes: the rounds are C arithmetic, not Python ints'); a node's stream is under 100
+    bytes and holds no object (the collector does not track it)."""
     source = Path(sys.modules[PhiloxStream.__module__].__file__).with_name("_philox.py")
     spec = importlib.util.spec_from_file_location("slotnet.nodes._pure_philox", source)
     assert spec is not None and spec.loader is not None
     pure = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(pure)
-    assert isinstance(sys.modules[PhiloxStream.__module__].__loader__, importlib.machinery.ExtensionFileLoader)
+    compiled = sys.modules[PhiloxStream.__module__]
+    assert isinstance(compiled.__loader__, importlib.machinery.ExtensionFileLoader)
+    names = ("MUL0", "MUL1", "WEYL0", "WEYL1", "M32", "M64")
+    assert not any(hasattr(compiled, n) for n in names) and all(type(getattr(pure, n)) is int for n in names)
     rnd = random.Random(7)
     for _ in range(30):
         args = (rnd.getrandbits(32), rnd.getrandbits(32)), rnd.getrandbits(32), rnd.getrandbits(32)

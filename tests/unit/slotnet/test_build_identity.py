@@ -158,6 +158,7 @@ _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: set for classes a class statement mad
 #: Classes a ``.pxd`` beside their module declares C types (cdef classes) when compiled.
 _DECLARED = [("slotnet.fabric._transport", "Outlet"), ("slotnet.fabric._transport", "TimedOutlet"),
              ("slotnet.nodes._context", "NodeContext"), ("slotnet.nodes._context", "TracedContext"),
+             ("slotnet.nodes._philox", "PhiloxStream"),
              ("slotnet.schemes.deflection.reporter", "StepSums")]
 
 
