@@ -53,11 +53,11 @@ with the cube's dimension (about half a packet per node and dimension at v = 1, 
 bytes each): deflection's 7.0 KiB at d = 13 is about 7.5 at d = 21, so it is allowed
 9 KiB, and 2^21 nodes (about 18 GiB) are admitted in one process on a machine with 24 GiB.
 With the compact random generator (``--rng philox``: about 80 bytes of stream a node
-instead of the Mersenne Twister's 2.5 KiB) deflection takes 4.02, 4.46, 4.13, 4.53, @16@
-and @17@ KiB per node at d = 12 to 17 (measured 2026-11-29, compiled, after the node's
+instead of the Mersenne Twister's 2.5 KiB) deflection takes 4.02, 4.46, 4.13, 4.53, 4.26
+and 4.38 KiB per node at d = 12 to 17 (measured 2026-11-29, compiled, after the node's
 coroutine was slimmed: ``--rng philox --dims 12 13 14 15 16 17``; with the Twister the same
 tree takes 6.55 / 6.87 KiB at d = 12 / 13). :data:`PHILOX_BYTES_PER_NODE` allows it the
-largest with the same margin, @ALLOW@ KiB: 2^21 nodes take about @GIB21@ GiB in one process, and
+largest with the same margin, 6 KiB: 2^21 nodes take about 12.1 GiB in one process, and
 2^21 over 2 shards (refused with the Twister's streams on a 24 GiB machine) fit. A
 scheme not measured with philox keeps its Twister figure (the compact stream never
 takes more). Where the Twister's streams would be refused but philox's fit, the refusal
@@ -109,7 +109,7 @@ SCHEME_BYTES_PER_NODE: dict[str, int] = {
 #: (``--rng philox``), with the same margin; a scheme not measured so is allowed its
 #: SCHEME_BYTES_PER_NODE figure (the compact generator never takes more than the Twister).
 PHILOX_BYTES_PER_NODE: dict[str, int] = {
-    "deflection": 5 * 1024,
+    "deflection": 6 * 1024,
 }
 #: Bytes per slot the run keeps whatever it is asked (the stability monitor's sample).
 BYTES_PER_SLOT = 64

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from slotnet import RunSpec, run
+from slotnet import RunSpec, TraceSpec, run
 from slotnet.orchestrator import WALL_CLOCK_FIELDS
 from tests.support.cli import call_main
 
@@ -48,12 +48,14 @@ def test_schemes_run_unchanged_under_philox(scheme, topology, load, params):
 def test_the_trace_header_names_philox_and_the_default_run_stays_as_it_was(tmp_path):
     """A philox run's trace header names its generator (and the command that reruns it); an mt
     run's header and JSON name none, as before the option existed."""
-    from slotnet.orchestrator.engine._provenance import trace_header
-
-    header = trace_header(RunSpec("deflection", "hypercube:3", load={"offered": 1.0}, slots=5, seed=2, rng="philox"))
-    assert header["rng"] == "philox" and header["command"].endswith("--seed 2 --rng philox")
-    plain = trace_header(RunSpec("deflection", "hypercube:3", load={"offered": 1.0}, slots=5, seed=2))
-    assert "rng" not in plain and "--rng" not in plain["command"]
+    headers = {}
+    for rng in ("mt", "philox"):
+        path = tmp_path / f"{rng}.jsonl"
+        run(RunSpec("deflection", "hypercube:3", load={"offered": 1.0}, slots=5, seed=2, rng=rng,
+                    trace=TraceSpec(str(path))))
+        headers[rng] = json.loads(path.read_text().splitlines()[0])
+    assert headers["philox"]["rng"] == "philox" and headers["philox"]["command"].endswith("--seed 2 --rng philox")
+    assert "rng" not in headers["mt"] and "--rng" not in headers["mt"]["command"]
 
 
 def test_the_cli_option(capsys):
