@@ -106,7 +106,7 @@ async def _serve(link: ShardLink) -> None:
                     await net.start(nursery)
                 if timing is not None:
                     timing.restart()  # building the nodes is start-up, not a slot's node work
-                with quiet_gc():  # as in one process: the cyclic GC stays off the long-lived network
+                with quiet_gc(len(net.local)):  # as in one process: the cyclic GC stays off the long-lived network
                     slot = 0
                     while True:
                         frames = transport.frames()
