@@ -96,7 +96,14 @@ class FaultWitness:
         """The ``step`` handler, noting births and receivers until a broadcast is complete here:
         every node here but its origin received it (here: the shard's nodes, or all of them in
         one process). Its books then go in one process (nothing is left to judge); a shard
-        keeps it as ``None`` (all of its nodes), for :meth:`shard_state` to hand over."""
+        keeps it as ``None`` (all of its nodes), for :meth:`shard_state` to hand over.
+
+        A reception of a complete broadcast (a dup fault's late copy, which a scheme may take
+        as a first reception again) is not noted: on a shard it finds ``None``; in one process
+        it finds no birth, which every reception follows (a packet sent in slot ``t`` arrives in
+        ``t + 1``, and its origin reports the birth in the slot it sends it), so nothing kept
+        grows with the run.
+        """
         born, got = self.born, self.got
         nodes = range(self.n) if self.shard is None else self.shard
         size, lo, hi = len(nodes), nodes.start, nodes.stop
@@ -110,14 +117,14 @@ class FaultWitness:
                     k = (key[0], key[1])
                     seen = got.get(k)
                     if seen is None:
-                        if k in got:  # complete on this shard
+                        if k in got if keep else k not in born:  # complete: a late copy
                             continue
                         seen = got[k] = set()
                     seen.add(node)
                     if len(seen) >= size - (lo <= k[0] < hi):
                         if keep:
                             got[k] = None  # type: ignore[assignment]
-                        elif k in born:
+                        else:
                             del born[k], got[k]
             step(node, slot, births, received, *rest)
         return watched
