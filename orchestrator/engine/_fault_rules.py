@@ -101,8 +101,9 @@ class FaultWitness:
         A reception of a complete broadcast (a dup fault's late copy, which a scheme may take
         as a first reception again) is not noted: on a shard it finds ``None``; in one process
         it finds no birth, which every reception follows (a packet sent in slot ``t`` arrives in
-        ``t + 1``, and its origin reports the birth in the slot it sends it), so nothing kept
-        grows with the run.
+        ``t + 1``, and its origin reports the birth in the slot it sends it). In one process
+        the books then hold incomplete broadcasts only (a shard keeps every broadcast's until
+        the end, to hand over).
         """
         born, got = self.born, self.got
         nodes = range(self.n) if self.shard is None else self.shard
@@ -117,7 +118,7 @@ class FaultWitness:
                     k = (key[0], key[1])
                     seen = got.get(k)
                     if seen is None:
-                        if k in got if keep else k not in born:  # complete: a late copy
+                        if (k in got) if keep else (k not in born):  # complete: a late copy
                             continue
                         seen = got[k] = set()
                     seen.add(node)
