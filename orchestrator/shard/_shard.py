@@ -95,7 +95,7 @@ async def _serve(link: ShardLink) -> None:
     assert isinstance(transport, ShardTransport)
     runtime = net.runtime
     phases = [0]  # slot phases done: the work between node steps (frames out, frames in) counts too
-    link.report_progress(lambda: runtime.steps + net.built + net.spawned + phases[0])
+    link.report_progress(lambda: runtime.steps + net.built + net.spawned + net.ended + phases[0])
     timing = split()  # None unless SLOTNET_SHARD_TIMING asks (``_timing``)
     await link.ready()
     try:
