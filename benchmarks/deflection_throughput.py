@@ -17,11 +17,16 @@ The ``build`` column says which build of the hot path ran (``slotnet/_build.py``
 ``compiled`` (the Cython extensions setup.py builds from the same sources) or ``pure``
 (``SLOTNET_PURE_PYTHON=1``). ``--build both`` runs each d in both, alternately, and
 checks that they gave the same run.
+
+``gc s`` is the time the cyclic garbage collector took during the slot loop (slots 1 to
+the last, from ``gc.callbacks``), ``cpu s`` the loop's CPU seconds (its thread's): on a
+shared host, steadier than the wall time.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import random
 import resource
@@ -54,14 +59,28 @@ def one(d: int, v: float, slots: int, seed: int) -> dict:
     import slotnet
 
     marks: dict[int, float] = {}
+    cpu: dict[int, float] = {}
+    collecting = [0.0, 0.0, False]  # seconds in the collector during the loop, the current start, in the loop
 
     def on_slot(slot: int) -> None:
         if slot == 0 or slot == slots - 1:
             marks[slot] = time.perf_counter()
+            cpu[slot] = time.thread_time()
+            collecting[2] = slot == 0
+
+    def on_gc(phase: str, info: dict) -> None:
+        if phase == "start":
+            collecting[1] = time.perf_counter()
+        elif collecting[2]:
+            collecting[0] += time.perf_counter() - collecting[1]
 
     spec = slotnet.RunSpec("deflection", f"hypercube:{d}", load={"offered": v}, slots=slots, warmup=0, seed=seed)
     t0 = time.perf_counter()
-    result = trio.run(lambda: slotnet.run_async(spec, on_slot=on_slot))
+    gc.callbacks.append(on_gc)
+    try:
+        result = trio.run(lambda: slotnet.run_async(spec, on_slot=on_slot))
+    finally:
+        gc.callbacks.remove(on_gc)
     t1 = time.perf_counter()
     hops = result.performance["messages"]
     loop = marks[slots - 1] - marks[0]  # slots 1 .. slots-1: no set-up, no tear-down
@@ -70,6 +89,7 @@ def one(d: int, v: float, slots: int, seed: int) -> dict:
     return {
         "d": d, "v": v, "nodes": 1 << d, "slots": slots, "hops": hops,
         "setup_s": marks[0] - t0, "loop_s": loop, "teardown_s": t1 - marks[slots - 1],
+        "loop_cpu_s": cpu[slots - 1] - cpu[0], "gc_s": collecting[0],
         "hops_per_s": hops / loop, "node_slots_per_s": (1 << d) * (slots - 1) / loop,
         "wall_per_slot_ms": loop / (slots - 1) * 1e3,
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
@@ -110,7 +130,7 @@ def main() -> None:
         return
     print(f"deflection, v = {a.v}, {a.slots} slots, seed {a.seed} (python {sys.version.split()[0]})")
     print(f"{'d':>3} {'nodes':>6} {'build':>8} {'hops/s':>9} {'node-slots/s':>12} {'ms/slot':>8} {'peak MiB':>9} "
-          f"{'us/hop':>7} {'floor us':>8} {'x floor':>7} {'setup s':>7} {'loop s':>7} ok")
+          f"{'us/hop':>7} {'floor us':>8} {'x floor':>7} {'setup s':>7} {'loop s':>7} {'cpu s':>7} {'gc s':>6} ok")
     builds = {"installed": (False,), "pure": (True,), "both": (False, True)}[a.build]
     for d in a.dims:
         rows = [_child([str(d), str(a.v), str(a.slots), str(a.seed)], pure) for pure in builds]
@@ -118,7 +138,7 @@ def main() -> None:
             print(f"{r['d']:>3} {r['nodes']:>6} {r['build']:>8} {r['hops_per_s']:>9.0f} {r['node_slots_per_s']:>12.0f} "
                   f"{r['wall_per_slot_ms']:>8.2f} {r['peak_rss_mib']:>9.0f} {r['us_per_hop']:>7.2f} "
                   f"{r['floor_us']:>8.3f} {r['ratio_to_floor']:>7.1f} {r['setup_s']:>7.2f} {r['loop_s']:>7.1f} "
-                  f"{r['invariants_ok']}", flush=True)
+                  f"{r['loop_cpu_s']:>7.1f} {r['gc_s']:>6.2f} {r['invariants_ok']}", flush=True)
         if len(rows) == 2:
             same = all(rows[0][k] == rows[1][k] for k in ("hops", "link_utilization", "mean_delay", "invariants_ok"))
             print(f"    compiled/pure time per hop {rows[0]['us_per_hop'] / rows[1]['us_per_hop']:.2f}; "

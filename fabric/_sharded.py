@@ -19,11 +19,11 @@ import math
 from typing import Any
 
 from ._clock import SlotClock
-from ._codec import decode, encode
+from ._codec import encode, unpackb
 from ._errors import FabricError
 from ._faults import FaultSchedule
 from ._topology import Topology
-from ._transport import Frames, InProcessTransport, LostCallback
+from ._transport import Frames, InProcessTransport, LostCallback, add_pairs, take_remote
 
 __all__ = ["ShardMap", "ShardTransport"]
 
@@ -139,25 +139,12 @@ class ShardTransport(InProcessTransport):
         """This slot's messages for each shard, as one frame each (``b""``: none, and always
         for itself): the outbox's entries and the pending pairs of that shard's receivers.
         Both are emptied; the pairs of this shard's receivers stay pending."""
-        pending, touched = self._pending, self._touched
-        lo, hi = self.local.start, self.local.stop
-        remote: list[list[Any]] = [[] for _ in self._outbox]
-        local: list[int] = []
-        block = self.map.block
-        sent = 0
-        for r in touched:
-            if lo <= r < hi:
-                local.append(r)
-                sent += len(pending[r])  # type: ignore[arg-type]
-            else:
-                pend = pending[r]
-                pending[r] = None
-                remote[r // block] += (r, pend)
-                self.sent_cross += len(pend)  # type: ignore[arg-type]
+        remote, sent, taken = take_remote(self._pending, self._touched, self.local.start, self.local.stop,
+                                          self.map.block, self.map.shards)
+        self.sent_cross += taken
         if self.direct:  # else park counted them
             self.sent_local += sent - self._counted
             self._counted = sent
-        touched[:] = local
         out = [encode((box, pairs)) if box or pairs else b"" for box, pairs in zip(self._outbox, remote)]
         for box in self._outbox:
             box.clear()
@@ -171,19 +158,11 @@ class ShardTransport(InProcessTransport):
         """Take another shard's messages for this shard's nodes (a frame of :meth:`frames`)."""
         if not frame:
             return
-        box, pairs = decode(frame)
-        pending, touched = self._pending, self._touched
-        for i in range(0, len(pairs), 2):
-            receiver, pend = pairs[i], pairs[i + 1]
-            if receiver not in self.local:
-                raise FabricError(f"shard {self.shard} got a message for node {receiver}, hosted elsewhere")
-            self._counted += len(pend)
-            mine = pending[receiver]
-            if mine is None:
-                pending[receiver] = list(pend)
-                touched.append(receiver)
-            else:
-                mine.extend(pend)
+        box, pairs = unpackb(frame, use_list=True, strict_map_key=False)  # lists: they join the pending as they are
+        try:
+            self._counted += add_pairs(self._pending, self._touched, pairs, self.local.start, self.local.stop)
+        except FabricError as exc:
+            raise FabricError(f"shard {self.shard} got {exc}") from None
         for due, receiver, in_port, data in box:
             if due == UNFORCED:  # (UNFORCED, sender, slot, b""): see mark_unforced
                 self.unforced.add((receiver, in_port))

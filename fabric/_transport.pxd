@@ -27,3 +27,9 @@ cdef class TimedOutlet(Outlet):
 cdef class Frames:
     cdef readonly object receiver, slot
     cdef list _pend
+
+@cython.locals(i=Py_ssize_t, r=Py_ssize_t, kept=Py_ssize_t, local=Py_ssize_t, taken=Py_ssize_t, pend=list, box=list)
+cpdef tuple take_remote(list pending, list touched, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t block, Py_ssize_t shards)
+
+@cython.locals(i=Py_ssize_t, r=Py_ssize_t, added=Py_ssize_t, pend=list, mine=list)
+cpdef Py_ssize_t add_pairs(list pending, list touched, list pairs, Py_ssize_t lo, Py_ssize_t hi) except -1

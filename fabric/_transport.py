@@ -40,7 +40,7 @@ from ._ledger import AVOIDABLE, FaultLedger
 from ._pipeline import MessagePipeline
 from ._topology import Topology
 
-__all__ = ["Frames", "InProcessTransport", "LostCallback", "Outlet", "TimedOutlet"]
+__all__ = ["Frames", "InProcessTransport", "LostCallback", "Outlet", "TimedOutlet", "add_pairs", "take_remote"]
 
 from collections.abc import Callable, Iterator
 
@@ -112,6 +112,59 @@ def _decode_inbox(r: int, pend: list[bytes], slot: int) -> list[tuple[int, Any]]
         return [(p, decode(b)) for p, b in map(_split, pend)]
     except DECODE_ERRORS as exc:
         raise FabricError(f"node {r}: undecodable frame in slot {slot} ({type(exc).__name__}: {exc})") from None
+
+
+def take_remote(pending: list[Any], touched: list[int], lo: int, hi: int, block: int,
+                shards: int) -> tuple[list[list[Any]], int, int]:
+    """Take the pending pairs of receivers outside ``[lo, hi)`` (a shard's own block) out.
+
+    Returns ``(remote, local, taken)``: for each shard ``j`` (blocks of ``block`` ids) the
+    flat list ``[r, pairs, r, pairs, ...]`` of its receivers' pending pairs, in the order
+    they were touched; the number of pairs left pending for ``[lo, hi)``; the number taken.
+    ``touched`` keeps only ``[lo, hi)``'s receivers (in place: outlets hold the list). Compiled,
+    this is a shard's per-slot scan of its touched receivers (a Python loop took about
+    10 ms a slot of the 2**13-cube on 2 shards).
+    """
+    remote: list[list[Any]] = [[] for _ in range(shards)]
+    kept = local = taken = 0
+    for i in range(len(touched)):
+        r = touched[i]
+        pend = pending[r]
+        if lo <= r < hi:
+            touched[kept] = r
+            kept += 1
+            local += len(pend)
+        else:
+            pending[r] = None
+            box = remote[r // block]
+            box.append(r)
+            box.append(pend)
+            taken += len(pend)
+    del touched[kept:]
+    return remote, local, taken
+
+
+def add_pairs(pending: list[Any], touched: list[int], pairs: list[Any], lo: int, hi: int) -> int:
+    """Add another shard's ``[r, pairs, r, pairs, ...]`` (decoded as lists) to the pending
+    pairs of receivers in ``[lo, hi)``; the number of pairs added.
+
+    Raises:
+        FabricError: a receiver outside ``[lo, hi)``.
+    """
+    added = 0
+    for i in range(0, len(pairs), 2):
+        r = pairs[i]
+        if not lo <= r < hi:
+            raise FabricError(f"a message for node {r}, hosted elsewhere")
+        pend = pairs[i + 1]
+        added += len(pend)
+        mine = pending[r]
+        if mine is None:
+            pending[r] = pend
+            touched.append(r)
+        else:
+            mine.extend(pend)
+    return added
 
 
 class Frames:

@@ -67,8 +67,9 @@ class Uniform(Categorical):
 
     def describe(self) -> str:
         vals = list(self.probs)
-        shown = f"{vals[0]}..{vals[-1]}" if len(vals) > 3 else ", ".join(map(str, vals))
-        return f"uniform over {len(vals)} values ({shown})"
+        if len(vals) > 3:
+            return f"uniform over {len(vals)} values ({vals[0]}..{vals[-1]})"
+        return f"uniform over {len(vals)} values {{{', '.join(map(str, vals))}}}"  # a set, not a tuple's repr
 
 
 class Binomial(Categorical):

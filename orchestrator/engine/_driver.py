@@ -78,7 +78,7 @@ async def run_local(prep: Prepared, *, progress: Progress | None = None,
                 nursery.start_soon(guard, net)  # a node awaiting anything but its context is refused
                 with building():
                     await net.start(nursery)
-                with quiet_gc():
+                with quiet_gc(len(net.local)):
                     for slot in range(prep.slots):
                         if slot:
                             await net.step(slot, nursery)

@@ -89,11 +89,26 @@ class FaultWitness:
         out = dict(handlers)
         if not self.broadcasts or "step" not in out:
             return out
-        step = out["step"]
-        if self.shard is not None:
-            out["step"] = self._shard_watch(step, self.shard)
-            return out
-        born, got, full = self.born, self.got, self.n - 1
+        out["step"] = self._watch(out["step"])
+        return out
+
+    def _watch(self, step: Callable[..., None]) -> Callable[..., None]:
+        """The ``step`` handler, noting births and receivers until a broadcast is complete here:
+        every node here but its origin received it (here: the shard's nodes, or all of them in
+        one process). Its books then go in one process (nothing is left to judge); a shard
+        keeps it as ``None`` (all of its nodes), for :meth:`shard_state` to hand over.
+
+        A reception of a complete broadcast (a dup fault's late copy, which a scheme may take
+        as a first reception again) is not noted: on a shard it finds ``None``; in one process
+        it finds no birth, which every reception follows (a packet sent in slot ``t`` arrives in
+        ``t + 1``, and its origin reports the birth in the slot it sends it). In one process
+        the books then hold incomplete broadcasts only (a shard keeps every broadcast's until
+        the end, to hand over).
+        """
+        born, got = self.born, self.got
+        nodes = range(self.n) if self.shard is None else self.shard
+        size, lo, hi = len(nodes), nodes.start, nodes.stop
+        keep = self.shard is not None
 
         def watched(node: int, slot: int, births: Any, received: Any, *rest: Any) -> None:
             for seq, tau in births:
@@ -103,35 +118,15 @@ class FaultWitness:
                     k = (key[0], key[1])
                     seen = got.get(k)
                     if seen is None:
-                        seen = got[k] = set()
-                    seen.add(node)
-                    if len(seen) >= full and k in born:  # complete: nothing left to judge
-                        del born[k], got[k]
-            step(node, slot, births, received, *rest)
-
-        out["step"] = watched
-        return out
-
-    def _shard_watch(self, step: Callable[..., None], nodes: range) -> Callable[..., None]:
-        """The ``step`` handler on a shard hosting ``nodes``: births and receivers noted, a
-        broadcast whose every receiver here got it kept as ``None`` (all of them)."""
-        born, got = self.born, self.got
-        size, lo, hi = len(nodes), nodes.start, nodes.stop
-
-        def watched(node: int, slot: int, births: Any, received: Any, *rest: Any) -> None:
-            for seq, tau in births:
-                born[(node, seq)] = tau
-            for key in received:
-                if key[0] != node:
-                    k = (key[0], key[1])
-                    seen = got.get(k, ())
-                    if seen is None:
-                        continue
-                    if not seen:
+                        if (k in got) if keep else (k not in born):  # complete: a late copy
+                            continue
                         seen = got[k] = set()
                     seen.add(node)
                     if len(seen) >= size - (lo <= k[0] < hi):
-                        got[k] = None  # type: ignore[assignment]
+                        if keep:
+                            got[k] = None  # type: ignore[assignment]
+                        else:
+                            del born[k], got[k]
             step(node, slot, births, received, *rest)
         return watched
 

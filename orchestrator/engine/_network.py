@@ -203,10 +203,12 @@ class Network:
         self.last_active = -1
         #: the local nodes whose current incarnation returned from ``run()``
         self.finished: set[int] = set()
-        #: node objects built and node tasks spawned so far (with the runtime's steps: a shard's
-        #: progress in its heartbeat)
+        #: node objects built, node tasks spawned and node tasks ended so far (with the runtime's
+        #: steps: a shard's progress in its heartbeat -- ``ended`` moves while a failed shard
+        #: cancels its other nodes' tasks, which takes minutes for half a million of them)
         self.built = 0
         self.spawned = 0
+        self.ended = 0
 
     # -- contexts and events ------------------------------------------------------------
     def _record(self, node: int, slot: int, kind: str, values: tuple[Any, ...]) -> None:
@@ -309,6 +311,8 @@ class Network:
                 raise
             except Exception as exc:
                 raise NodeFailure(v, self.clock.slot, exc) from exc
+            finally:
+                self.ended += 1
             self.runtime.step_done()  # returned: its last step is over
 
     async def start(self, nursery: trio.Nursery) -> None:

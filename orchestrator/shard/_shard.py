@@ -95,7 +95,7 @@ async def _serve(link: ShardLink) -> None:
     assert isinstance(transport, ShardTransport)
     runtime = net.runtime
     phases = [0]  # slot phases done: the work between node steps (frames out, frames in) counts too
-    link.report_progress(lambda: runtime.steps + net.built + net.spawned + phases[0])
+    link.report_progress(lambda: runtime.steps + net.built + net.spawned + net.ended + phases[0])
     timing = split()  # None unless SLOTNET_SHARD_TIMING asks (``_timing``)
     await link.ready()
     try:
@@ -106,7 +106,7 @@ async def _serve(link: ShardLink) -> None:
                     await net.start(nursery)
                 if timing is not None:
                     timing.restart()  # building the nodes is start-up, not a slot's node work
-                with quiet_gc():  # as in one process: the cyclic GC stays off the long-lived network
+                with quiet_gc(len(net.local)):  # as in one process: the cyclic GC stays off the long-lived network
                     slot = 0
                     while True:
                         frames = transport.frames()

@@ -184,7 +184,9 @@ class IndirectNode(CubeNode):
         if root is not None:
             l1, l2 = self.lq
             if l1 or l2:
-                s1, s2 = rule_f_start_slots(slot, bool(l1), bool(l2), self._getrandbits(1))
+                coin = self._getrandbits(1)
+                self.ctx.record_choice("rule_f", coin)  # Rule F: a fair coin (§5.2)
+                s1, s2 = rule_f_start_slots(slot, bool(l1), bool(l2), coin)
                 if l1:
                     self.buf[0] = (s1, l1.pop(0))  # type: ignore[assignment]
                 if l2:
@@ -397,10 +399,23 @@ def indirect_claims(setup: Setup, th: Mapping[str, Any]) -> list[Claim]:
     return out
 
 
-def tree_choice(setup: Setup) -> dict[str, Distribution]:
-    """Rule A (§5.2): each packet selects its tree, each of the d with probability 1/d,
-    independently of the others (both the idling rules and the non-idling version, §5.6)."""
-    return {"tree": Uniform(range(setup.topology.d))}
+def indirect_choices(setup: Setup) -> dict[str, Distribution]:
+    """The random choices of the indirect scheme, judged by the observer.
+
+    * ``tree``: Rule A (§5.2): each packet selects its tree, each of the d with probability
+      1/d, independently of the others (both the idling rules and the non-idling version, §5.6).
+    * ``rule_f``: Rule F (§5.2): in a ``C0`` slot ``t`` after which a root holds a packet in
+      ``B1`` or ``B2``, "which of the two packets will be broadcast first is determined by
+      tossing a fair coin" (one packet: the coin sets its start slot): 0 or 1, each with
+      probability 1/2 -- 0 starts ``B1``'s packet (or the lone one) in ``t + 1``, 1 in
+      ``t + 2`` (:func:`~.trees.rule_f_start_slots`). The idling rules only: the non-idling
+      version (§5.6) tosses no coin.
+    """
+    p: BroadcastInputs = setup.params
+    out: dict[str, Distribution] = {"tree": Uniform(range(setup.topology.d))}
+    if p.idling:
+        out["rule_f"] = Uniform((0, 1))
+    return out
 
 
 SCHEME = make_scheme(
@@ -417,6 +432,6 @@ SCHEME = make_scheme(
     theory=indirect_theory,
     reporter=IndirectReporter,
     claims=indirect_claims,
-    choices=tree_choice,
+    choices=indirect_choices,
     stability="stable for ρ < (2/3)(1 − 2^−d), (28) of Proposition 4 (§5.4)",
 )

@@ -20,5 +20,5 @@ cpdef admit(long node, long n, object slot, Py_ssize_t count, object rand, list 
 cpdef tuple absorb(long node, object inbox, bint queueing)
 
 @cython.locals(dests=list, codes=list, deflected=long, dist_after=long, n_after=long, ddists=list, port=long,
-               code=long, after=long, i=Py_ssize_t)
+               code=long, after=long, i=Py_ssize_t, lead=Py_ssize_t)
 cpdef tuple transmit(long node, object pkts, long d, object rand, object send, Py_ssize_t first=*, object live=*)

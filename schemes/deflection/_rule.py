@@ -84,13 +84,16 @@ def one_pass(
     Raises:
         ValueError: if there are more packets than ports or a packet is already home.
     """
-    return [(code >> 1, bool(code & 1)) for code in _assign(node, dests, d, rand, first, live)]
+    codes = _assign(node, dests, d, rand, first, live)
+    codes.pop()  # the packet considered first
+    return [(code >> 1, bool(code & 1)) for code in codes]
 
 
 def _assign(node: int, dests: Sequence[int], d: int, rand: Callable[[], float], first: int, live: int | None
             ) -> list[int]:
     """:func:`one_pass`, each packet's assignment as one int: ``port << 1 | deflected``
-    (the per-packet hot path: no tuple per packet)."""
+    (the per-packet hot path: no tuple per packet), then one more: the index of the packet
+    considered first (0 for no packet)."""
     n = len(dests)
     if n > d:
         raise ValueError(f"node {node}: {n} packets for {d} ports")
@@ -108,7 +111,9 @@ def _assign(node: int, dests: Sequence[int], d: int, rand: Callable[[], float], 
     spare = 0
     if live is not None:
         free, spare = live & free, free & ~live
-    out = [0] * n
+    out = [0] * (n + 1)
+    if n:
+        out[n] = order[0]
     for k in order:
         diff = node ^ dests[k]
         if not diff:
@@ -177,7 +182,7 @@ def admit(node: int, n: int, slot: int, count: int, rand: Callable[[], float], p
 
 def transmit(node: int, pkts: Sequence[Sequence[int]], d: int, rand: Callable[[], float],
              send: Callable[[int, Sequence[int]], None], first: int = 0, live: int | None = None
-             ) -> tuple[int, int, int, list[int]]:
+             ) -> tuple[int, int, int, list[int], int]:
     """Step 4 of §II-A: assign ports by :func:`one_pass` and send every packet.
 
     Args:
@@ -186,12 +191,15 @@ def transmit(node: int, pkts: Sequence[Sequence[int]], d: int, rand: Callable[[]
         node, d, rand, first, live: as for :func:`one_pass`.
 
     Returns:
-        ``(deflected, dist_after, n_after, deflect_dists)``: how many packets were
+        ``(deflected, dist_after, n_after, deflect_dists, lead)``: how many packets were
         deflected; the sum of the distances still to go after this hop and how many
-        packets still have some; and each deflected packet's distance at deflection.
+        packets still have some; each deflected packet's distance at deflection; and the
+        index in ``pkts`` of the packet the rule considered first (what the node records
+        as its ``first_of_N`` choice).
     """
     dests = [pkt[0] for pkt in pkts]
     codes = _assign(node, dests, d, rand, first, live)
+    lead = codes.pop()
     deflected = dist_after = n_after = 0
     ddists: list[int] = []
     for i in range(len(codes)):
@@ -205,4 +213,4 @@ def transmit(node: int, pkts: Sequence[Sequence[int]], d: int, rand: Callable[[]
         if code & 1:
             deflected += 1
             ddists.append(after - 1)
-    return deflected, dist_after, n_after, ddists
+    return deflected, dist_after, n_after, ddists, lead

@@ -36,7 +36,7 @@ from ._arrivals import ArrivalProcess, binomial_pmf, poisson_pmf
 from ._inputs import DeflectionInputs
 from ._rule import absorb, admit, transmit
 
-__all__ = ["STEP_FIELDS", "DeflectionNode", "StepEvent"]
+__all__ = ["FIRST_OF", "STEP_FIELDS", "DeflectionNode", "StepEvent"]
 
 class StepEvent(NamedTuple):
     """The ``step`` event a deflection node records once per slot it is awake."""
@@ -56,6 +56,10 @@ class StepEvent(NamedTuple):
 
 #: The ``step`` event's field names, in order (the trace schema).
 STEP_FIELDS = StepEvent._fields
+
+#: ``FIRST_OF[n]``: the name of the choice of the packet considered first among ``n`` (the
+#: one-pass rule's order, §II-A; declared by the scheme's ``choices``), one string shared by every node
+FIRST_OF = tuple(f"first_of_{n}" for n in range(25))
 
 
 @lru_cache(maxsize=16)
@@ -154,8 +158,10 @@ def _step(ctx: NodeContext, inbox: Inbox, me: int, d: int, n: int, rand: Any, se
     deflected = dist_after = n_after = 0
     ddists: list[int] = []
     if pkts:
-        deflected, dist_after, n_after, ddists = transmit(
+        deflected, dist_after, n_after, ddists, lead = transmit(
             me, pkts, d, rand, send, n_cont if continuing_first else 0, live_mask)
+        if len(pkts) > 1 and not continuing_first:  # §II-A: every order equally likely
+            ctx.record_choice(FIRST_OF[len(pkts)], lead)
     ctx.record("step", offered, accepted, len(pkts), deflected, dist_after, n_after,
                ddists, absorbed_e, absorbed_a, len(queue), ends)
     return nxt

@@ -171,9 +171,18 @@ def _choices(setup: Setup) -> dict[str, Distribution]:
       input queueing (§IV). Counted per node and slot by the node's arrival process (slots
       without arrivals included) and handed over at the end. Declared at one rate forever;
       a time-varying ``schedule`` (Table I) draws from several, and declares none.
+    * ``first_of_N`` (N = 2..d): the one-pass rule's consideration order: "the packets are
+      considered one at a time, in random order, with all orders being equally likely"
+      (§II-A). In a slot in which a node transmits N >= 2 packets, the one considered first,
+      recorded as its place in the node's list (continuing packets in in-port order, then the
+      new ones): uniform over 0..N-1. Declared for the paper's rule only (``order=random``;
+      ``continuing-first`` is a variant, not the paper's rule).
     """
     out: dict[str, Distribution] = {"destination": Uniform(range(1, setup.topology.n_nodes))}
     p: DeflectionInputs = setup.params
+    if p.order == "random":
+        for n in range(2, setup.topology.d + 1):
+            out[f"first_of_{n}"] = Uniform(range(n))
     if p.mode == "queue":
         out["arrivals"] = Poisson(p.lam)
     elif len(p.schedule) == 1:

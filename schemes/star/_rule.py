@@ -57,6 +57,7 @@ __all__ = [
     "ring_split",
     "sdc_order",
     "star_forward",
+    "tied_dims",
     "unicast_class",
     "unicast_next_hop",
 ]
@@ -200,14 +201,25 @@ def star_forward(
     return out
 
 
+def tied_dims(sides: Sequence[int], source: Sequence[int], dest: Sequence[int]) -> list[int]:
+    """The dimensions in which ``dest`` is ``n/2`` from ``source`` on an even ring of ``n``
+    nodes (both ways round are shortest): those a unicast's ``tie`` mask decides.
+
+    Example:
+        >>> tied_dims((4, 5, 4), (0, 0, 1), (2, 2, 0))
+        [0]
+    """
+    return [k for k, n in enumerate(sides) if n % 2 == 0 and (dest[k] - source[k]) % n == n // 2]
+
+
 def pick_tie(rng: NodeStream, sides: Sequence[int], source: Sequence[int], dest: Sequence[int]) -> int:
     """The ``tie`` mask of a new unicast: a random bit for each dimension at offset ``n/2``.
 
-    Draws ``rng.getrandbits(1)`` once per tied dimension, in dimension order.
+    Draws ``rng.getrandbits(1)`` once per tied dimension (:func:`tied_dims`), in dimension order.
     """
     mask = 0
-    for k, n in enumerate(sides):
-        if n % 2 == 0 and (dest[k] - source[k]) % n == n // 2 and rng.getrandbits(1):
+    for k in tied_dims(sides, source, dest):
+        if rng.getrandbits(1):
             mask |= 1 << k
     return mask
 

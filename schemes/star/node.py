@@ -51,7 +51,7 @@ from slotnet.nodes import Inbox, NodeContext
 from ..kit import BirthProcess, BroadcastNode, ClassQueues, FifoOrder, ServiceOrder, first_seq
 from ._inputs import StarInputs
 from ._plans import TYPE_BCAST_ENDING, TYPE_BCAST_OTHER, TYPE_UNICAST, PlanBook, plan_book
-from ._rule import pick_ending, pick_split, pick_tie
+from ._rule import pick_ending, pick_split, pick_tie, tied_dims
 
 __all__ = ["LINK_FIELDS", "StarNode", "TimedClassQueues", "port_table"]
 
@@ -268,7 +268,10 @@ class StarNode(BroadcastNode):
                 dest = int(rng.random() * (n - 1))
                 dest += dest >= me
                 ctx.record_choice("destination", (dest - me) % n)  # uniform over the other nodes (§4)
-                tie = pick_tie(rng, self.sides, ctx.coords, self.coords_of[dest])
+                to = self.coords_of[dest]
+                tie = pick_tie(rng, self.sides, ctx.coords, to)
+                for k in tied_dims(self.sides, ctx.coords, to):
+                    ctx.record_choice("tie", tie >> k & 1)  # a fair coin per tied ring (§4)
                 self.useq += 1
                 port = book.unicast_port(self._rel_to(dest), tie)
                 add((-me - 1, self.useq, dest, tie, tau, 0), ((port, book.ucls),), slot)

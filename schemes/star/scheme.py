@@ -208,12 +208,21 @@ def star_choices(setup: Setup) -> dict[str, Distribution]:
     * ``destination``: a unicast's destination is uniform over the other nodes (§4); recorded
       as its offset ``(destination - source) mod n`` from the node where it is born,
       uniform over 1..n-1.
+    * ``tie``: on a ring of even side n where a unicast's destination is n/2 away, both ways
+      round are shortest, and the packet's tie bit picks one (1: +1), a fair coin per such
+      ring, recorded once per tied ring: 0 or 1, each with probability 1/2. §4 sends unicasts
+      on shortest paths with "the transmissions [...] uniformly distributed over all network
+      nodes and links" (the paragraph that gives its ρ); it does not state the tie rule in
+      words, and a fair coin is the one that loads both directions of a ring alike. Declared
+      where unicasts are born and some side is even.
     """
     p: StarInputs = setup.params
     out: dict[str, Distribution] = {"destination": Uniform(range(1, setup.topology.n_nodes))}
     out.update(births_choice(p.lam))
     if p.lam_unicast > 0:
         out["unicast_births"] = Poisson(p.lam_unicast)
+        if any(n % 2 == 0 for n in setup.topology.sides):
+            out["tie"] = Uniform((0, 1))
     if p.lam > 0:
         total = sum(p.x)
         out["ending"] = Categorical({k: x / total for k, x in enumerate(p.x) if x > 0})

@@ -71,6 +71,21 @@ class SlowStart(Node):
             self.ctx.record("log", self.ctx.slot)
 
 
+class FailsThenSlowToStop(Node):
+    """Node 0 fails in slot 2; every other node, cancelled then, works 0.3 s in its ``finally``
+    (no await) before its task ends: shard 0 takes 0.9 s to cancel nodes 1 to 3."""
+
+    async def run(self) -> None:
+        try:
+            while True:
+                await self.ctx.next_slot()
+                if self.ctx.node == 0 and self.ctx.slot == 2:
+                    raise ValueError("node 0 gives up")
+        finally:
+            if self.ctx.node != 0:
+                _busy(0.3)
+
+
 def _sharded(spec: RunSpec, run_id: str, monkeypatch: pytest.MonkeyPatch):
     """Run ``spec`` over 2 shards in threads of this process; returns the result or the error raised."""
     outcome: dict[str, object] = {}
@@ -147,3 +162,14 @@ def test_a_long_start_and_long_slots_beside_a_busy_program_complete(monkeypatch)
     assert "error" not in out, out.get("error")
     log = out["result"].metrics["log"]  # type: ignore[attr-defined]
     assert sorted(log) == [(v, s, s) for v in range(4) for s in range(1, 3)]
+
+
+def test_a_failed_shard_cancelling_its_nodes_reports_the_failure(monkeypatch):
+    """A shard whose node failed cancels its other nodes' tasks before it reports; each task that
+    ends moves its progress, so a cancellation longer than the stall limit (0.9 s against 0.6 s)
+    is waited for and the run stops with the node's own failure, not as a shard that made no progress."""
+    _timeouts(monkeypatch, silence=10.0, stall=0.6)
+    register("fails-then-slow", FailsThenSlowToStop, monkeypatch)
+    out = _sharded(RunSpec("fails-then-slow", "hypercube:3", slots=50), "liveness-fail-cancel", monkeypatch)
+    assert "result" not in out
+    assert "node 0 gives up" in str(out["error"]) and "no progress" not in str(out["error"]), out["error"]

@@ -34,6 +34,7 @@ import slotnet.schemes.manytoone.greedy as greedy_mod
 import slotnet.schemes.pmnb._exchange_rule as exchange_rule
 import slotnet.schemes.star._plans as star_plans
 import slotnet.schemes.star._rule as star_rule
+import slotnet.schemes.star.node as star_node
 from slotnet import RunSpec, run
 from slotnet.errors import NodeFailure
 from slotnet.nodes import Node
@@ -103,24 +104,27 @@ def _transmit_restamps_origin(node: int, pkts: Any, d: int, rand: Any, send: Any
     return _transmit(node, [(p[0], p[1], node, *p[3:]) for p in pkts], d, rand, send, first, live)
 
 
-def _one_pass_inverted(node: int, dests: Any, d: int, rand: Any, first: int = 0, live: Any = None) -> Any:
-    """one_pass() with the preference inverted: links that lead away from the destination first."""
+def _one_pass_inverted(node: int, dests: Any, d: int, rand: Any, first: int = 0, live: Any = None,
+                       shuffle: bool = True, invert: bool = True) -> Any:
+    """one_pass() with the preference inverted: links that lead away from the destination first
+    (``invert``); without ``shuffle``, the packets considered in list order. Each packet's
+    ``(port, deflected)``, then the index of the packet considered first."""
     order = list(range(len(dests)))
-    for i in range(len(order) - 1, 0, -1):
+    for i in range(len(order) - 1, 0, -1) if shuffle else ():
         j = int(rand() * (i + 1))
         order[i], order[j] = order[j], order[i]
     free = (1 << d) - 1
     out = [(0, False)] * len(dests)
     for k in order:
         diff = node ^ dests[k]
-        mask = free & ~diff  # the bug: should be free & diff
+        mask = free & ~diff if invert else free & diff  # the bug: should be free & diff
         deflected = not mask
         if deflected:
             mask = free
         bit = deflection_rule.pick_bit(mask, rand())
         out[k] = (bit, deflected)
         free &= ~(1 << bit)
-    return out
+    return [*out, order[0] if order else 0]
 
 
 def _offered_per_node_not_per_link(n: int, p: float) -> list[float]:
@@ -129,10 +133,11 @@ def _offered_per_node_not_per_link(n: int, p: float) -> list[float]:
     return binomial_pmf(n, p * n)
 
 
-def _transmit_inverted(node: int, pkts: Any, d: int, rand: Any, send: Any, first: int = 0, live: Any = None) -> Any:
+def _transmit_inverted(node: int, pkts: Any, d: int, rand: Any, send: Any, first: int = 0, live: Any = None,
+                       shuffle: bool = True, invert: bool = True) -> Any:
     """transmit() assigning ports by :func:`_one_pass_inverted` (patched where the node calls it:
     in the compiled build the rule's own call to one_pass is a C call no patch reaches)."""
-    assigned = _one_pass_inverted(node, [pkt[0] for pkt in pkts], d, rand, first, live)
+    *assigned, lead = _one_pass_inverted(node, [pkt[0] for pkt in pkts], d, rand, first, live, shuffle, invert)
     deflected = dist_after = n_after = 0
     ddists: list[int] = []
     for (port, defl), pkt in zip(assigned, pkts):
@@ -144,7 +149,12 @@ def _transmit_inverted(node: int, pkts: Any, d: int, rand: Any, send: Any, first
         if defl:
             deflected += 1
             ddists.append(after - 1)
-    return deflected, dist_after, n_after, ddists
+    return deflected, dist_after, n_after, ddists, lead
+
+
+#: transmit() considering the packets in the order they are listed (continuing ones in
+#: in-port order, then the new ones), where §II-A considers them in a uniformly random order
+_transmit_unshuffled = functools.partial(_transmit_inverted, shuffle=False, invert=False)
 
 
 class _DeflectionQuits(DeflectionNode):
@@ -488,6 +498,23 @@ def _indirect_skewed(ctx: Any) -> Any:
     return _IndirectSkewed(ctx) if ctx.params.idling else indirect_mod.IndirectNonIdlingNode(ctx)
 
 
+class _IndirectCoinStuck(indirect_mod.IndirectNode):
+    """Rule F's coin stuck at 0 (§5.2 tosses a fair one): B1's packet, or a lone one, always starts in t + 1."""
+
+    def __init__(self, ctx: Any) -> None:
+        super().__init__(ctx)
+        self._getrandbits = lambda bits: 0
+
+
+def _indirect_coin_stuck(ctx: Any) -> Any:
+    return _IndirectCoinStuck(ctx) if ctx.params.idling else indirect_mod.IndirectNonIdlingNode(ctx)
+
+
+def _tie_always_plus(rng: Any, sides: Any, source: Any, dest: Any) -> int:
+    """pick_tie() without its coin: a unicast n/2 away on an even ring always goes the +1 way round."""
+    return sum(1 << k for k in star_rule.tied_dims(sides, source, dest))
+
+
 class _DtreeQAfterSends(DtreeNode):
     """Q (§4.3.3) taken after the slot's transmissions: packets about to be sent are left out."""
 
@@ -579,12 +606,18 @@ BUGS = [
     Bug("deflection: offered packets drawn from B(d, v) instead of B(d, v/d)", "deflection", "hypercube:4",
         load={"offered": 0.5}, patches=((deflection_node, "binomial_pmf", _offered_per_node_not_per_link),),
         invariant="choices", phrase="choice 'arrivals'"),
+    Bug("deflection: packets considered in list order, not a random one", "deflection", "hypercube:4",
+        load={"offered": 1.0}, patches=((deflection_node, "transmit", _transmit_unshuffled),),
+        invariant="choices", phrase="choice 'first_of_2'"),
     Bug("deflection: arrival stamped with the entry slot", "deflection", "hypercube:4", load={"lam": 1.0},
         node=_DeflectionArrivalAtEntry, invariant="littles_law", phrase="Little's law"),
     # STAR
     Bug("star: unicasts the long way round", "star", "torus:5x5", load={"lam": 0.002}, params={"lam_unicast": 0.05},
         patches=((star_plans, "unicast_next_hop", _next_hop_off_by_one),),
         invariant="shortest_paths", phrase="declares shortest paths"),
+    Bug("star: unicast ties always broken the +1 way", "star", "torus:4x4", load={"lam": 0.002},
+        params={"lam_unicast": 0.05}, patches=((star_node, "pick_tie", _tie_always_plus),),
+        invariant="choices", phrase="choice 'tie'"),
     Bug("star: hop counter stuck at 1", "star", "torus:4x4", load={"lam": 0.002}, params={"lam_unicast": 0.05},
         node=_StarHopsReset, invariant="hops_within_bounds", phrase="fewer than the distance"),
     Bug("star: hop counted twice", "star", "torus:4x4", load={"lam": 0.002}, params={"lam_unicast": 0.05},
@@ -632,6 +665,8 @@ BUGS = [
     Bug("bcast-indirect: Rule A's tree choice skewed (last tree never drawn)", "bcast-indirect", "hypercube:4",
         load={"rho": 0.4}, node=_indirect_skewed, slots=2200, warmup=200,
         invariant="theory_agreement", phrase="differs from the exact model"),
+    Bug("bcast-indirect: Rule F's coin stuck (B1 always first)", "bcast-indirect", "hypercube:4", load={"rho": 0.4},
+        node=_indirect_coin_stuck, slots=300, invariant="choices", phrase="choice 'rule_f'"),
     # many-to-one greedy
     Bug("m2o-greedy: nearest-first instead of farthest-first", "m2o-greedy", "mesh:8x8",
         params={"workload": "uniform", "order": "farthest-first"}, node=_NearestFirst, slots=400,
@@ -723,7 +758,7 @@ def test_the_suite_plants_at_least_twenty_bugs_across_five_families():
 def test_every_planted_bug_is_expected_caught():
     """The catch rate the docs state (docs/explanation/validator.md): every bug planted is caught."""
     assert [b.name for b in BUGS if b.missed] == []
-    assert len(BUGS) == 35
+    assert len(BUGS) == 38
 
 
 @pytest.mark.parametrize("scheme,topology,load,params", [

@@ -3,6 +3,7 @@ epochs and reachability, the missed broadcasts. Hand-computed answers on the 2-c
 
 from __future__ import annotations
 
+from slotnet import RunSpec, run
 from slotnet.fabric import AVOIDABLE, FaultLedger, FaultSchedule, parse_topology
 from slotnet.orchestrator.engine import _fault_rules as rules
 from slotnet.orchestrator.engine._fault_rules import DEAD_CAUSES, FaultWitness
@@ -40,11 +41,13 @@ def test_the_witness_passes_everything_on_and_keeps_what_the_rules_need():
     assert w.broadcasts
     h = w.wrap({"step": lambda *a: calls.append(("step", a)), "other": lambda *a: None})
     assert set(h) == {"step", "other"}
-    h["step"](2, 5, [(1, 4.5), (2, 5.0)], [(0, 1, "x"), (3, 2)], "rest")
+    h["step"](0, 3, [(1, 2.5)], [])
+    h["step"](3, 3, [(2, 2.7)], [])
+    h["step"](2, 5, [(1, 4.5), (2, 5.0)], [(0, 1, "x"), (3, 2), (1, 8)], "rest")  # (1, 8): never born
     h["step"](3, 6, [], [(0, 1), (3, 9)])  # a node's own broadcast is not a reception
-    assert w.born == {(2, 1): 4.5, (2, 2): 5.0}
+    assert w.born == {(0, 1): 2.5, (3, 2): 2.7, (2, 1): 4.5, (2, 2): 5.0}
     assert w.got == {(0, 1): {2, 3}, (3, 2): {2}}
-    assert calls[0] == ("step", (2, 5, [(1, 4.5), (2, 5.0)], [(0, 1, "x"), (3, 2)], "rest"))
+    assert calls[2] == ("step", (2, 5, [(1, 4.5), (2, 5.0)], [(0, 1, "x"), (3, 2), (1, 8)], "rest"))
     h["step"](0, 6, [], [(2, 1)])
     h["step"](1, 7, [], [(2, 1)])
     h["step"](3, 7, [], [(2, 1)])  # (2, 1) reached all three other nodes: forgotten
@@ -60,6 +63,39 @@ def test_the_witness_passes_everything_on_and_keeps_what_the_rules_need():
         step = lambda *a: None
         assert not plain.broadcasts and plain.wrap({"step": step})["step"] is step
 
+
+def test_a_late_copy_of_a_complete_broadcast_leaves_no_books():
+    """A reception of a broadcast already complete (a dup fault's late copy) is not noted: in one
+    process its books stay gone, on a shard it stays complete (None)."""
+    w = FaultWitness(SQUARE, {"step": ("births", "received")})
+    h = w.wrap({"step": lambda *a: None})
+    h["step"](2, 0, [(1, 0.5)], [])
+    for v in (0, 1, 3):
+        h["step"](v, 1, [], [(2, 1)])
+    assert w.born == {} and w.got == {}
+    h["step"](0, 2, [], [(2, 1)])
+    assert w.born == {} and w.got == {}
+    shard = FaultWitness(SQUARE, {"step": ("births", "received")}, range(0, 2))
+    h = shard.wrap({"step": lambda *a: None})
+    for v in (0, 1, 0):
+        h["step"](v, 1, [], [(2, 1)])
+    assert shard.got == {(2, 1): None}
+
+
+def test_dup_faults_leave_books_only_for_incomplete_broadcasts(monkeypatch):
+    """After a run under dup faults the witness holds receivers only of broadcasts born and not complete."""
+    books: list = []
+    judge = FaultWitness.judge
+
+    def spy(self, *args):
+        books.append((set(self.born), set(self.got)))
+        return judge(self, *args)
+    monkeypatch.setattr(FaultWitness, "judge", spy)
+    spec = RunSpec("bcast-simple", "hypercube:3", load={"lam": 0.1}, slots=150, seed=1,
+                   faults=FaultSchedule.parse(["dup=0.1"]))
+    assert run(spec).verdict["ok"]
+    (born, got), = books
+    assert got <= born
 
 def test_losses_are_excused_avoidable_forced_or_other():
     """A loss on a port its sender saw dead is avoidable (forced where the run found no unforced one of

@@ -29,6 +29,23 @@ def test_quiet_gc_collects_only_the_young_generations_before_freezing(monkeypatc
     assert calls == [(1,)]
 
 
+def test_quiet_gc_young_threshold_grows_with_the_network():
+    """The young threshold is 20 per node from 2,501 nodes on (50,000 below): a big network's
+    collections would otherwise come ever more often, each walking more live objects."""
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 11, 12)
+        for nodes, young in ((0, 50_000), (2_500, 50_000), (2_501, 50_020), (65_536, 1_310_720)):
+            with _gc.quiet_gc(nodes):
+                assert gc.get_threshold() == (young, 11, 12)
+            assert gc.get_threshold() == (700, 11, 12)
+        gc.set_threshold(2_000_000, 11, 12)
+        with _gc.quiet_gc(65_536):
+            assert gc.get_threshold() == (2_000_000, 11, 12)
+    finally:
+        gc.set_threshold(*before)
+
+
 def test_quiet_gc_sets_and_restores(monkeypatch):
     before = gc.get_threshold()
     assert _gc._depth == 0
