@@ -57,7 +57,7 @@ class _Segment:
         self.start, self.end = start, end
         p0 = pmf[0]
         positive = 1.0 - p0
-        if positive <= 0.0:
+        if positive <= 0.0 or len(pmf) < 2:  # (a Poisson pmf whose tail below 1e-15 is cut ends at k = 0)
             self.log_p0 = 0.0  # never any arrival
             self.cdf_pos: list[float] = []
             return
