@@ -497,21 +497,23 @@ def _without_loads(ns: dict[str, Any]) -> dict[str, Any]:
 def test_run_options_and_their_defaults():
     ns = _without_loads(_ns(["run", "deflection", "-t", "hypercube:2"]))
     assert ns == {"command": "run", "scheme": "deflection", "topology": "hypercube:2", "param": [], "json": False,
-                  "slots": None, "warmup": 0, "seed": 0, "seeds": None, "jobs": None, "fault": [], "faults": None, "detect": None,
+                  "slots": None, "warmup": 0, "seed": 0, "rng": "mt", "seeds": None, "jobs": None, "fault": [], "faults": None,
+                  "detect": None,
                   "trace": None,
                   "trace_nodes": None, "trace_slots": None, "trace_events": None, "per_node": False, "series": False,
                   "max_backlog": None, "no_progress": False, "shards": 1, "broker": None, "broker_ca": None,
                   "broker_cert": None, "broker_key": None, "no_spawn": False, "run_id": None, "node_timeout": 10.0,
                   "debug": False}
     ns = _without_loads(_ns(["run", "s", "--topology", "t", "-p", "a=1", "--param", "b=2", "--json", "--slots", "7",
-                             "--warmup", "2", "--seed", "3", "--fault", "crash@1:0", "--fault", "loss=0.1",
+                             "--warmup", "2", "--seed", "3", "--rng", "philox", "--fault", "crash@1:0", "--fault", "loss=0.1",
                              "--faults", "F", "--detect", "never", "--trace", "T", "--trace-nodes", "1,2",
                              "--trace-slots", "0:4", "--trace-events", "sent", "--per-node", "--series",
                              "--max-backlog", "5", "--no-progress", "--shards", "2", "--broker", "mqtt://h:1",
                              "--broker-ca", "CA", "--broker-cert", "C", "--broker-key", "K", "--no-spawn", "--run-id",
                              "R", "--node-timeout", "2.5", "--debug"]))
     assert ns == {"command": "run", "scheme": "s", "topology": "t", "param": ["a=1", "b=2"], "json": True,
-                  "slots": 7, "warmup": 2, "seed": 3, "seeds": None, "jobs": None, "fault": ["crash@1:0", "loss=0.1"], "faults": "F",
+                  "slots": 7, "warmup": 2, "seed": 3, "rng": "philox", "seeds": None, "jobs": None,
+                  "fault": ["crash@1:0", "loss=0.1"], "faults": "F",
                   "detect": "never", "trace": "T", "trace_nodes": "1,2", "trace_slots": "0:4", "trace_events": "sent",
                   "per_node": True, "series": True, "max_backlog": 5.0, "no_progress": True, "shards": 2,
                   "broker": "mqtt://h:1", "broker_ca": "CA", "broker_cert": "C", "broker_key": "K", "no_spawn": True,

@@ -84,7 +84,7 @@ class _Reporter:
 
 
 def _prep(faults=None, theory=None, claims=None, trace=None, until="slots", cap=None, quantum=1, warmup=10):
-    spec = SimpleNamespace(faults=faults or FaultSchedule(), seed=5, warmup=warmup, trace=trace,
+    spec = SimpleNamespace(faults=faults or FaultSchedule(), seed=5, rng="mt", warmup=warmup, trace=trace,
                            # what the provenance's command names
                            scheme="sch", topology="ring:4", params={"a": 1}, load={"lam": 0.25}, slots=100,
                            max_backlog_per_node=None, series=False, shards=1)
