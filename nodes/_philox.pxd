@@ -8,10 +8,6 @@ import cython
 # the algorithm's constants and masks, as C integers (a literal above 2**31 is a Python int)
 cdef unsigned long long MUL0, MUL1, WEYL0, WEYL1, M32, M64
 
-@cython.locals(r=int, p0=cython.ulonglong, p1=cython.ulonglong)
-cpdef tuple philox4x32_10(unsigned long long c0, unsigned long long c1, unsigned long long c2,
-                          unsigned long long c3, unsigned long long k0, unsigned long long k1)
-
 cdef class PhiloxStream:
     # in this order, no padding: 16 bytes of words, 8 of small fields, 16 of the block, 16 of 64-bit fields
     cdef unsigned int _k0, _k1, _node, _incarnation
@@ -36,3 +32,7 @@ cdef class PhiloxStream:
 
     @cython.locals(k=Py_ssize_t, m=cython.ulonglong, r=cython.ulonglong, x=object)
     cpdef object _randbelow(self, object n)
+
+@cython.locals(s=PhiloxStream)
+cpdef tuple philox4x32_10(unsigned long long c0, unsigned long long c1, unsigned long long c2,
+                          unsigned long long c3, unsigned long long k0, unsigned long long k1)

@@ -65,14 +65,9 @@ def philox4x32_10(c0: int, c1: int, c2: int, c3: int, k0: int, k1: int) -> tuple
         >>> [f"{w:08x}" for w in philox4x32_10(0, 0, 0, 0, 0, 0)]  # Random123's known answer
         ['6627e8d5', 'e169c58d', 'bc57ac4c', '9b00dbd8']
     """
-    for r in range(10):
-        if r:
-            k0 = (k0 + WEYL0) & M32
-            k1 = (k1 + WEYL1) & M32
-        p0 = MUL0 * c0
-        p1 = MUL1 * c2
-        c0, c1, c2, c3 = ((p1 >> 32) ^ c1 ^ k0, p1 & M32, (p0 >> 32) ^ c3 ^ k1, p0 & M32)
-    return c0, c1, c2, c3
+    s = PhiloxStream((k0, k1), c2, c3)  # the stream's own rounds: its counter is (block, node, incarnation)
+    s._fill(c0 | c1 << 32)
+    return s._b0, s._b1, s._b2, s._b3
 
 
 def _borrow(name: str) -> Any:
