@@ -29,7 +29,7 @@ import msgpack
 from ._errors import FabricError
 
 __all__ = ["CHECKSUM_BYTES", "DECODE_ERRORS", "checked_packer", "decode", "decode_checked", "encode", "packer",
-           "seal", "unpackb", "verify"]
+           "seal", "split_values", "unpackb", "verify"]
 
 #: Length of the CRC-32 trailer :func:`checked_packer` appends.
 CHECKSUM_BYTES = 4
@@ -86,6 +86,28 @@ def encode(message: Any) -> bytes:
         TypeError: if the message holds an object msgpack cannot carry.
     """
     return _pack(message)
+
+
+def split_values(body: bytes, count: int) -> list[bytes]:
+    """The first ``count`` msgpack values of ``body``, each as its own bytes, undecoded.
+
+    Example:
+        >>> split_values(encode(1) + encode((2, 3)) + encode("x"), 3)
+        [b'\\x01', b'\\x92\\x02\\x03', b'\\xa1x']
+
+    Raises:
+        ValueError, msgpack.UnpackException: ``body`` holds fewer well-formed values.
+    """
+    unpacker = msgpack.Unpacker(max_buffer_size=max(len(body), 1))
+    unpacker.feed(body)
+    out = []
+    start = 0
+    for _ in range(count):
+        unpacker.skip()
+        end = unpacker.tell()
+        out.append(body[start:end])
+        start = end
+    return out
 
 
 def decode_checked(data: bytes, where: str) -> Any:

@@ -16,7 +16,7 @@ __all__ = ["InFlight"]
 
 #: (receiver, [(in_port, frame), ...]): one receiver's frames, in order (or entries that
 #: InFlight's ``split`` makes such pairs of)
-Part = tuple[int, list[Any]]
+Part = tuple[int, Sequence[Any]]
 
 
 class InFlight(Sequence[tuple[int, int, Any]]):

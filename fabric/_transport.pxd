@@ -13,10 +13,11 @@ cdef class Outlet:
     cdef list _load
     cdef object _park, _clock, _pack
     cdef list _pending, _touched
+    cdef bint _packed
     cdef object _follow, _report
 
     @cython.locals(slot="long long", p=Py_ssize_t, nb=Py_ssize_t, one="unsigned long long", bit="unsigned long long",
-                   pending=list, pend=list, follow=object, key=object)
+                   pending=list, pend=list, buf=bytearray, count=Py_ssize_t, follow=object, key=object)
     cpdef send(self, object port, object message, object size=*)
 
 cdef class TimedOutlet(Outlet):
@@ -26,10 +27,11 @@ cdef class TimedOutlet(Outlet):
 
 cdef class Frames:
     cdef readonly object receiver, slot
-    cdef list _pend
+    cdef object _pend
 
-@cython.locals(i=Py_ssize_t, r=Py_ssize_t, kept=Py_ssize_t, local=Py_ssize_t, taken=Py_ssize_t, pend=list, box=list)
+@cython.locals(i=Py_ssize_t, r=Py_ssize_t, kept=Py_ssize_t, local=Py_ssize_t, taken=Py_ssize_t, n=Py_ssize_t, pend=object,
+               box=list)
 cpdef tuple take_remote(list pending, list touched, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t block, Py_ssize_t shards)
 
-@cython.locals(i=Py_ssize_t, r=Py_ssize_t, added=Py_ssize_t, pend=list, mine=list)
+@cython.locals(i=Py_ssize_t, r=Py_ssize_t, added=Py_ssize_t, n=Py_ssize_t, pend=object, mine=object)
 cpdef Py_ssize_t add_pairs(list pending, list touched, list pairs, Py_ssize_t lo, Py_ssize_t hi) except -1

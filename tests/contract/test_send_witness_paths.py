@@ -89,7 +89,7 @@ def test_a_watched_outlet_reports_what_it_accepts_and_nothing_it_refuses():
         outlet.send(0, (8, 1, 2))
     outlet.send(1, ("ctl", 0))
     assert seen == [(1, 4, 0, 7, 9)]
-    assert len(transport._pending[0]) == 1  # the refused message was not parked either
+    assert len(transport.pending_frames(0)) == 1  # the refused message was not parked either
 
 
 def test_an_outlet_without_started_ports_is_judged_by_its_idle_ports():
