@@ -72,6 +72,13 @@ class Topology:
         """Port indices run over ``range(n_ports)`` (some may be absent on a mesh)."""
         raise NotImplementedError
 
+    @property
+    def xor_ports(self) -> int:
+        """``k`` where every node has ports ``0..k-1`` and port ``p`` of node ``x`` leads to
+        ``x ^ (1 << p)``, arriving on port ``p`` (a d-cube: ``d``); else 0. The transport
+        then computes a node's neighbours instead of keeping a table of them."""
+        return 0
+
     def neighbour(self, node: int, port: int) -> int | None:
         """The node reached from ``node`` through ``port``, or None if no such port."""
         raise NotImplementedError
@@ -181,6 +188,10 @@ class Hypercube(Topology):
 
     @property
     def n_ports(self) -> int:
+        return self.d
+
+    @property
+    def xor_ports(self) -> int:
         return self.d
 
     def neighbour(self, node: int, port: int) -> int | None:

@@ -4,20 +4,26 @@
 # the ports used in it are C integers (ports number below 64, slots below 2**63).
 import cython
 
+cdef class OutletsShared:
+    cdef public object park, clock, pack
+    cdef public list pending, touched
+    cdef public bint packed
+    cdef public Py_ssize_t xor
+
 cdef class Outlet:
     cdef readonly object node
+    cdef long long _me
     cdef object _nbrs
     cdef tuple _revs
     cdef long long _slot
     cdef unsigned long long _used
     cdef list _load
-    cdef object _park, _clock, _pack
-    cdef list _pending, _touched
-    cdef bint _packed
+    cdef OutletsShared _sh
     cdef object _follow, _report
 
     @cython.locals(slot="long long", p=Py_ssize_t, nb=Py_ssize_t, one="unsigned long long", bit="unsigned long long",
-                   pending=list, pend=list, buf=bytearray, count=Py_ssize_t, follow=object, key=object)
+                   pending=list, pend=list, buf=bytearray, count=Py_ssize_t, follow=object, key=object,
+                   sh=OutletsShared)
     cpdef send(self, object port, object message, object size=*)
 
 cdef class TimedOutlet(Outlet):
@@ -30,7 +36,7 @@ cdef class Frames:
     cdef object _pend
 
 @cython.locals(i=Py_ssize_t, r=Py_ssize_t, kept=Py_ssize_t, local=Py_ssize_t, taken=Py_ssize_t, n=Py_ssize_t, pend=object,
-               box=list)
+               buf=bytearray, box=list)
 cpdef tuple take_remote(list pending, list touched, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t block, Py_ssize_t shards)
 
 @cython.locals(i=Py_ssize_t, r=Py_ssize_t, added=Py_ssize_t, n=Py_ssize_t, pend=object, mine=object)

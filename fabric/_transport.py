@@ -236,7 +236,11 @@ def take_remote(pending: list[Any], touched: list[int], lo: int, hi: int, block:
     for i in range(len(touched)):
         r = touched[i]
         pend = pending[r]
-        n = _packed_count(pend) if type(pend) is bytearray else len(pend)
+        if type(pend) is bytearray:  # _packed_count, inlined (compiled: C reads of the header)
+            buf = pend
+            n = buf[1] << 8 | buf[2] if buf[0] == 0xDC else _packed_count(buf)
+        else:
+            n = len(pend)
         if lo <= r < hi:
             touched[kept] = r
             kept += 1
@@ -324,39 +328,61 @@ def _unwatched(*sent: Any) -> None:
     """An outlet's report before :meth:`Outlet.watch` (never called: nothing is followed)."""
 
 
+class OutletsShared:
+    """What every outlet of one transport reads: held once, not once per node."""
+
+    __slots__ = ("park", "clock", "pack", "pending", "packed", "touched", "xor")
+
+    def __init__(self, transport: InProcessTransport) -> None:
+        #: ``park`` bound once for every outlet (a bound method is 64 bytes)
+        self.park = transport.park
+        self.clock = transport.clock
+        self.pack = transport.pack
+        #: the transport's pending pairs, where it takes them straight (``direct``: send then
+        #: makes the pair ``(in_port, message)`` and parks it itself, see :func:`_pair`);
+        #: None: send calls the transport's park
+        self.pending: list[Any] | None = transport._pending if transport.direct else None
+        #: the pending entries are packed inboxes (:attr:`InProcessTransport.packed`), not lists
+        self.packed = transport.packed
+        self.touched: list[int] = transport._touched
+        #: the topology's ports are bit flips (``Topology.xor_ports``: its dimension), else 0
+        self.xor = transport.topology.xor_ports
+
+
 class Outlet:
     """A node's sending side at quantum 1: ``send(port, message, size=1.0)``.
 
-    There is one per node, so it is kept small: the neighbours are one C array (-1 where
-    the node has no port), the reverse ports a tuple shared by every node that has the
-    same ones, and the current slot's link loads a bit mask of the ports that carry
-    something in slot ``_slot`` (ports number below 64: a topology has at most 2**24
-    nodes, a grid side at least 2). Per-port loads are kept only once a message smaller
-    than a whole slot was sent; until then every load held is a whole slot.
+    There is one per node, so it is kept small: what every outlet of the transport reads
+    is one shared object (:class:`OutletsShared`); the neighbours are one C array (-1
+    where the node has no port), or none where the topology's ports are bit flips (a
+    d-cube: port ``p`` leads to ``node ^ (1 << p)``, computed); the reverse ports a tuple
+    shared by every node that has the same ones; and the current slot's link loads a bit
+    mask of the ports that carry something in slot ``_slot`` (ports number below 64: a
+    topology has at most 2**24 nodes, a grid side at least 2). Per-port loads are kept
+    only once a message smaller than a whole slot was sent; until then every load held is
+    a whole slot.
     """
 
-    __slots__ = ("node", "_nbrs", "_revs", "_slot", "_used", "_load", "_park", "_clock", "_pack", "_pending",
-                 "_packed", "_touched", "_follow", "_report")
+    __slots__ = ("node", "_me", "_nbrs", "_revs", "_slot", "_used", "_load", "_sh", "_follow", "_report")
 
     def __init__(self, transport: InProcessTransport, node: int) -> None:
         self.node = node
+        self._me = node
+        self._sh: OutletsShared = transport.outlets_shared
+        self._nbrs: array[int] | None
         self._nbrs, self._revs = transport.links(node)
         self._slot = -1  # the slot _used describes
         self._used = 0  # bit p: port p carries something in slot _slot
         self._load: list[float] | None = None  # per-port load in slot _slot (of the ports in _used)
-        self._park = transport.park_to
-        self._clock = transport.clock
-        self._pack = transport.pack
-        #: the transport's pending pairs, where it takes them straight (``direct``: send then
-        #: makes the pair ``(in_port, message)`` and parks it itself, see :func:`_pair`);
-        #: None: send calls the transport's park
-        self._pending: list[Any] | None = transport._pending if transport.direct else None
-        #: the pending entries are packed inboxes (:attr:`InProcessTransport.packed`), not lists
-        self._packed = transport.packed
-        self._touched: list[int] = transport._touched
         #: the messages to report and where (:meth:`watch`); None: nothing is reported
         self._follow: Callable[[Any], tuple[Any, Any] | None] | None = None
         self._report: Callable[..., None] = _unwatched
+
+    def _neighbours(self) -> list[int]:
+        """The neighbour on each port (-1: none)."""
+        if self._nbrs is None:
+            return [self._me ^ (1 << p) for p in range(self._sh.xor)]
+        return list(self._nbrs)
 
     def watch(self, follow: Callable[[Any], tuple[Any, Any] | None], report: Callable[..., None]) -> None:
         """From now on, report every message this outlet accepts that ``follow`` names.
@@ -384,7 +410,7 @@ class Outlet:
             FabricError: the node has no port ``port``.
         """
         try:
-            nb = self._nbrs[port] if port >= 0 else -1
+            nb = self._neighbours()[port] if port >= 0 else -1
         except (IndexError, TypeError):
             nb = -1
         if nb < 0:
@@ -406,7 +432,7 @@ class Outlet:
         if self._load is None:
             if load == 1.0:
                 return
-            self._load = [1.0] * len(self._nbrs)  # every load held so far is a whole slot
+            self._load = [1.0] * len(self._revs)  # every load held so far is a whole slot
         self._load[port] = load
 
     def send(self, port: int, message: Any, size: float = 1.0) -> None:
@@ -421,10 +447,14 @@ class Outlet:
             FabricError: if the node has no such port or ``size`` is out of range.
             CapacityError: if the port's load in this slot would exceed 1.
         """
-        slot = self._clock.slot
+        sh = self._sh
+        slot = sh.clock.slot
         try:  # the per-message hot path: _target and _hold inlined
             p = port  # compiled: a C index (a non-integer or a huge one raises here, as the lookup would)
-            nb = self._nbrs[p] if p >= 0 else -1
+            if self._nbrs is None:  # a bit flip (a d-cube's port)
+                nb = self._me ^ (1 << p) if 0 <= p < sh.xor else -1
+            else:
+                nb = self._nbrs[p] if p >= 0 else -1
         except (IndexError, TypeError, OverflowError):
             nb = -1
         if nb < 0:
@@ -442,30 +472,30 @@ class Outlet:
                 self._load[p] = 1.0
         else:
             self._share(port, size, slot)
-        pending = self._pending
+        pending = sh.pending
         if pending is None:
-            self._park(nb, self._revs[p], self._pack(message))
-        elif self._packed:  # InProcessTransport.park, inlined: the pair appended to the receiver's packed inbox
+            sh.park(nb, self._revs[p], sh.pack(message))
+        elif sh.packed:  # InProcessTransport.park, inlined: the pair appended to the receiver's packed inbox
             buf = pending[nb]
             if buf is None:
                 pending[nb] = buf = bytearray(_PACKED_HEAD)
-                self._touched.append(nb)
+                sh.touched.append(nb)
             count = buf[2] + 1  # _append_pair, inlined
             if count < 256 and buf[0] == 0xDC:
                 buf[2] = count
             else:
                 _set_count(buf, _packed_count(buf) + 1)
             buf += _PORT_PAIR[self._revs[p]]
-            buf += self._pack(message)
+            buf += sh.pack(message)
         else:
             pend = pending[nb]  # InProcessTransport.park, inlined
             if pend is None:
                 pending[nb] = pend = []
-                self._touched.append(nb)
+                sh.touched.append(nb)
             # _pair(in_port, pack(message)), inlined: a direct transport's in-ports are below 128.
             # Not pack((in_port, message)): msgpack's checks of a tuple (an ExtType? a Timestamp?)
             # cost more than the concatenation (measured: 13,622 against 12,906 instructions a hop)
-            pend.append(_PORT_PAIR[self._revs[p]] + self._pack(message))
+            pend.append(_PORT_PAIR[self._revs[p]] + sh.pack(message))
         follow = self._follow
         if follow is not None:  # _reported, inlined
             key = follow(message)
@@ -483,16 +513,16 @@ class Outlet:
     def started_ports(self, slot: int) -> list[int]:
         """The ports on which a message was started in ``slot`` (judged at the end of that slot)."""
         used = self._used if self._slot == slot else 0
-        return [p for p in range(len(self._nbrs)) if used >> p & 1]
+        return [p for p in range(len(self._revs)) if used >> p & 1]
 
     def idle_ports(self, slot: int) -> list[int]:
         """The ports that carried nothing in ``slot`` (judged at the end of that slot)."""
         used = self._used if self._slot == slot else 0
-        return [p for p, nb in enumerate(self._nbrs) if nb >= 0 and not used >> p & 1]
+        return [p for p, nb in enumerate(self._neighbours()) if nb >= 0 and not used >> p & 1]
 
     def capacity_left(self, port: int) -> float:
         """Units ``port`` can still take in the current slot."""
-        slot = self._clock.slot
+        slot = self._sh.clock.slot
         self._target(port, slot)
         if self._slot != slot or not self._used >> port & 1:
             return 1.0
@@ -507,7 +537,7 @@ class TimedOutlet(Outlet):
     def __init__(self, transport: InProcessTransport, node: int) -> None:
         super().__init__(transport, node)
         self._q = transport.quantum
-        self._busy = [0] * len(self._nbrs)  # first tick at which the port is free again
+        self._busy = [0] * len(self._revs)  # first tick at which the port is free again
         self._later = transport.park_later_to
 
     def send(self, port: int, message: Any, size: float = 1.0) -> None:
@@ -517,7 +547,7 @@ class TimedOutlet(Outlet):
             FabricError: no such port, or ``size·q`` neither <= 1 nor a whole number.
             CapacityError: the port is still busy, or this tick's share would exceed 1.
         """
-        slot = self._clock.slot
+        slot = self._sh.clock.slot
         target = self._target(port, slot)
         if not 0.0 < size <= 1.0:
             raise FabricError(f"node {self.node}: message size must be in (0, 1], got {size!r} (slot {slot})")
@@ -526,7 +556,7 @@ class TimedOutlet(Outlet):
         units = size * self._q
         if units <= 1.0 + _EPS:
             self._share(port, min(units, 1.0), slot)
-            self._park(target[0], target[1], self._pack(message))
+            self._sh.park(target[0], target[1], self._sh.pack(message))
             self._reported(slot, port, message)
             return
         ticks = round(units)
@@ -538,17 +568,17 @@ class TimedOutlet(Outlet):
             raise CapacityError(self.node, port, slot, held + units)
         self._hold(port, slot, 1.0)
         self._busy[port] = slot + ticks
-        self._later(slot + ticks, target[0], target[1], self._pack(message), slot)
+        self._later(slot + ticks, target[0], target[1], self._sh.pack(message), slot)
         self._reported(slot, port, message)
 
     def idle_ports(self, slot: int) -> list[int]:
         """The ports that carried nothing in tick ``slot``: none started there, none still busy."""
         used = self._used if self._slot == slot else 0
-        return [p for p, nb in enumerate(self._nbrs) if nb >= 0 and not used >> p & 1 and self._busy[p] <= slot]
+        return [p for p, nb in enumerate(self._neighbours()) if nb >= 0 and not used >> p & 1 and self._busy[p] <= slot]
 
     def capacity_left(self, port: int) -> float:
         """Largest message size (paper units) ``port`` can start now: 0 while it is busy."""
-        slot = self._clock.slot
+        slot = self._sh.clock.slot
         self._target(port, slot)
         if self._busy[port] > slot:
             return 0.0
@@ -615,12 +645,13 @@ class InProcessTransport:
         #: (the module docstring's "Pending messages"): where outlets park directly, at
         #: quantum 1, in a run without faults (whose delivery never splits an inbox up)
         self.packed = self.direct and quantum == 1 and self.faults.empty
-        #: ``park`` and ``park_later`` bound once for every outlet (a bound method is 64 bytes a node)
-        self.park_to = self.park
+        #: ``park_later`` bound once for every timed outlet (a bound method is 64 bytes a node)
         self.park_later_to = self.park_later
         #: reverse-port tuples, one of each (every node of a hypercube or a torus has the same;
         #: at most _ROWS_KEPT kept: on a mesh of many dimensions nearly every node has its own)
         self._reverse_rows: dict[tuple[int, ...], tuple[int, ...]] = {}
+        #: what every outlet of this transport reads (made once the fields above are set)
+        self.outlets_shared = OutletsShared(self)
         self.delivered = 0
         self.ledger = FaultLedger()
         #: the message faults: their stages, and the messages they hold back
@@ -639,11 +670,12 @@ class InProcessTransport:
         """The sending side of ``node``."""
         return Outlet(self, node) if self.quantum == 1 else TimedOutlet(self, node)
 
-    def links(self, node: int) -> tuple[array[int], tuple[int, ...]]:
-        """``node``'s out-links: the neighbour on each port (-1: no such port) and the port
-        at which each arrives there (a shared tuple)."""
+    def links(self, node: int) -> tuple[array[int] | None, tuple[int, ...]]:
+        """``node``'s out-links: the neighbour on each port (-1: no such port; None where
+        the topology's ports are bit flips, ``Topology.xor_ports``) and the port at which
+        each arrives there (a shared tuple)."""
         out, revs = self.topology.out_links(node)
-        nbrs = array("i", out)  # node ids are below 2**24
+        nbrs = None if self.topology.xor_ports else array("i", out)  # node ids are below 2**24
         row = tuple(revs)
         shared = self._reverse_rows.get(row)
         if shared is None:

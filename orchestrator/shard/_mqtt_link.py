@@ -384,6 +384,7 @@ class MqttShardLink:
         return bool(go[2])
 
     async def frames(self, slot: int) -> list[bytes]:
+        self.inbox.slot = slot
         got = await self.inbox.take(f"data/{self.shard}", self.shards - 1, slot, f"the other shards' slot {slot}")
         return [d[2] for d in sorted(got, key=lambda d: d[1])]
 

@@ -123,9 +123,9 @@ async def _serve(link: ShardLink) -> None:
                         phases[0] += 1
                         if timing is not None:
                             timing.lap("encoding")
-                        go = await link.go(slot)
-                        if timing is not None:
-                            timing.lap("barrier")
+                        # The other shards' frames first, then the coordinator's go: they come a hop
+                        # before it (shard, broker, shard against shard, broker, coordinator, broker,
+                        # shard), so taking them in overlaps the coordinator's round trip.
                         got = await link.frames(slot)
                         if timing is not None:
                             timing.lap("broker")
@@ -134,6 +134,9 @@ async def _serve(link: ShardLink) -> None:
                             phases[0] += 1
                         if timing is not None:
                             timing.lap("encoding")
+                        go = await link.go(slot)
+                        if timing is not None:
+                            timing.lap("barrier")
                         if not go:
                             break
                         slot += 1

@@ -10,9 +10,10 @@ result has no such key. The parts:
 * ``encoding``: the shard's cross-shard frames and its report of the slot (the event frame,
   or its reporter's summary where the reporter merges) made and handed to the link, and the
   other shards' frames taken in (decoded into the transport);
-* ``barrier``: the shard waiting for the coordinator's go (the slowest shard, and the
-  coordinator's own work);
-* ``broker``: the shard waiting, after the go, for the other shards' frames;
+* ``broker``: the shard waiting for the other shards' frames (the slowest shard, and a
+  hop through the broker);
+* ``barrier``: the shard waiting, after it took those frames in, for the coordinator's go
+  (the rest of the coordinator's round trip, and its own work);
 * ``waiting`` (coordinator): waiting for every shard's report of the slot;
 * ``coordinator``: handing the shards' reports to the reporter (merging their summaries, or
   replaying their events) and closing the slot.
@@ -28,7 +29,7 @@ __all__ = ["ENV", "SHARD_PARTS", "Split", "split"]
 #: The environment variable that turns the timing on.
 ENV = "SLOTNET_SHARD_TIMING"
 #: The parts of a shard's slot, in the order a slot goes through them.
-SHARD_PARTS = ("node_work", "encoding", "barrier", "broker")
+SHARD_PARTS = ("node_work", "encoding", "broker", "barrier")
 
 
 class Split:

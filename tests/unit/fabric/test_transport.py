@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from slotnet.errors import CapacityError
 from slotnet.fabric import FabricError, FaultSchedule, InProcessTransport, SlotClock, _transport, parse_topology
-from slotnet.fabric._codec import CHECKSUM_BYTES, encode, seal
+from slotnet.fabric._codec import CHECKSUM_BYTES, decode, encode, seal
 from slotnet.fabric._transport import (
     _DEAD_CAUSES,
     _EPS,
@@ -132,6 +132,29 @@ def test_links_give_neighbours_and_shared_reverse_ports():
     rows = [h.links(v)[1] for v in range(8)]
     assert all(r is rows[0] for r in rows) and rows[0] == (0, 1, 2)
     assert len(h._reverse_rows) == 1
+    assert h.links(5)[0] is None and h.topology.xor_ports == 3 and t.topology.xor_ports == 0  # a d-cube's: computed
+
+
+@pytest.mark.parametrize("spec", ["hypercube:3", "mesh:3x2", "torus:3"])
+def test_an_outlet_sends_to_its_topologys_neighbours_and_refuses_other_ports(spec):
+    """Every port of every node reaches ``Topology.neighbour`` on ``reverse_port`` (a d-cube's
+    computed as bit flips, other topologies' from their table); no other port is accepted."""
+    t = make(spec)
+    topo = t.topology
+    for v in range(topo.n_nodes):
+        out = t.outlet(v)
+        for p in [-1, *range(topo.n_ports + 1), 63, 64, 2**70]:
+            w = topo.neighbour(v, p) if 0 <= p < topo.n_ports else None
+            if w is None:
+                with pytest.raises(FabricError, match="has no port"):
+                    out.send(p, "x")
+                with pytest.raises(FabricError, match="has no port"):
+                    out.capacity_left(p)
+            else:
+                out.send(p, (v, p))
+                assert (topo.reverse_port(v, p), (v, p)) in [(q, decode(b)) for q, b in t.pending_frames(w)]
+        assert out.idle_ports(0) == [] and sorted(out.started_ports(0)) == [p for p in range(topo.n_ports)
+                                                                             if topo.neighbour(v, p) is not None]
 
 
 def test_at_most_64_reverse_rows_are_kept():
@@ -315,8 +338,7 @@ def test_the_outlet_of_a_subclassed_park_calls_it():
     o.send(1, "m")
     assert calls == [(0, 1, encode("m"))]
     assert not t.busy()
-    if PURE:  # the compiled build's Outlet keeps its fields private
-        assert Outlet(make(), 0)._pending is not None and o._pending is None
+    assert make().outlets_shared.pending is not None and t.outlets_shared.pending is None
 
 
 # ------------------------------------------------------------------ link and node state
