@@ -39,5 +39,6 @@ cdef class Frames:
                buf=bytearray, box=list)
 cpdef tuple take_remote(list pending, list touched, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t block, Py_ssize_t shards)
 
-@cython.locals(i=Py_ssize_t, r=Py_ssize_t, added=Py_ssize_t, n=Py_ssize_t, pend=object, mine=object)
+@cython.locals(i=Py_ssize_t, r=Py_ssize_t, added=Py_ssize_t, n=Py_ssize_t, total=Py_ssize_t, pend=object, mine=object,
+               theirs=bytes, buf=bytearray)
 cpdef Py_ssize_t add_pairs(list pending, list touched, list pairs, Py_ssize_t lo, Py_ssize_t hi) except -1

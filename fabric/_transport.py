@@ -271,12 +271,26 @@ def add_pairs(pending: list[Any], touched: list[int], pairs: list[Any], lo: int,
         pend = pairs[i + 1]
         mine = pending[r]
         if type(pend) is bytes:  # a packed inbox
-            if mine is None:
-                n = _packed_count(pend)
-                pending[r] = bytearray(pend)
+            theirs = pend  # compiled: C reads of its header
+            if theirs[0] != 0xDC:
+                n = _packed_count(theirs) if mine is None else _join_packed(mine, theirs)  # array 32: rare
+                if mine is None:
+                    pending[r] = bytearray(theirs)
+                    touched.append(r)
+            elif mine is None:
+                n = theirs[1] << 8 | theirs[2]
+                pending[r] = bytearray(theirs)
                 touched.append(r)
             else:
-                n = _join_packed(mine, pend)
+                buf = mine
+                n = theirs[1] << 8 | theirs[2]
+                total = (buf[1] << 8 | buf[2]) + n if buf[0] == 0xDC else 65536
+                if total < 65536:  # _join_packed, inlined
+                    buf[1] = total >> 8
+                    buf[2] = total & 0xFF
+                    buf += theirs[3:]
+                else:
+                    _join_packed(buf, theirs)
         else:
             n = len(pend)
             if mine is None:

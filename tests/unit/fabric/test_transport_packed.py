@@ -122,3 +122,16 @@ def test_another_shards_packed_inbox_joins_what_is_pending(mine: list, theirs: l
         assert not joined and not here
     else:
         assert _packed_pairs(pending[r]) == _packed_pairs(_packed(joined)) and here == [r]
+
+
+@pytest.mark.parametrize(("here", "there"), [(65530, 10), (0, 65540), (3, 65540), (65540, 2)])
+def test_joined_inboxes_count_past_sixteen_bits(here: int, there: int) -> None:
+    """A join whose total passes 65,535 pairs widens the header; either side may already be wide."""
+    pending: list[Any] = [None, _packed([(0, i) for i in range(here)]) if here else None]
+    touched = [1] if here else []
+    theirs = bytes(_packed([(1, -i) for i in range(there)]))
+    assert add_pairs(pending, touched, [1, theirs], 0, 2) == there
+    buf = pending[1]
+    assert _packed_count(buf) == here + there and buf[0] == (0xDC if here + there < 65536 else 0xDD)
+    inbox = Frames(1, 1, buf).decode()
+    assert inbox == [(0, i) for i in range(here)] + [(1, -i) for i in range(there)]
