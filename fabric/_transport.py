@@ -272,20 +272,14 @@ def add_pairs(pending: list[Any], touched: list[int], pairs: list[Any], lo: int,
         mine = pending[r]
         if type(pend) is bytes:  # a packed inbox
             theirs = pend  # compiled: C reads of its header
-            if theirs[0] != 0xDC:
-                n = _packed_count(theirs) if mine is None else _join_packed(mine, theirs)  # array 32: rare
-                if mine is None:
-                    pending[r] = bytearray(theirs)
-                    touched.append(r)
-            elif mine is None:
-                n = theirs[1] << 8 | theirs[2]
+            n = theirs[1] << 8 | theirs[2] if theirs[0] == 0xDC else _packed_count(theirs)
+            if mine is None:
                 pending[r] = bytearray(theirs)
                 touched.append(r)
             else:
                 buf = mine
-                n = theirs[1] << 8 | theirs[2]
-                total = (buf[1] << 8 | buf[2]) + n if buf[0] == 0xDC else 65536
-                if total < 65536:  # _join_packed, inlined
+                total = (buf[1] << 8 | buf[2]) + n if buf[0] == 0xDC and theirs[0] == 0xDC else 65536
+                if total < 65536:  # _join_packed, inlined: both headers array 16, and their sum
                     buf[1] = total >> 8
                     buf[2] = total & 0xFF
                     buf += theirs[3:]
@@ -381,7 +375,7 @@ class Outlet:
 
     def __init__(self, transport: InProcessTransport, node: int) -> None:
         self.node = node
-        self._me = node
+        self._me = node  # the node again, as a C integer where compiled: the bit flip's operand
         self._sh: OutletsShared = transport.outlets_shared
         self._nbrs: array[int] | None
         self._nbrs, self._revs = transport.links(node)
