@@ -109,18 +109,21 @@ async def _serve(link: ShardLink) -> None:
                 with quiet_gc(len(net.local)):  # as in one process: the cyclic GC stays off the long-lived network
                     slot = 0
                     while True:
-                        frames = transport.frames()
-                        phases[0] += 1
-                        for j in range(shards):
-                            if j != shard:
-                                link.send(slot, j, frames[j])
-                        idle = net.quiescent() and not any(frames)
+                        # The report first, then the frames: the coordinator's go (two hops away, through
+                        # it) then comes about when the other shards' frames (one hop) do. Idle counts the
+                        # messages for other shards still pending here, as the frames would carry them.
+                        idle = net.quiescent()
                         traced = tracer.take() if tracer is not None else []
                         if batch is not None:
                             link.done(Done(slot, shard, batch.frame(), traced, idle, net.last_active))
                         else:
                             link.done(Done(slot, shard, b"", traced, idle, net.last_active, reporter.shard_slot(slot)))
                         phases[0] += 1
+                        frames = transport.frames()
+                        phases[0] += 1
+                        for j in range(shards):
+                            if j != shard:
+                                link.send(slot, j, frames[j])
                         if timing is not None:
                             timing.lap("encoding")
                         # The other shards' frames first, then the coordinator's go: they come a hop
