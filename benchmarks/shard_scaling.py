@@ -21,9 +21,14 @@ each run in a fresh process, and prints:
   reporter that does not merge, replaying their events -- and closing the slot).
 
 K = 1 is the one-process run (no broker); ``--shards`` lists the K to run beside it.
+``--repeat N`` runs them all N times, interleaved (K = 1, 2, ..., then again), each speed-up
+against its own round's one-process run, and prints the median speed-up per K: on a
+shared host one pair of runs moves by a tenth either way, a median of rounds less.
+``benchmarks/shard_ceiling.py`` measures the most K shards could gain on the machine.
 
     python benchmarks/shard_scaling.py                           # d = 10, 200 slots, K = 1 2
     python benchmarks/shard_scaling.py --dim 13 --slots 1100 --shards 2 4
+    python benchmarks/shard_scaling.py --dim 13 --slots 400 --repeat 3     # median of 3 interleaved rounds
     python benchmarks/shard_scaling.py --scheme star --load rho=0.6 --dim 11 --slots 200
     python benchmarks/shard_scaling.py --scheme star --load rho=0.6 --dim 11 --slots 200 --replay
 
@@ -37,6 +42,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -95,6 +101,7 @@ def main() -> None:
     ap.add_argument("--slots", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--shards", type=int, nargs="+", default=[2])
+    ap.add_argument("--repeat", type=int, default=1, help="rounds, interleaved; the median speed-up per K")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
     load = {name: float(v) for name, v in _pairs(args.load, "load").items()} or {"offered": args.offered}
@@ -102,42 +109,60 @@ def main() -> None:
     if args.child is not None:
         print(json.dumps(one(args.scheme, args.dim, load, params, args.slots, args.seed, args.child)))
         return
-    rows = []
-    with tempfile.TemporaryDirectory() as site:
-        with open(os.path.join(site, "sitecustomize.py"), "w") as f:
-            f.write(_REPLAY.format(scheme=args.scheme, load=load, params=params))
-        for k in [1, *args.shards]:
-            cmd = [sys.executable, __file__, "--scheme", args.scheme, "--dim", str(args.dim), "--slots",
-                   str(args.slots), "--seed", str(args.seed), "--child", str(k)]
-            cmd += [f"--load={n}={v}" for n, v in load.items()] + [f"--param={n}={v}" for n, v in params.items()]
-            env = {**os.environ, "SLOTNET_SHARD_TIMING": "1"}
-            if args.replay and k > 1:
-                env["PYTHONPATH"] = os.pathsep.join(filter(None, [site, env.get("PYTHONPATH")]))
-            rows.append(json.loads(subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout))
-    base = rows[0]["wall_s"]
+    if args.repeat < 1:
+        raise SystemExit("--repeat must be at least 1")
     print(f"{args.scheme}, hypercube:{args.dim}, {', '.join(f'{n} = {v:g}' for n, v in load.items())}"
           f"{''.join(f', {n}={v}' for n, v in params.items())}, {args.slots} slots, seed {args.seed}"
           f" ({os.cpu_count()} cores)")
     head = ["K", "wall s", "speed-up", "efficiency", "node work", "encoding", "broker", "barrier", "coordinator",
             "cpu main s", "cpu procs s", "reporting", "same"]
     print("  ".join(f"{h:>11}" for h in head) + "   (parts: ms per slot)")
+    speeds: dict[int, list[float]] = {k: [] for k in args.shards}
+    with tempfile.TemporaryDirectory() as site:
+        with open(os.path.join(site, "sitecustomize.py"), "w") as f:
+            f.write(_REPLAY.format(scheme=args.scheme, load=load, params=params))
+        for _ in range(args.repeat):
+            rows = [_child(args, k, load, params, site) for k in [1, *args.shards]]
+            _print_round(rows, args.slots, speeds)
+    print("(the split: each part's seconds over the run's slots, divided by the slots; building the nodes"
+          " is left out. cpu: CPU seconds of the whole run, start-up included: main = the run's own process"
+          " (the coordinator), procs = the processes it started (shards, broker))")
+    if args.repeat > 1:
+        for k, got in speeds.items():
+            print(f"K = {k}: median speed-up {statistics.median(got):.2f} over {len(got)} rounds "
+                  f"({', '.join(f'{x:.2f}' for x in got)})")
+
+
+def _child(args: argparse.Namespace, k: int, load: dict[str, float], params: dict[str, str], site: str) -> dict:
+    """One run with ``k`` shards (1: one process) in a fresh process."""
+    cmd = [sys.executable, __file__, "--scheme", args.scheme, "--dim", str(args.dim), "--slots",
+           str(args.slots), "--seed", str(args.seed), "--child", str(k)]
+    cmd += [f"--load={n}={v}" for n, v in load.items()] + [f"--param={n}={v}" for n, v in params.items()]
+    env = {**os.environ, "SLOTNET_SHARD_TIMING": "1"}
+    if args.replay and k > 1:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [site, env.get("PYTHONPATH")]))
+    return json.loads(subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout)
+
+
+def _print_round(rows: list[dict], slots: int, speeds: dict[int, list[float]]) -> None:
+    """One round's rows (its one-process run first); each K's speed-up added to ``speeds``."""
+    base = rows[0]["wall_s"]
     for r in rows:
         speed = base / r["wall_s"]
+        if r["k"] in speeds:
+            speeds[r["k"]].append(speed)
         cells = [str(r["k"]), f"{r['wall_s']:.2f}", f"{speed:.2f}", f"{speed / r['k']:.2f}"]
         t = r["timing"]
         if t:
-            per = [sum(s.get(p, 0.0) for s in t["shards"]) / len(t["shards"]) / args.slots * 1e3
+            per = [sum(s.get(p, 0.0) for s in t["shards"]) / len(t["shards"]) / slots * 1e3
                    for p in ("node_work", "encoding", "broker", "barrier")]
-            per.append(t["coordinator"].get("coordinator", 0.0) / args.slots * 1e3)
+            per.append(t["coordinator"].get("coordinator", 0.0) / slots * 1e3)
             cells += [f"{x:.2f}" for x in per]
         else:
             cells += ["-"] * 5
         cells += [f"{r['cpu_self_s']:.1f}", f"{r['cpu_children_s']:.1f}", r.get("reporting", "-")]
         cells.append("yes" if r["metrics"] == rows[0]["metrics"] else "NO")
-        print("  ".join(f"{c:>11}" for c in cells))
-    print("(the split: each part's seconds over the run's slots, divided by the slots; building the nodes"
-          " is left out. cpu: CPU seconds of the whole run, start-up included: main = the run's own process"
-          " (the coordinator), procs = the processes it started (shards, broker))")
+        print("  ".join(f"{c:>11}" for c in cells), flush=True)
 
 
 if __name__ == "__main__":
