@@ -40,6 +40,7 @@ Dicts of plain objects that ``gc.get_referents`` had to make are counted at that
     python benchmarks/memory_per_node.py --dims 12 16 --floor
     python benchmarks/memory_per_node.py --build pure     # SLOTNET_PURE_PYTHON=1
     python benchmarks/memory_per_node.py --rng philox --dims 12 13 14 15 16 17   # the compact node streams
+    python benchmarks/memory_per_node.py --fault loss=0.01 --fault dup=0.01 --dims 12 13   # a run with faults
     python benchmarks/memory_per_node.py --scheme bcast-dtree --load rho=0.2 --dims 12 --no-breakdown
     python benchmarks/memory_per_node.py --scheme star --load rho=0.5 --param lam_unicast=0.05 \
         --pair torus:32x32 torus:32x64
@@ -332,6 +333,8 @@ def main() -> None:
     ap.add_argument("--load", nargs="*", default=[], metavar="KEY=VALUE",
                     help="the scheme's load (default for deflection: offered=V)")
     ap.add_argument("--param", nargs="*", default=[], metavar="KEY=VALUE", help="the scheme's parameters")
+    ap.add_argument("--fault", action="append", default=[], metavar="F",
+                    help="a fault entry in the CLI syntax (repeatable), e.g. loss=0.01: a run with faults")
     ap.add_argument("--pair", nargs=2, metavar=("SMALL", "LARGE"),
                     help="measure LARGE against SMALL (e.g. torus:32x32 torus:32x64) instead of the d-cubes of --dims")
     ap.add_argument("--walk", help=argparse.SUPPRESS)  # the breakdown child: a RunSpec's fields as JSON
@@ -346,7 +349,8 @@ def main() -> None:
 
     def spec(topology: str) -> str:
         return json.dumps({"scheme": args.scheme, "topology": topology, "load": load, "params": params,
-                           "slots": args.slots, "warmup": 0, "seed": args.seed, "rng": args.rng})
+                           "slots": args.slots, "warmup": 0, "seed": args.seed, "rng": args.rng,
+                           "faults": args.fault})
 
     def peak(topology: str) -> tuple[int, str, int]:
         if topology not in rss:
@@ -354,7 +358,7 @@ def main() -> None:
             rss[topology] = int(kib), build, _n_nodes(topology)
         return rss[topology]
 
-    what = ", ".join(f"{k}={v}" for k, v in {**load, **params}.items())
+    what = ", ".join([f"{k}={v}" for k, v in {**load, **params}.items()] + args.fault)
     print(f"{args.scheme} ({what}), {args.slots} slots, seed {args.seed}, rng {args.rng}: peak RSS growth per added node")
     print(f"{'topology':>16} {'nodes':>8} {'build':>9} {'peak RSS':>10} {'per node':>10}")
     pairs = [tuple(args.pair)] if args.pair else [(f"hypercube:{d - 1}", f"hypercube:{d}") for d in args.dims]

@@ -6,62 +6,60 @@ per-node counters; per slot, the stability monitor's backlog sample (and, when t
 is asked for, the reporter's per-slot row and its output record).
 
 Calibration (Python 3.11, compiled build, 30-slot runs from a fresh process, seed 1,
-measured 2026-11-29): the growth of the process's peak resident size (``ru_maxrss``, what
-exhausts a machine) per added node, between the two sizes named.
-``benchmarks/memory_per_node.py`` measures these figures and shows where a node's bytes
-go (at v = 1, d = 12, 2026-11-29: 2.5 KiB its random stream, about 1.6 KiB its Trio task
-and coroutine frames, 0.45 KiB the messages in flight, the rest its context, outlet and
-the run's tables). Every row was measured on 2026-11-29 (``--dims 11 13``: the growth
-from d = 10 to 11 and from 12 to 13; deflection ``--dims 12 13``), after the cuts of that
-day (a message in flight is one bytes object; timers are ints; one int object per node
-id; the end of a run no longer its peak; a FIFO of the schemes' queues is a list, not a
-deque; a direct broadcast node builds only the queue kind its discipline uses; a STAR
-node keeps no table of ``n_nodes`` offsets). A figure moves by a few tenths of a KiB with
-where the allocator's arenas fall (deflection took 6.25 / 6.79 in another measurement
-the same day):
+measured 2026-11-29 with ``benchmarks/memory_per_node.py --no-breakdown``): the growth of
+the process's peak resident size (``ru_maxrss``, what exhausts a machine) per added node,
+between the two sizes named (``--dims 11 13``: from d = 10 to 11 and from 12 to 13;
+deflection ``--dims 12 13``), in KiB, without faults and with
+``--fault loss=0.01 --fault dup=0.01 --fault crash@10:17``. A run with faults takes more a
+node: each node's task has a cancel scope, each receiver a list of its messages for the
+fault pipeline to judge (without faults, one packed bytearray), and the reporter keeps
+the faults' books. Where a node's bytes go (deflection, v = 1, d = 13, no faults, the
+breakdown of that benchmark): 2.5 KiB its random stream, about 1.3 KiB its Trio task
+and coroutines, 0.75 KiB its context and node object, 0.15 KiB its messages in flight,
+about 1.2 KiB the allocator's share. A figure moves by a few tenths of a KiB with where
+the allocator's arenas fall:
 
-=================================  ======================  ======================
-scheme (load)                      d = 10 / 11             d = 12 / 13
-=================================  ======================  ======================
-deflection (``--offered 1``)       6.57 KiB per node (12)  7.00 KiB (13)
-bcast-dtree (``--rho 0.2``)        15.9 KiB                15.9 KiB
-bcast-simple (``--rho 0.1``)       10.3 KiB                9.9 KiB
-bcast-balanced (``--rho 0.2``)     13.5 KiB                14.5 KiB
-bcast-periodic (``--rho 0.2``)     6.7 KiB                 6.6 KiB
-bcast-indirect (``--rho 0.2``)     16.2 KiB                15.6 KiB
-=================================  ======================  ======================
+=================================  ===========  ===========  =============  =============
+scheme (load)                      d = 11       d = 13       faults, d = 11 faults, d = 13
+=================================  ===========  ===========  =============  =============
+deflection (``--offered 1``)       5.92 (12)    6.41         7.44 (12)      7.93
+bcast-dtree (``--rho 0.2``)        16.01        15.70        19.13          19.13
+bcast-simple (``--rho 0.1``)       10.08        9.80         12.98          12.68
+bcast-balanced (``--rho 0.2``)     13.44        14.17        16.82          17.83
+bcast-periodic (``--rho 0.2``)     6.95         6.58         7.72           7.28
+bcast-indirect (``--rho 0.2``)     16.18        15.45        17.11          16.21
+=================================  ===========  ===========  =============  =============
 
-star (``--rho 0.5 --param lam_unicast=0.05``) takes 9.9 KiB per node from torus:32x32 to
-32x64 and 10.0 from 64x64 to 64x128 (with ``lam_unicast=0.02``: 0.05 alone exceeds
-``--rho 0.5`` there): flat in the network's size. m2o-greedy (``--param workload=uniform``)
-takes 60.5 KiB per node from mesh:32x32 to 32x64, 11.8 from 32x64 to 64x64 and 7.9 from
-64x64 to 64x128: its figure falls as the mesh grows because the peak of a small run is
-the end of the run, where the reporter's lower bound scans the mesh's boxes in numpy
-chunks of at most 2^20 boxes (``manytoone.theory``), some 60 MiB however big the mesh.
-It is allowed 15 KiB (11.8 with the margin): a run small enough for that transient to
-matter is far below any machine's memory. Before that day's cuts the same runs
-took 24.6 / 26.3 (bcast-dtree), 18.7 / 19.6, 22.7 / 25.4, 6.9 / 6.7 and 51.7 / 56.3 KiB
-(the other broadcasts, in the table's order; bcast-indirect kept 4d + 2 deques of 760
-bytes per node) and 39.5 KiB (star, whose per-node table of offsets grew with the
-network: quadratic memory). The broadcasts' and star's figures include the entry stamps
-behind ``invariants.littles_law``. The run's end is not its peak (the messages still on
-the links are decoded as they are read, not all at once).
+Deflection with faults took 7.74 and 8.09 KiB at d = 14 and 15. star
+(``--rho 0.5 --param lam_unicast=0.05``) takes 9.93 KiB per node from torus:32x32 to
+32x64 (10.32 with faults) and 10.02 from 64x64 to 64x128 (with ``lam_unicast=0.02``:
+0.05 alone exceeds ``--rho 0.5`` there): flat in the network's size. m2o-greedy
+(``--param workload=uniform``) takes 11.75 KiB per node from mesh:32x64 to 64x64 and
+7.77 from 64x64 to 64x128 (8.38 with faults); its figure falls as the mesh grows because
+the peak of a small run is the end of the run, where the reporter's lower bound scans the
+mesh's boxes in numpy chunks of at most 2^20 boxes (``manytoone.theory``), some 60 MiB
+however big the mesh (60.5 KiB a node from 32x32 to 32x64). It is allowed 15 KiB: a run
+small enough for that transient to matter is far below any machine's memory. The
+broadcasts' and star's figures include the entry stamps behind ``invariants.littles_law``.
+The run's end is not its peak (the messages still on the links are decoded as they are
+read, not all at once).
 
-:data:`SCHEME_BYTES_PER_NODE` gives each measured scheme its largest figure with a margin
-of about a quarter on top, rounded up to a whole KiB. A node's messages in flight grow
-with the cube's dimension (about half a packet per node and dimension at v = 1, some 60
-bytes each): deflection's 7.0 KiB at d = 13 is about 7.5 at d = 21, so it is allowed
-9 KiB, and 2^21 nodes (about 18 GiB) are admitted in one process on a machine with 24 GiB.
-With the compact random generator (``--rng philox``: about 80 bytes of stream a node
-instead of the Mersenne Twister's 2.5 KiB) deflection takes 4.02, 4.46, 4.13, 4.53, 4.26
-and 4.38 KiB per node at d = 12 to 17 (measured 2026-11-29, compiled, after the node's
-coroutine was slimmed: ``--rng philox --dims 12 13 14 15 16 17``; with the Twister the same
-tree takes 6.55 / 6.87 KiB at d = 12 / 13). :data:`PHILOX_BYTES_PER_NODE` allows it the
-largest with the same margin, 6 KiB: 2^21 nodes take about 12.1 GiB in one process, and
-2^21 over 2 shards (refused with the Twister's streams on a 24 GiB machine) fit. A
-scheme not measured with philox keeps its Twister figure (the compact stream never
-takes more). Where the Twister's streams would be refused but philox's fit, the refusal
-says so.
+:data:`SCHEME_BYTES_PER_NODE` (without faults) and :data:`FAULTED_BYTES_PER_NODE` (with
+them) give each measured scheme its largest figure with a margin of about a quarter on
+top, rounded up to a whole KiB: a run is allowed the figure of its own kind. A node's
+messages in flight grow a little with the cube's dimension (about half a packet per node
+and dimension at v = 1), which the margin covers: with faults, where a message is an
+object of its own, deflection's figure went from 7.44 KiB at d = 12 to 8.09 at d = 15,
+and it is allowed 11. 2^21 deflection nodes without faults (about 18 GiB at 9 KiB) are
+admitted in one process on a machine with 24 GiB. With the compact random generator (``--rng philox``: about 80 bytes of stream a
+node instead of the Mersenne Twister's 2.5 KiB) deflection takes 3.48, 3.84, 3.68, 3.92,
+3.67 and 3.83 KiB per node at d = 12 to 17 without faults (``--rng philox --dims 12 13 14
+15 16 17``), and 4.98, 5.49, 5.14, 5.59, 5.20 and 5.45 with them;
+:data:`PHILOX_BYTES_PER_NODE` and :data:`PHILOX_FAULTED_BYTES_PER_NODE` allow these with
+the same margin: 2^21 nodes take about 10 GiB in one process, and 2^21 over 2 shards
+(refused with the Twister's streams on a 24 GiB machine) fit. A scheme not measured with
+philox keeps its Twister figure (the compact stream never takes more). Where the
+Twister's streams would be refused but philox's fit, the refusal says so.
 A scheme not measured (the one-shot schemes of the PMNB and many-to-one families other
 than m2o-greedy, and dynamic-broadcast: what they hold depends on the task given, not
 only on the network) is allowed :data:`BYTES_PER_NODE`, 64 KiB, the largest figure ever
@@ -87,8 +85,8 @@ from slotnet.errors import SpecError
 from slotnet.fabric import Topology
 
 __all__ = ["BYTES_PER_NODE", "BYTES_PER_REPORTED_NODE", "BYTES_PER_SERIES_SLOT", "BYTES_PER_SLOT",
-           "PHILOX_BYTES_PER_NODE", "SCHEME_BYTES_PER_NODE", "available_memory", "bytes_per_node", "check_fits",
-           "estimate"]
+           "FAULTED_BYTES_PER_NODE", "PHILOX_BYTES_PER_NODE", "PHILOX_FAULTED_BYTES_PER_NODE", "SCHEME_BYTES_PER_NODE",
+           "available_memory", "bytes_per_node", "check_fits", "estimate"]
 
 #: Resident bytes per node of a running network of a scheme not in SCHEME_BYTES_PER_NODE.
 BYTES_PER_NODE = 64 * 1024
@@ -109,7 +107,26 @@ SCHEME_BYTES_PER_NODE: dict[str, int] = {
 #: (``--rng philox``), with the same margin; a scheme not measured so is allowed its
 #: SCHEME_BYTES_PER_NODE figure (the compact generator never takes more than the Twister).
 PHILOX_BYTES_PER_NODE: dict[str, int] = {
-    "deflection": 6 * 1024,
+    "deflection": 5 * 1024,
+}
+#: Resident bytes per node allowed for a run with faults (the module docstring's second
+#: table, with the same margin): its tasks each have a cancel scope, its receivers a list of
+#: messages for the fault pipeline to judge, its reporter the faults' books. A scheme
+#: measured only without faults is allowed BYTES_PER_NODE with them.
+FAULTED_BYTES_PER_NODE: dict[str, int] = {
+    "deflection": 11 * 1024,
+    "bcast-periodic": 10 * 1024,
+    "bcast-simple": 17 * 1024,
+    "bcast-balanced": 23 * 1024,
+    "bcast-dtree": 24 * 1024,
+    "bcast-indirect": 22 * 1024,
+    "star": 13 * 1024,
+    "m2o-greedy": 15 * 1024,
+}
+#: ... and with faults and the compact generator (a scheme not measured so: its
+#: FAULTED_BYTES_PER_NODE figure).
+PHILOX_FAULTED_BYTES_PER_NODE: dict[str, int] = {
+    "deflection": 7 * 1024,
 }
 #: Bytes per slot the run keeps whatever it is asked (the stability monitor's sample).
 BYTES_PER_SLOT = 64
@@ -124,29 +141,33 @@ BASE_BYTES = 64 * 1024 * 1024
 BYTES_PER_REPORTED_NODE = 4 * 1024
 
 
-def bytes_per_node(scheme: str | None, rng: str = "mt") -> int:
+def bytes_per_node(scheme: str | None, rng: str = "mt", faulted: bool = False) -> int:
     """Resident bytes per node allowed for ``scheme`` (None or a scheme not measured: the most
-    any takes) with the nodes' generator ``rng`` (``"mt"`` or ``"philox"``)."""
+    any takes) with the nodes' generator ``rng`` (``"mt"`` or ``"philox"``), in a run with
+    faults where ``faulted``."""
     if scheme is None:
         return BYTES_PER_NODE
-    mt = SCHEME_BYTES_PER_NODE.get(scheme, BYTES_PER_NODE)
-    return PHILOX_BYTES_PER_NODE.get(scheme, mt) if rng == "philox" else mt
+    mt_table, philox_table = ((FAULTED_BYTES_PER_NODE, PHILOX_FAULTED_BYTES_PER_NODE) if faulted
+                              else (SCHEME_BYTES_PER_NODE, PHILOX_BYTES_PER_NODE))
+    mt = mt_table.get(scheme, BYTES_PER_NODE)
+    return philox_table.get(scheme, mt) if rng == "philox" else mt
 
 
 def estimate(topology: Topology, slots: int, *, series: bool = False, shards: int = 1, hosted: int | None = None,
-             scheme: str | None = None, rng: str = "mt") -> int:
+             scheme: str | None = None, rng: str = "mt", faulted: bool = False) -> int:
     """Estimated peak resident bytes, on this machine, of a run on ``topology`` for ``slots`` slots.
 
     Args:
         scheme: the scheme's name: its bytes per node (:func:`bytes_per_node`).
         rng: the nodes' generator, ``"mt"`` or ``"philox"`` (:func:`bytes_per_node`).
+        faulted: the run has faults (:func:`bytes_per_node`).
         shards: a sharded run (``--shards K``, K > 1) started here: the coordinator (the
             reporter, no nodes) plus K shard processes, each with its block of nodes and
             its own interpreter.
         hosted: one shard process by itself (``slotnet shard``): the nodes it hosts.
     """
     per_slot = BYTES_PER_SLOT + (BYTES_PER_SERIES_SLOT if series else 0)
-    per_node = bytes_per_node(scheme, rng)
+    per_node = bytes_per_node(scheme, rng, faulted)
     n = topology.n_nodes
     if hosted is not None:
         return BASE_BYTES + hosted * per_node + slots * BYTES_PER_SLOT
@@ -180,18 +201,20 @@ def _human(n: float) -> str:
 
 
 def check_fits(topology: Topology, slots: int, *, series: bool = False, available: int | None = None,
-               shards: int = 1, hosted: int | None = None, scheme: str | None = None, rng: str = "mt") -> None:
+               shards: int = 1, hosted: int | None = None, scheme: str | None = None, rng: str = "mt",
+               faulted: bool = False) -> None:
     """Refuse a run (or one shard of it) that cannot fit in the memory available.
 
     Args:
         available: bytes available (default: read from the machine now).
-        shards, hosted, scheme, rng: as :func:`estimate`.
+        shards, hosted, scheme, rng, faulted: as :func:`estimate`.
 
     Raises:
         SpecError: with the estimate and the memory available (and, where the run would fit
             with the compact generator, that ``--rng philox`` would).
     """
-    need = estimate(topology, slots, series=series, shards=shards, hosted=hosted, scheme=scheme, rng=rng)
+    need = estimate(topology, slots, series=series, shards=shards, hosted=hosted, scheme=scheme, rng=rng,
+                    faulted=faulted)
     have = available_memory() if available is None else available
     if have is not None and need > have:
         nodes = topology.n_nodes if hosted is None else hosted
@@ -200,10 +223,12 @@ def check_fits(topology: Topology, slots: int, *, series: bool = False, availabl
         how = f" over {shards} shard processes here" if hosted is None and shards > 1 else ""
         compact = ""
         if rng != "philox":
-            small = estimate(topology, slots, series=series, shards=shards, hosted=hosted, scheme=scheme, rng="philox")
+            small = estimate(topology, slots, series=series, shards=shards, hosted=hosted, scheme=scheme, rng="philox",
+                             faulted=faulted)
             if small <= have:
-                compact = (f"; with --rng philox (a compact random stream per node, ~{bytes_per_node(scheme, 'philox') // 1024} "
+                kib = bytes_per_node(scheme, "philox", faulted) // 1024
+                compact = (f"; with --rng philox (a compact random stream per node, ~{kib} "
                            f"KiB per node) it needs about {_human(small)} and fits")
-        raise SpecError(f"{where} for {slots:,} slots needs about {_human(need)}{how} ({what}, "
-                        f"~{bytes_per_node(scheme, rng) // 1024} KiB per node) but this machine has {_human(have)} "
-                        f"available{compact}")
+        per_node = f"~{bytes_per_node(scheme, rng, faulted) // 1024} KiB per node" + (" with faults" if faulted else "")
+        raise SpecError(f"{where} for {slots:,} slots needs about {_human(need)}{how} ({what}, {per_node}) "
+                        f"but this machine has {_human(have)} available{compact}")

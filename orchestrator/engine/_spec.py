@@ -166,9 +166,10 @@ class RunSpec:
         if shards > 1:  # before the memory check, which counts a process per shard
             _check_split(topology, shards)
         planned = self.slots if self.slots is not None else DEFAULT_SLOTS
+        faulted = isinstance(self.faults, FaultSchedule) and not self.faults.empty
         if check_memory:  # before anything per node
             check_fits(topology, planned, series=self.series, shards=shards, hosted=hosted, scheme=scheme.name,
-                       rng=self.rng)
+                       rng=self.rng, faulted=faulted)
         if self.observer not in ("direct", "buffered"):
             raise SpecError(f"observer must be 'direct' or 'buffered', got {self.observer!r}")
         timeout = self.node_timeout
@@ -195,7 +196,7 @@ class RunSpec:
                 cap = slots = max(DEFAULT_SLOTS, _safety_cap(scheme, topology, inputs))
                 if slots > planned:
                     check_fits(topology, slots, series=self.series, shards=shards, hosted=hosted,
-                               scheme=scheme.name, rng=self.rng)
+                               scheme=scheme.name, rng=self.rng, faulted=faulted)
         if self.warmup >= slots:
             which = f"the safety cap of {scheme.name}" if cap is not None else "the default"
             raise SpecError(f"warmup ({self.warmup}) must be less than slots ({slots}, {which}: give slots)")

@@ -117,3 +117,29 @@ def test_a_scheme_not_measured_with_philox_keeps_its_twister_figure():
         assert _memory.bytes_per_node(scheme, "philox") == _memory.bytes_per_node(scheme)
     assert _memory.bytes_per_node("deflection", "philox") < _memory.bytes_per_node("deflection")
     assert set(_memory.PHILOX_BYTES_PER_NODE) <= set(_memory.SCHEME_BYTES_PER_NODE)
+
+
+def test_a_run_with_faults_is_allowed_the_figure_measured_with_faults(machine):
+    """A run with faults takes more a node (a cancel scope per task, a list of messages per
+    receiver for the fault pipeline): a million bcast-dtree nodes fit in one process without
+    faults (20 KiB a node) and are refused with them (24 KiB), the message says which figure;
+    the detection setting alone is no fault."""
+    spec = dict(load={"rho": 0.2}, slots=20)
+    RunSpec("bcast-dtree", "hypercube:20", **spec).prepare()
+    RunSpec("bcast-dtree", "hypercube:20", faults=["detect=never"], **spec).prepare()
+    kib = _memory.bytes_per_node("bcast-dtree", faulted=True) // 1024
+    with pytest.raises(SpecError, match=rf"1,048,576 nodes, ~{kib} KiB per node with faults\) but this machine has "
+                                        r"23.0 GiB available$"):
+        RunSpec("bcast-dtree", "hypercube:20", faults=["loss=0.01"], **spec).prepare()
+
+
+def test_every_measured_scheme_is_measured_with_faults_too():
+    """The faulted tables name the schemes the fault-free ones do, never allow less than
+    without faults nor more than the default, and philox never more than the Twister."""
+    assert set(_memory.FAULTED_BYTES_PER_NODE) == set(_memory.SCHEME_BYTES_PER_NODE)
+    assert set(_memory.PHILOX_FAULTED_BYTES_PER_NODE) == set(_memory.PHILOX_BYTES_PER_NODE)
+    for scheme in (*_memory.SCHEME_BYTES_PER_NODE, "m2o-rec", None):
+        for rng in ("mt", "philox"):
+            assert (_memory.bytes_per_node(scheme, rng) <= _memory.bytes_per_node(scheme, rng, faulted=True)
+                    <= _memory.BYTES_PER_NODE), (scheme, rng)
+        assert _memory.bytes_per_node(scheme, "philox", True) <= _memory.bytes_per_node(scheme, "mt", True)

@@ -311,11 +311,17 @@ def test_the_memory_check(monkeypatch):
     monkeypatch.setattr(_spec, "check_fits", rec)
     RunSpec("deflection", "hypercube:2", load={"offered": 0.5}, slots=7, series=True).prepare()
     assert calls == [("hypercube:2", 7, {"series": True, "shards": 1, "hosted": None, "scheme": "deflection",
-                                         "rng": "mt"})]
+                                         "rng": "mt", "faulted": False})]
     calls.clear()
     RunSpec("deflection", "hypercube:2", load={"offered": 0.5}, rng="philox").prepare(hosted=3)
     assert calls == [("hypercube:2", 1000, {"series": False, "shards": 1, "hosted": 3, "scheme": "deflection",
-                                            "rng": "philox"})]
+                                            "rng": "philox", "faulted": False})]
+    calls.clear()
+    RunSpec("deflection", "hypercube:2", load={"offered": 0.5}, slots=7, faults=["loss=0.01"]).prepare()
+    assert calls[0][2]["faulted"] is True
+    calls.clear()
+    RunSpec("deflection", "hypercube:2", load={"offered": 0.5}, slots=7, faults=["detect=2"]).prepare()
+    assert calls[0][2]["faulted"] is False  # the detection setting alone is no fault
     calls.clear()
     RunSpec("deflection", "hypercube:2", load={"offered": 0.5}, slots=7, shards=2).prepare()
     assert calls[0][2]["shards"] == 2 and type(calls[0][2]["shards"]) is int
@@ -446,6 +452,12 @@ def test_memory_constants():
         "deflection": 9 * KiB, "bcast-periodic": 9 * KiB, "bcast-simple": 13 * KiB,
         "bcast-balanced": 19 * KiB, "bcast-dtree": 20 * KiB, "bcast-indirect": 21 * KiB, "star": 13 * KiB,
         "m2o-greedy": 15 * KiB} == m.SCHEME_BYTES_PER_NODE
+    assert {
+        "deflection": 11 * KiB, "bcast-periodic": 10 * KiB, "bcast-simple": 17 * KiB,
+        "bcast-balanced": 23 * KiB, "bcast-dtree": 24 * KiB, "bcast-indirect": 22 * KiB, "star": 13 * KiB,
+        "m2o-greedy": 15 * KiB} == m.FAULTED_BYTES_PER_NODE
+    assert ({"deflection": 5 * KiB}, {"deflection": 7 * KiB}) == (m.PHILOX_BYTES_PER_NODE,
+                                                                   m.PHILOX_FAULTED_BYTES_PER_NODE)
 
 
 def test_bytes_per_node():
@@ -453,6 +465,10 @@ def test_bytes_per_node():
     assert _memory.bytes_per_node("star") == 13 * KiB
     assert _memory.bytes_per_node("m2o-rec") == 64 * KiB
     assert _memory.bytes_per_node(None) == 64 * KiB
+    assert _memory.bytes_per_node("deflection", faulted=True) == 11 * KiB
+    assert _memory.bytes_per_node("deflection", "philox", faulted=True) == 7 * KiB
+    assert _memory.bytes_per_node("star", "philox", faulted=True) == 13 * KiB  # not measured with philox
+    assert _memory.bytes_per_node("m2o-rec", faulted=True) == _memory.bytes_per_node(None, faulted=True) == 64 * KiB
 
 
 def test_estimate_one_process():
