@@ -109,8 +109,8 @@ SCHEME_BYTES_PER_NODE: dict[str, int] = {
 PHILOX_BYTES_PER_NODE: dict[str, int] = {
     "deflection": 5 * 1024,
 }
-#: Resident bytes per node allowed for a run with faults (the module docstring's second
-#: table, with the same margin): its tasks each have a cancel scope, its receivers a list of
+#: Resident bytes per node allowed for a run with faults (the module docstring's table, its
+#: columns with faults, with the same margin): its tasks each have a cancel scope, its receivers a list of
 #: messages for the fault pipeline to judge, its reporter the faults' books. A scheme
 #: measured only without faults is allowed BYTES_PER_NODE with them.
 FAULTED_BYTES_PER_NODE: dict[str, int] = {
