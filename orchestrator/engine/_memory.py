@@ -54,12 +54,26 @@ and it is allowed 11. 2^21 deflection nodes without faults (about 18 GiB at 9 Ki
 admitted in one process on a machine with 24 GiB. With the compact random generator (``--rng philox``: about 80 bytes of stream a
 node instead of the Mersenne Twister's 2.5 KiB) deflection takes 3.48, 3.84, 3.68, 3.92,
 3.67 and 3.83 KiB per node at d = 12 to 17 without faults (``--rng philox --dims 12 13 14
-15 16 17``), and 4.98, 5.49, 5.14, 5.59, 5.20 and 5.45 with them;
+15 16 17``), and 4.98, 5.49, 5.14, 5.59, 5.20 and 5.45 with them. The other schemes with
+philox, the same runs as the table's (d = 11 / 13, then with faults d = 11 / 13):
+
+=================================  ===========  ===========  =============  =============
+scheme (load), ``--rng philox``    d = 11       d = 13       faults, d = 11 faults, d = 13
+=================================  ===========  ===========  =============  =============
+bcast-dtree (``--rho 0.2``)        13.69        13.40        17.86          16.57
+bcast-simple (``--rho 0.1``)       8.25         7.94         11.66          10.53
+bcast-balanced (``--rho 0.2``)     12.01        11.85        15.55          15.48
+bcast-periodic (``--rho 0.2``)     4.44         4.08         5.22           4.86
+bcast-indirect (``--rho 0.2``)     13.80        12.96        14.63          14.03
+=================================  ===========  ===========  =============  =============
+
+star 8.25 KiB (32x32 to 32x64; 8.95 with faults) and 7.15 (64x64 to 64x128); m2o-greedy
+11.21 (32x64 to 64x64), 7.80 (64x64 to 64x128; 8.08 with faults).
 :data:`PHILOX_BYTES_PER_NODE` and :data:`PHILOX_FAULTED_BYTES_PER_NODE` allow these with
-the same margin: 2^21 nodes take about 10 GiB in one process, and 2^21 over 2 shards
-(refused with the Twister's streams on a 24 GiB machine) fit. A scheme not measured with
-philox keeps its Twister figure (the compact stream never takes more). Where the
-Twister's streams would be refused but philox's fit, the refusal says so.
+the same margin: 2^21 deflection nodes take about 10 GiB in one process, and 2^21 over 2
+shards (refused with the Twister's streams on a 24 GiB machine) fit. A scheme not
+measured with philox keeps its Twister figure (the compact stream never takes more).
+Where the Twister's streams would be refused but philox's fit, the refusal says so.
 A scheme not measured (the one-shot schemes of the PMNB and many-to-one families other
 than m2o-greedy, and dynamic-broadcast: what they hold depends on the task given, not
 only on the network) is allowed :data:`BYTES_PER_NODE`, 64 KiB, the largest figure ever
@@ -108,6 +122,13 @@ SCHEME_BYTES_PER_NODE: dict[str, int] = {
 #: SCHEME_BYTES_PER_NODE figure (the compact generator never takes more than the Twister).
 PHILOX_BYTES_PER_NODE: dict[str, int] = {
     "deflection": 5 * 1024,
+    "bcast-periodic": 6 * 1024,
+    "bcast-simple": 11 * 1024,
+    "bcast-balanced": 16 * 1024,
+    "bcast-dtree": 18 * 1024,
+    "bcast-indirect": 18 * 1024,
+    "star": 11 * 1024,
+    "m2o-greedy": 15 * 1024,
 }
 #: Resident bytes per node allowed for a run with faults (the module docstring's table, its
 #: columns with faults, with the same margin): its tasks each have a cancel scope, its receivers a list of
@@ -127,6 +148,13 @@ FAULTED_BYTES_PER_NODE: dict[str, int] = {
 #: FAULTED_BYTES_PER_NODE figure).
 PHILOX_FAULTED_BYTES_PER_NODE: dict[str, int] = {
     "deflection": 7 * 1024,
+    "bcast-periodic": 7 * 1024,
+    "bcast-simple": 15 * 1024,
+    "bcast-balanced": 20 * 1024,
+    "bcast-dtree": 23 * 1024,
+    "bcast-indirect": 19 * 1024,
+    "star": 12 * 1024,
+    "m2o-greedy": 15 * 1024,
 }
 #: Bytes per slot the run keeps whatever it is asked (the stability monitor's sample).
 BYTES_PER_SLOT = 64

@@ -52,9 +52,14 @@ def test_what_will_not_fit_is_refused_with_the_schemes_figure(machine):
     ("bcast-dtree", "hypercube:20", {"rho": 0.2}, 20),
 ])
 def test_a_million_nodes_of_a_heavier_scheme_are_refused(machine, scheme, topology, load, kib):
-    """Over 2 shards a million nodes at 20 KiB or more exceed 23 GiB (with the coordinator's 4 GiB); the message names the figure."""
-    with pytest.raises(SpecError, match=rf"1,048,576 nodes, ~{kib} KiB per node\)"):
+    """Over 2 shards a million nodes at 20 KiB or more exceed 23 GiB (with the coordinator's 4 GiB); the message names the figure.
+    The broadcasts measured with philox (18 KiB) fit with it, and the refusal says so; a scheme not measured does not."""
+    with pytest.raises(SpecError, match=rf"1,048,576 nodes, ~{kib} KiB per node\)") as refused:
         RunSpec(scheme, topology, load=load, slots=20, shards=2).prepare()
+    measured = scheme in _memory.PHILOX_BYTES_PER_NODE
+    assert ("with --rng philox" in str(refused.value)) is measured
+    if measured:
+        RunSpec(scheme, topology, load=load, slots=20, shards=2, rng="philox").prepare()
 
 
 @pytest.mark.parametrize(("scheme", "topology"), [("star", "torus:1024x1024"), ("m2o-greedy", "mesh:1024x1024")])
@@ -110,13 +115,18 @@ def test_the_compact_generator_is_allowed_its_own_figure(machine):
         RunSpec("deflection", "hypercube:23", load={"offered": 1.0}, slots=20, rng="philox").prepare()
 
 
-def test_a_scheme_not_measured_with_philox_keeps_its_twister_figure():
+def test_a_scheme_not_measured_with_philox_keeps_its_twister_figure(monkeypatch):
     """The compact generator never takes more than the Twister: a scheme measured only with mt
-    (and an unmeasured one) is allowed the same with philox; deflection, measured, less."""
-    for scheme in ("star", "bcast-dtree", "m2o-rec", None):
+    (and an unmeasured one) is allowed the same with philox; the measured ones, no more."""
+    for scheme in ("m2o-rec", None):
         assert _memory.bytes_per_node(scheme, "philox") == _memory.bytes_per_node(scheme)
     assert _memory.bytes_per_node("deflection", "philox") < _memory.bytes_per_node("deflection")
+    assert _memory.bytes_per_node("bcast-dtree", "philox") < _memory.bytes_per_node("bcast-dtree")
     assert set(_memory.PHILOX_BYTES_PER_NODE) <= set(_memory.SCHEME_BYTES_PER_NODE)
+    monkeypatch.delitem(_memory.PHILOX_BYTES_PER_NODE, "star")
+    monkeypatch.delitem(_memory.PHILOX_FAULTED_BYTES_PER_NODE, "star")
+    for faulted in (False, True):
+        assert _memory.bytes_per_node("star", "philox", faulted) == _memory.bytes_per_node("star", "mt", faulted)
 
 
 def test_a_run_with_faults_is_allowed_the_figure_measured_with_faults(machine):
