@@ -139,16 +139,10 @@ class BroadcastReporter(BaseReporter):
         for key in received:
             rec = live.get(key)
             if rec is None:
-                if key in self.copied:
-                    self.excused += 1
-                else:
-                    self.unknown.append((slot, node, key[0], key[1]))
+                self._again(self.unknown, slot, node, key)
                 continue
             if rec[4] & bit:
-                if key in self.copied:
-                    self.excused += 1
-                else:
-                    self.duplicates.append((slot, node, key[0], key[1]))
+                self._again(self.duplicates, slot, node, key)
                 continue
             rec[4] |= bit
             rec[1] += 1
@@ -171,10 +165,7 @@ class BroadcastReporter(BaseReporter):
             if rec is None:
                 rec = live[key] = [None, 0, 0, 0, 0, -1]
             if rec[4] & bit:
-                if key in self.copied:
-                    self.excused += 1
-                else:
-                    self.duplicates.append((slot, node, key[0], key[1]))
+                self._again(self.duplicates, slot, node, key)
                 continue
             rec[4] |= bit
             if rec[1] == 0 or rec[2] != slot or node > rec[5]:
@@ -183,6 +174,14 @@ class BroadcastReporter(BaseReporter):
             rec[2] = slot
             rec[3] += slot
         self._queues(node, slot, len(received), q_start, q_after)
+
+    def _again(self, seen: list[tuple[int, int, int, int]], slot: int, node: int, key: tuple[int, int]) -> None:
+        """A reception that is not a packet's first at ``node`` (``seen``: the duplicates or the
+        unknown packets): counted where a dup fault had already copied the packet, else kept."""
+        if key in self.copied:
+            self.excused += 1
+        else:
+            seen.append((slot, node, key[0], key[1]))
 
     def _born(self, node: int, slot: int, births: Any, more: tuple[int, ...]) -> None:
         """Open the books of ``node``'s ``births`` in ``slot``: each a record ``[tau, receptions,
