@@ -163,11 +163,6 @@ class Graph(Topology):
     def spec(self) -> str:
         return self._spec
 
-    @property
-    def d(self) -> int:
-        """A graph has one "dimension" (its node ids): ``coords(v)`` is ``(v,)``."""
-        return 1
-
     @cached_property
     def n_ports(self) -> int:
         """The largest degree: port indices run over ``range(n_ports)``, a node of lower degree lacks the rest."""

@@ -54,7 +54,7 @@ class Transport(Protocol):
     def outlet(self, node: int) -> SendSide:
         """The sending side of ``node``."""
 
-    async def exchange(self, slot: int) -> list[tuple[int, list[tuple[int, Any]] | Undecoded]]:
+    async def exchange(self, slot: int) -> Sequence[tuple[int, list[tuple[int, Any]] | Undecoded]]:
         """Deliver what is due at ``slot`` (sent in earlier slots), each inbox by in-port
         (a list, or an :class:`Undecoded` one that gives it)."""
 
@@ -72,6 +72,11 @@ class Transport(Protocol):
 
     def is_alive(self, node: int) -> bool:
         """Whether ``node`` is up."""
+
+    def mark_unforced(self, sender: int, slot: int) -> None:
+        """``sender`` used a port it saw dead in ``slot`` while one it saw alive stayed idle: the
+        losses of its messages that slot were avoidable (the network judges this under a failure
+        detector, and the fault books count them apart)."""
 
     def lose_unread(self, node: int, message: Any, cause: str, in_port: int | None = None) -> None:
         """Account a delivered message its receiver never read (it crashed or finished); ``in_port``,

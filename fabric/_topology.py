@@ -61,11 +61,20 @@ class Topology:
 
     kind: str
     n_nodes: int
+    #: the side along each dimension: ``(2,) * d`` on a d-cube, ``(n,)`` on a graph of n nodes
+    sides: tuple[int, ...]
+    #: whether each dimension's ends are linked (a torus, a hypercube), not a mesh or a graph
+    wrap: bool
 
     @property
     def spec(self) -> str:
         """The spec string this topology parses from."""
         raise NotImplementedError
+
+    @property
+    def d(self) -> int:
+        """Number of dimensions (1 for a graph: its node ids)."""
+        return len(self.sides)
 
     @property
     def n_ports(self) -> int:
@@ -177,7 +186,6 @@ class Hypercube(Topology):
             raise TopologyError(f"hypercube dimension must be an integer >= 1, got {d!r}")
         if d > 24:
             raise TopologyError(f"hypercube dimension {d} is too large (at most 24)")
-        self.d = d
         self.n_nodes = 1 << d
         self.sides = (2,) * d
         self.wrap = True
@@ -278,11 +286,6 @@ class _Grid(Topology):
     def node_at(self, coords: tuple[int, ...]) -> int:
         """Inverse of :meth:`coords`."""
         return sum(c * st for c, st in zip(coords, self._strides))
-
-    @property
-    def d(self) -> int:
-        """Number of dimensions."""
-        return len(self.sides)
 
     def port_label(self, port: int) -> tuple[int, int]:
         return (port >> 1, -1 if port & 1 else 1)

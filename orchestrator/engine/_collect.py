@@ -151,8 +151,8 @@ def collect(prep: Prepared, reporter: Any, monitor: StabilityMonitor, slots_run:
     if witness is not None:
         rules = witness.judge(prep.topology, spec.faults, ledger, in_flight, end.held_packets, slots_run)
         result.fault_books = rules
-    judged = verdict(result, rules)
-    result.verdict = {"ok": judged.ok, "reasons": list(judged.reasons)}
+    final = verdict(result, rules)
+    result.verdict = {"ok": final.ok, "reasons": list(final.reasons)}
     return result
 
 
@@ -242,11 +242,11 @@ def _packets(invariants: dict[str, Any], copies: int, books: Sequence[PacketBook
                                f"such book with {', '.join(need)}{' and created or born' if kind == 'unicast' else ''}")
     out: dict[str, Any] = {}
     for name, inv in invariants.items():
-        kind = kinds.get(name)
-        if kind == "broadcast":
+        book = kinds.get(name)
+        if book == "broadcast":
             out[name] = {"broadcasts": inv["broadcasts"], "completed": inv["completed"],
                          "lost_to_faults": inv.get("missed", 0), "in_progress": inv.get("in_progress", 0)}
-        elif kind == "unicast":
+        elif book == "unicast":
             lost = inv.get("dropped", inv.get("lost", {}))
             destroyed = sum(n for c, n in lost.items() if n > 0 and c != "node_finished") if isinstance(lost, dict) else 0
             out[name] = {"packets": inv.get("created", inv.get("born")), "delivered": inv["delivered"],

@@ -16,11 +16,12 @@ over every slot; the coordinator's reporter and trace writer do the rest.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import trio
 
 from slotnet.fabric import ShardMap, ShardTransport, SlotClock, Transport, parse_topology
+from slotnet.schemes import ShardMerging
 
 from ..engine._await_guard import guard
 from ..engine._collect import single_error
@@ -64,6 +65,7 @@ async def _serve(link: ShardLink) -> None:
     judge = PropertyMonitor.of(prep, events, sharded=True)  # counts the declared choices here
     reporter = prep.scheme.reporter(prep.setup)  # reports here only where it merges (``merges_on_shards``)
     merged = merges_on_shards(prep, reporter, judge)
+    merging = cast(ShardMerging, reporter)  # what is asked of it only where merged
     events = events if judge is None else judge.events_with(events)
     tracer = TraceBuffer(spec.trace, events) if spec.trace is not None else None
     handlers: dict[str, Callable[..., None]] | None = None
@@ -117,7 +119,7 @@ async def _serve(link: ShardLink) -> None:
                         if batch is not None:
                             link.done(Done(slot, shard, batch.frame(), traced, idle, net.last_active))
                         else:
-                            link.done(Done(slot, shard, b"", traced, idle, net.last_active, reporter.shard_slot(slot)))
+                            link.done(Done(slot, shard, b"", traced, idle, net.last_active, merging.shard_slot(slot)))
                         phases[0] += 1
                         frames = transport.frames()
                         phases[0] += 1
@@ -160,7 +162,7 @@ async def _serve(link: ShardLink) -> None:
                 "sent_cross": transport.sent_cross, "rejected": link.rejected, "crashed": net.crashed,
                 "waiting": [[w.node, w.since, w.until] for w in waiting], "down": net.down(),
                 "choices": judge.choice_counts() if judge is not None else {},
-                **({"reporter": reporter.shard_state(), "witness": witness.shard_state()} if witness is not None else {}),
+                **({"reporter": merging.shard_state(), "witness": witness.shard_state()} if witness is not None else {}),
                 **({"timing": timing.seconds} if timing is not None else {})})
 
 

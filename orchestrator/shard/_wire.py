@@ -47,8 +47,9 @@ def faults_to_wire(faults: FaultSchedule) -> dict[str, Any]:
 
 def faults_from_wire(d: Mapping[str, Any]) -> FaultSchedule:
     """The schedule :func:`faults_to_wire` describes (equal to the one sent)."""
-    parts = {part: tuple(cls(*values) for values in d[part]) for part, cls in FAULT_ENTRIES.items()}
-    return FaultSchedule(**parts, **{name: d[name] for name in FAULT_SETTINGS})
+    fields: dict[str, Any] = {part: tuple(cls(*values) for values in d[part]) for part, cls in FAULT_ENTRIES.items()}
+    fields.update({name: d[name] for name in FAULT_SETTINGS})
+    return FaultSchedule(**fields)
 
 
 def _trace_to_wire(trace: TraceSpec | None) -> dict[str, Any] | None:

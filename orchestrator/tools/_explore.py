@@ -381,10 +381,10 @@ def explore(spec: RunSpec, family: str | None = None, *, schedule: Sequence[Mapp
         delay = FaultSchedule.parse(detect=detect).detect  # a bad delay is refused here, as --detect
         setting = {"kind": "detect", "slots": "never" if delay is None else delay}
         for _, objs in cases:
-            given = [o for o in objs if o.get("kind") == "detect"]
-            if given and any(o.get("slots") != setting["slots"] for o in given):
-                raise SpecError(f"--detect {setting['slots']} contradicts the faults file's {given[0]}")
-            if not given:
+            stated = [o for o in objs if o.get("kind") == "detect"]
+            if stated and any(o.get("slots") != setting["slots"] for o in stated):
+                raise SpecError(f"--detect {setting['slots']} contradicts the faults file's {stated[0]}")
+            if not stated:
                 objs.append(setting)
     base = base_request(spec)
     checked = family == "random" and schedule is None

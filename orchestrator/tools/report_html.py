@@ -32,7 +32,7 @@ import os
 import re
 import tempfile
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from slotnet.schemes import EXPERIMENTS, Row
 
@@ -143,7 +143,7 @@ def _series(case: str, var: str | None) -> tuple[str, float | None]:
     return " ".join((case[:a] + " " + case[b:]).split()), value
 
 
-def _finite(v: Any) -> bool:
+def _finite(v: Any) -> TypeGuard[float]:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 

@@ -177,8 +177,12 @@ class IndirectNode(CubeNode):
                 self.n_arcs += 1
             q = self.up_q[j]
             if q:
+                up = plan.up[j]
+                if up is None:  # Rules A and B queue root-bound packets only where the tree has a parent
+                    raise RuntimeError(f"node {self.ctx.node} queued a root-bound packet on tree {j}, "
+                                       "whose root it is")
                 msg = q.pop(0)
-                send(plan.up[j], msg)
+                send(up, msg)
                 self.n_up -= 1
                 self.leave(msg, slot)
         if root is not None:

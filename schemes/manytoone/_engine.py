@@ -515,14 +515,14 @@ class EngineNode(BufferedNode):
                 prog = progs[c]
                 prog.now = tau
                 try:
-                    wake[c] = gen.send((tau, finals))
+                    w = wake[c] = gen.send((tau, finals))
                 except StopIteration:
                     gens[c] = None
-                    wake[c] = None
+                    w = wake[c] = None
                     alive -= 1
                     self._left_at_end(c)
-                if wake[c] is not None and wake[c] <= tau:
-                    raise RuntimeError(f"node {self.me} version {c}: wake {wake[c]} is not after {tau}")
+                if w is not None and w <= tau:
+                    raise RuntimeError(f"node {self.me} version {c}: wake {w} is not after {tau}")
             if not alive and not finished:
                 self.finish()
                 finished = True

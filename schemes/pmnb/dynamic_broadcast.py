@@ -151,6 +151,9 @@ class DynamicNode(Node):
                     await sleep(ctx, "interval")
                 for dim, direction, msg in sends:
                     port = ports[dim, direction]
+                    if port is None:  # the interval machine sends only along links the array has
+                        raise RuntimeError(f"node {node}: interval step {step} sends off the mesh along "
+                                           f"dimension {dim}, direction {direction}")
                     why = send_blocked(ctx, port, size)
                     if why is not None:  # faults only
                         ctx.record("off_schedule", "interval", why)
@@ -362,7 +365,7 @@ def _backlog(topology: Any, params: DynamicInputs) -> float:
     return MAX_BACKLOG
 
 
-def dynamic_choices(setup: Setup) -> dict[str, Distribution]:
+def dynamic_choices(setup: Setup) -> Mapping[str, Distribution]:
     """§6: every node generates broadcast requests by a Poisson process of rate λ per time
     unit, so the requests born in one tick (1/q of a unit) are Poisson(λ/q), independent
     from tick to tick and node to node (``births``; none declared at λ = 0)."""

@@ -215,9 +215,9 @@ class PmnbNode(Node):
         self.queues: dict[tuple[int, int], list[int]] = {}
         self.out: dict[tuple[int, int], int] = {}
         self.packed = False
-        inbox: Inbox = tuple(self.early)
+        inbox: Inbox = list(self.early)
         if ctx.slot < tl.scan_end:
-            inbox += tuple(await ctx.idle(until=tl.scan_end))
+            inbox = [*inbox, *await ctx.idle(until=tl.scan_end)]
         while True:
             tick = ctx.slot
             coming = self._receive(tick, inbox)
@@ -294,6 +294,8 @@ class PmnbNode(Node):
                 keep.append(pkt)
                 continue
             port = ctx.port(*hop)
+            if port is None:  # packing_port steps toward a node of the array, never off a mesh's edge
+                raise RuntimeError(f"node {ctx.node}: packing step {step} of class {c} leaves the mesh along {hop}")
             why = send_blocked(ctx, port, tl.pack_size)
             if why is not None:  # faults only: it waits for the next step
                 ctx.record("off_schedule", "packing", why)
