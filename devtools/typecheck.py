@@ -9,8 +9,14 @@ of its own, cannot find ``slotnet.fabric`` and (``ignore_missing_imports``) type
 checked. This script lays the package out as it installs -- ``build/typecheck/slotnet``, a
 folder of links to ``slotnet/``'s files and to the mapped folders, made again each run
 from the mapping itself, so a new file or scheme needs nothing here -- and runs mypy on
-``-p slotnet`` there, with ``[tool.mypy]``'s settings. Its messages name the files in the
-tree (``fabric/_transport.py``, not the link), and it exits with mypy's status.
+it there, with ``[tool.mypy]``'s settings. Its messages name the files in the tree
+(``fabric/_transport.py``, not the link), and it exits with mypy's status.
+
+It also checks the type tests, ``tests/types/*.py``: scripts as a user writes them against
+the public API, never run, in which ``assert_type`` pins what mypy infers and a
+``type: ignore[code]`` an error it must report (``warn_unused_ignores``). They are linked
+into ``build/typecheck/type_tests/`` so that their ``import slotnet`` finds the laid-out
+package, not the tree's ``slotnet/`` folder alone.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 VIEW = ROOT / "build" / "typecheck"
+TYPE_TESTS = ROOT / "tests" / "types"
 
 
 def package_dirs() -> dict[str, str]:
@@ -50,13 +57,17 @@ def build_view() -> dict[str, str]:
             raise SystemExit(f"typecheck: package-dir maps {package!r}; only slotnet.<name> is laid out")
         (top / parts[1]).symlink_to(ROOT / folder, target_is_directory=True)
         prefixes[f"slotnet/{parts[1]}/"] = f"{folder}/"
+    (VIEW / "type_tests").mkdir()
+    for test in sorted(TYPE_TESTS.glob("check_*.py")):
+        (VIEW / "type_tests" / test.name).symlink_to(test)
+    prefixes["type_tests/"] = f"{TYPE_TESTS.relative_to(ROOT)}/"
     return prefixes
 
 
 def main(argv: list[str]) -> int:
     prefixes = build_view()
     cmd = [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
-           "--cache-dir", str(ROOT / ".mypy_cache"), "-p", "slotnet", *argv]
+           "--cache-dir", str(ROOT / ".mypy_cache"), "slotnet", "type_tests", *argv]
     # mypy looks for `slotnet` in its working directory first: the view, not the tree's own slotnet/.
     done = subprocess.run(cmd, cwd=VIEW, capture_output=True, text=True, env={**os.environ, "MYPYPATH": ""})
     longest_first = sorted(prefixes, key=len, reverse=True)

@@ -7,6 +7,10 @@ are parsed this extension
 * turns Sphinx roles (``:class:`~slotnet.fabric.FaultSchedule```, ``:func:`run```) into
   code spans (``FaultSchedule``, ``run``).
 
+It also shows a ``RunSpec`` field that takes more than it keeps (``_Taken[In, Kept] =
+_Taken(default, convert)``, ``orchestrator/engine/_spec.py``) as ``In = default``: what
+the class's signature takes, not the descriptor that converts it.
+
 It changes nothing in the sources: mkdocs.yml loads it (``extensions:``) for the docs build.
 """
 
@@ -33,8 +37,21 @@ def rewrite(text: str) -> str:
     return _ROLE.sub(_role, _EXAMPLE.sub(r"\1Examples:", text))
 
 
+def _taken(attr: griffe.Attribute) -> None:
+    """Show a ``_Taken`` field by the type and default its class's ``__init__`` takes."""
+    value, annotation = attr.value, attr.annotation
+    if not (isinstance(value, griffe.ExprCall) and str(value.function) == "_Taken"):
+        return
+    attr.value = value.arguments[0]
+    if isinstance(annotation, griffe.ExprSubscript) and isinstance(annotation.slice, griffe.ExprTuple):
+        attr.annotation = annotation.slice.elements[0]
+
+
 class SlotnetDocstrings(griffe.Extension):
     """Rewrite every docstring of the loaded objects (see the module's docstring)."""
+
+    def on_attribute_instance(self, *, attr: griffe.Attribute, **_: Any) -> None:
+        _taken(attr)
 
     def on_instance(self, *, obj: griffe.Object, **_: Any) -> None:
         if obj.docstring is not None:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Generic, TypeVar, overload
 
 from slotnet.errors import FabricError, SchemeError, SpecError
 from slotnet.fabric import FaultSchedule, ShardMap, SlotClock, Topology, Transport, parse_topology
@@ -49,6 +49,60 @@ class TraceSpec:
     on_error: Callable[[str], None] | None = field(default=None, compare=False)
 
 
+_In = TypeVar("_In")
+_Kept = TypeVar("_Kept")
+
+
+class _Taken(Generic[_In, _Kept]):
+    """A :class:`RunSpec` field that takes more than it keeps: ``RunSpec(...)`` (and
+    ``dataclasses.replace``) accept an ``_In``, which ``convert`` turns into the ``_Kept``
+    the field then reads. A dataclass field whose type is a descriptor takes its
+    ``__set__``'s type in ``__init__``, so a type checker accepts ``faults=["crash@3:1"]``
+    and still reads ``spec.faults`` as a :class:`FaultSchedule`. ``default`` is what
+    ``__init__`` gets when the field is not given (it is converted too)."""
+
+    def __init__(self, default: _In, convert: Callable[[_In], _Kept]) -> None:
+        self._default = default
+        self._convert = convert
+        self._name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> _In: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> _Kept: ...
+    def __get__(self, obj: object | None, owner: type | None = None) -> _In | _Kept:
+        if obj is None:  # the class's: dataclass reads the field's default here
+            return self._default
+        kept: _Kept = obj.__dict__[self._name]
+        return kept
+
+    def __set__(self, obj: object, value: _In) -> None:
+        obj.__dict__[self._name] = self._convert(value)
+
+
+def _topology_spec(topology: str | Topology) -> str:
+    """A Topology built in Python is kept as its spec, which rebuilds it (on shards too)."""
+    return topology.spec if isinstance(topology, Topology) else topology
+
+
+def _schedule(faults: FaultSchedule | Sequence[str] | str | None) -> FaultSchedule:
+    """The CLI syntax (a string, or a list or tuple of strings) parsed; None: no fault.
+    Anything else is kept as given, and refused by :meth:`RunSpec.prepare`.
+
+    Raises:
+        FaultSpecError: naming a malformed entry.
+    """
+    if faults is None:
+        return FaultSchedule()
+    if isinstance(faults, str) or (isinstance(faults, (list, tuple)) and all(isinstance(x, str) for x in faults)):
+        return FaultSchedule.parse(faults)
+    kept: Any = faults
+    return kept
+
+
 @dataclass(frozen=True)
 class RunSpec:
     """A complete, reproducible description of one run.
@@ -63,7 +117,7 @@ class RunSpec:
     scheme: str = ""
     #: the topology spec, e.g. ``hypercube:6``, ``torus:8x8``, ``ring:8``, ``graph:net.txt``; required
     #: (a Topology is taken as its spec)
-    topology: str = ""
+    topology: _Taken[str | Topology, str] = _Taken("", _topology_spec)
     params: Mapping[str, Any] = field(default_factory=dict)
     load: Mapping[str, float] = field(default_factory=dict)
     #: slots to run, warm-up included: exactly that many (a one-shot task stops earlier when
@@ -74,7 +128,7 @@ class RunSpec:
     warmup: int = 0
     seed: int = 0
     #: a FaultSchedule, or the CLI syntax as a list/tuple of strings (converted on creation)
-    faults: FaultSchedule = field(default_factory=FaultSchedule)
+    faults: _Taken[FaultSchedule | Sequence[str] | str | None, FaultSchedule] = _Taken(None, _schedule)
     trace: TraceSpec | None = None
     #: stop and report unstable past this many queued packets per node; None: the
     #: scheme's default (1000, or more where stable queues are long, e.g. periodic schemes)
@@ -111,8 +165,6 @@ class RunSpec:
             SpecError: scheme or topology not a string, load or params not a mapping.
             FaultSpecError: naming a malformed entry.
         """
-        if isinstance(self.topology, Topology):  # a graph built in Python: its spec rebuilds it (shards too)
-            object.__setattr__(self, "topology", self.topology.spec)
         for name in ("scheme", "topology"):
             if getattr(self, name) == "":
                 raise SpecError(f"RunSpec needs a {name}: RunSpec(scheme, topology, ...), "
@@ -125,11 +177,6 @@ class RunSpec:
             if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
                 raise SpecError(f"{name} must be a mapping of name to value, got {type(value).__name__} "
                                 f"{value!r:.60} (e.g. {name}={example})")
-        faults: Any = self.faults
-        if faults is None:
-            object.__setattr__(self, "faults", FaultSchedule())
-        elif isinstance(faults, str) or (isinstance(faults, (list, tuple)) and all(isinstance(x, str) for x in faults)):
-            object.__setattr__(self, "faults", FaultSchedule.parse(faults))
 
     def prepare(self, *, hosted: int | None = None, check_memory: bool = True) -> Prepared:
         """Validate everything and resolve the scheme, topology and node parameters.
