@@ -200,8 +200,10 @@ class Reporter(Protocol):
     :class:`ShardMerging`); each shard then runs one of its own on the shard's nodes.
     """
 
-    #: event kind -> names of the values the node records with it (the trace schema)
-    events: Mapping[str, tuple[str, ...]]
+    @property
+    def events(self) -> Mapping[str, tuple[str, ...]]:
+        """Event kind -> names of the values the node records with it (the trace schema).
+        Read only: a class attribute ``events = {...}`` (a dict) is one."""
 
     def handlers(self) -> Mapping[str, Callable[..., None]]:
         """kind -> fn(node, slot, *values), called for every recorded event."""
