@@ -26,6 +26,13 @@ copy's work.)
 
 Wall times are slots 1 .. the last (no network building), per copy; ``m`` and ``c`` use the
 mean over the copies.
+
+``slot cpu ms`` shows where ``m`` comes from: the CPU time the run alone spends on each
+slot (its thread's own, so not time spent waiting), as the 10th, 50th and 90th
+percentiles over the run's second half (past the slots in which the network fills up).
+Each of those slots does nearly the same work; a
+wide spread is the host running the same work at different speeds from one stretch of
+slots to the next, which copies in lock-step pay as the slowest copy's slot.
 """
 
 from __future__ import annotations
@@ -40,14 +47,17 @@ from typing import Any
 
 
 def _copy(d: int, v: float, slots: int, seed: int, barrier: Any, out: Any) -> None:
-    """One copy of the run, in a process of its own: put its wall seconds over slots 1 .. the last."""
+    """One copy of the run, in a process of its own: put its wall seconds over slots 1 .. the
+    last, and the CPU seconds of its thread in each of those slots."""
     import trio
 
     import slotnet
 
     marks: dict[int, float] = {}
+    cpu: list[float] = []
 
     def on_slot(slot: int) -> None:
+        cpu.append(time.thread_time())
         if barrier is not None:
             barrier.wait()  # every copy closes the slot before any goes on: the shards' exchange, without the frames
         if slot in (0, slots - 1):
@@ -55,22 +65,33 @@ def _copy(d: int, v: float, slots: int, seed: int, barrier: Any, out: Any) -> No
 
     spec = slotnet.RunSpec("deflection", f"hypercube:{d}", load={"offered": v}, slots=slots, seed=seed)
     trio.run(lambda: slotnet.run_async(spec, on_slot=on_slot))
-    out.put(marks[slots - 1] - marks[0])
+    out.put((marks[slots - 1] - marks[0], [b - a for a, b in zip(cpu, cpu[1:])]))
 
 
-def _round(ctx: Any, k: int, d: int, v: float, slots: int, seed: int, lockstep: bool) -> float:
-    """The mean wall seconds of ``k`` copies run at once (``k`` = 1: alone), in lock-step or free."""
+def _spread(per_slot: list[float]) -> str:
+    """The 10th, 50th and 90th percentiles of a slot's CPU time over the run's second half, in
+    ms, as ``p10/p50/p90``."""
+    steady = per_slot[len(per_slot) // 2:]
+    if len(steady) < 2:
+        return "-"
+    deciles = statistics.quantiles(steady, n=10, method="inclusive")
+    return f"{deciles[0] * 1000:.0f}/{statistics.median(steady) * 1000:.0f}/{deciles[-1] * 1000:.0f}"
+
+
+def _round(ctx: Any, k: int, d: int, v: float, slots: int, seed: int, lockstep: bool) -> tuple[float, list[float]]:
+    """The mean wall seconds of ``k`` copies run at once (``k`` = 1: alone), in lock-step or
+    free, and the first copy's CPU seconds per slot."""
     out = ctx.Queue()
     barrier = ctx.Barrier(k) if lockstep else None
     procs = [ctx.Process(target=_copy, args=(d, v, slots, seed, barrier, out)) for _ in range(k)]
     for p in procs:
         p.start()
-    walls = [out.get() for _ in procs]
+    got = [out.get() for _ in procs]
     for p in procs:
         p.join()
         if p.exitcode:
             raise SystemExit(f"a copy exited with status {p.exitcode}")
-    return statistics.mean(walls)
+    return statistics.mean(wall for wall, _ in got), got[0][1]
 
 
 def main() -> None:
@@ -88,22 +109,23 @@ def main() -> None:
     k = args.shards
     print(f"deflection, hypercube:{args.dim}, v = {args.offered:g}, {args.slots} slots, seed {args.seed}, "
           f"K = {k} ({os.cpu_count()} cores, python {sys.version.split()[0]})")
-    print(f"{'round':>5} {'alone s':>8} {'free s':>8} {'lockstep s':>10} {'c':>6} {'m':>6} {'ceiling':>8}")
+    print(f"{'round':>5} {'alone s':>8} {'free s':>8} {'lockstep s':>10} {'c':>6} {'m':>6} {'ceiling':>8} "
+          f"{'slot cpu ms':>14}")
     cs, ms, ceilings = [], [], []
     for i in range(args.repeat):
-        alone = _round(ctx, 1, args.dim, args.offered, args.slots, args.seed, False)
-        free = _round(ctx, k, args.dim, args.offered, args.slots, args.seed, False)
-        lock = _round(ctx, k, args.dim, args.offered, args.slots, args.seed, True)
+        alone, per_slot = _round(ctx, 1, args.dim, args.offered, args.slots, args.seed, False)
+        free, _ = _round(ctx, k, args.dim, args.offered, args.slots, args.seed, False)
+        lock, _ = _round(ctx, k, args.dim, args.offered, args.slots, args.seed, True)
         c, m = free / alone, lock / free
         cs.append(c)
         ms.append(m)
         ceilings.append(k / (c * m))
-        print(f"{i + 1:>5} {alone:>8.2f} {free:>8.2f} {lock:>10.2f} {c:>6.3f} {m:>6.3f} {k / (c * m):>8.2f}",
-              flush=True)
+        print(f"{i + 1:>5} {alone:>8.2f} {free:>8.2f} {lock:>10.2f} {c:>6.3f} {m:>6.3f} {k / (c * m):>8.2f} "
+              f"{_spread(per_slot):>14}", flush=True)
     print(f"{'median':>5} {'':>8} {'':>8} {'':>10} {statistics.median(cs):>6.3f} {statistics.median(ms):>6.3f} "
           f"{statistics.median(ceilings):>8.2f}")
     print("(c: a copy's wall among K at once over alone; m: lock-step over free; ceiling: K / (c m), the most K "
-          "shards could gain here)")
+          "shards could gain here; slot cpu: the run alone, its thread's CPU ms per slot, p10/p50/p90)")
 
 
 if __name__ == "__main__":

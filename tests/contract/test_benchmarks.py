@@ -35,8 +35,10 @@ def test_memory_per_node_prints_the_growth_per_node_of_each_size() -> None:
 
 
 def test_shard_ceiling_prints_each_round_and_the_median() -> None:
-    """shard_ceiling.py: c, m and the ceiling K / (c m), each round and their median."""
+    """shard_ceiling.py: c, m and the ceiling K / (c m), each round (with the spread of a slot's CPU time) and their median."""
     lines = bench("shard_ceiling.py", "--dim", "4", "--slots", "4", "--repeat", "1")
+    p10, p50, p90 = map(int, row(lines, "1")[-1].split("/"))
+    assert 0 <= p10 <= p50 <= p90
     c, m, ceiling = map(float, row(lines, "median")[1:])
     assert c > 0 and m > 0
     assert abs(ceiling - 2 / (c * m)) < 0.02  # printed to two or three places
