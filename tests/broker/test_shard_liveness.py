@@ -72,8 +72,8 @@ class SlowStart(Node):
 
 
 class FailsThenSlowToStop(Node):
-    """Node 0 fails in slot 2; every other node, cancelled then, works 0.3 s in its ``finally``
-    (no await) before its task ends: shard 0 takes 0.9 s to cancel nodes 1 to 3."""
+    """Node 0 fails in slot 2; every other node, cancelled then, works 0.15 s in its ``finally``
+    (no await) before its task ends: on the 4-cube shard 0 takes 1.05 s to cancel nodes 1 to 7."""
 
     async def run(self) -> None:
         try:
@@ -83,7 +83,7 @@ class FailsThenSlowToStop(Node):
                     raise ValueError("node 0 gives up")
         finally:
             if self.ctx.node != 0:
-                _busy(0.3)
+                _busy(0.15)
 
 
 def _sharded(spec: RunSpec, run_id: str, monkeypatch: pytest.MonkeyPatch):
@@ -168,10 +168,12 @@ def test_a_long_start_and_long_slots_beside_a_busy_program_complete(monkeypatch)
 
 def test_a_failed_shard_cancelling_its_nodes_reports_the_failure(monkeypatch):
     """A shard whose node failed cancels its other nodes' tasks before it reports; each task that
-    ends moves its progress, so a cancellation longer than the stall limit (0.9 s against 0.6 s)
-    is waited for and the run stops with the node's own failure, not as a shard that made no progress."""
+    ends moves its progress (every 0.15 s: the rest of the limit is for the beat to reach the
+    coordinator through a loaded machine), so a cancellation longer than the stall limit (1.05 s
+    against 0.6 s) is waited for and the run stops with the node's own failure, not as a shard
+    that made no progress."""
     _timeouts(monkeypatch, silence=10.0, stall=0.6)
     register("fails-then-slow", FailsThenSlowToStop, monkeypatch)
-    out = _sharded(RunSpec("fails-then-slow", "hypercube:3", slots=50), "liveness-fail-cancel", monkeypatch)
+    out = _sharded(RunSpec("fails-then-slow", "hypercube:4", slots=50), "liveness-fail-cancel", monkeypatch)
     assert "result" not in out
     assert "node 0 gives up" in str(out["error"]) and "no progress" not in str(out["error"]), out["error"]
