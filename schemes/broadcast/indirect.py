@@ -51,7 +51,7 @@ Corollary 8 minus ``3/2 + (3/2) 2^-d`` (the analysis counts the ``l1``/``l2`` cr
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from slotnet.nodes import NodeContext
 
@@ -177,12 +177,9 @@ class IndirectNode(CubeNode):
                 self.n_arcs += 1
             q = self.up_q[j]
             if q:
-                up = plan.up[j]
-                if up is None:  # Rules A and B queue root-bound packets only where the tree has a parent
-                    raise RuntimeError(f"node {self.ctx.node} queued a root-bound packet on tree {j}, "
-                                       "whose root it is")
                 msg = q.pop(0)
-                send(up, msg)
+                # None only on the tree this node roots, whose packets go to lq[1], never up_q
+                send(cast(int, plan.up[j]), msg)
                 self.n_up -= 1
                 self.leave(msg, slot)
         if root is not None:

@@ -294,13 +294,12 @@ class PmnbNode(Node):
                 keep.append(pkt)
                 continue
             port = ctx.port(*hop)
-            if port is None:  # packing_port steps toward a node of the array, never off a mesh's edge
-                raise RuntimeError(f"node {ctx.node}: packing step {step} of class {c} leaves the mesh along {hop}")
             why = send_blocked(ctx, port, tl.pack_size)
             if why is not None:  # faults only: it waits for the next step
                 ctx.record("off_schedule", "packing", why)
                 keep.append(pkt)
                 continue
+            assert port is not None  # send_blocked strands a send on a port the node lacks
             ctx.send(port, ["k", c, origin, rank], tl.pack_size)
         self.carried = keep
 
