@@ -19,6 +19,12 @@ each run in a fresh process, and prints:
   frames after the go), ``barrier`` (a shard waiting for the go: the slowest shard and the
   coordinator), and ``coordinator`` (the coordinator merging the shards' summaries -- or, for a
   reporter that does not merge, replaying their events -- and closing the slot).
+* for K > 1, from each shard's node work slot by slot: ``m run`` -- the mean over slots of
+  the slowest shard's node work over the mean shard's (every slot ends with an exchange, so
+  each lasts as long as its slowest shard's: ``benchmarks/shard_ceiling.py``'s m, measured in
+  the run itself), and ``lock-step`` -- the milliseconds a slot that costs, the slowest
+  shard's node work less the mean shard's: of the ``broker`` wait, the part that is the
+  shards' imbalance rather than the frames' trip.
 
 K = 1 is the one-process run (no broker); ``--shards`` lists the K to run beside it.
 ``--repeat N`` runs them all N times, interleaved (K = 1, 2, ..., then again), each speed-up
@@ -115,7 +121,7 @@ def main() -> None:
           f"{''.join(f', {n}={v}' for n, v in params.items())}, {args.slots} slots, seed {args.seed}"
           f" ({os.cpu_count()} cores)")
     head = ["K", "wall s", "speed-up", "efficiency", "node work", "encoding", "broker", "barrier", "coordinator",
-            "cpu main s", "cpu procs s", "reporting", "same"]
+            "m run", "lock-step", "cpu main s", "cpu procs s", "reporting", "same"]
     print("  ".join(f"{h:>11}" for h in head) + "   (parts: ms per slot)")
     speeds: dict[int, list[float]] = {k: [] for k in args.shards}
     with tempfile.TemporaryDirectory() as site:
@@ -144,6 +150,15 @@ def _child(args: argparse.Namespace, k: int, load: dict[str, float], params: dic
     return json.loads(subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout)
 
 
+def _lock_step(per_shard: list[list[float]]) -> tuple[float, float]:
+    """(m, seconds) of the shards' node work slot by slot: the mean slowest over the mean shard's,
+    and the mean of the slowest less the mean shard's (what a slot loses waiting for the slowest)."""
+    slots = list(zip(*per_shard))
+    slowest = statistics.fmean(max(s) for s in slots)
+    mean = statistics.fmean(statistics.fmean(s) for s in slots)
+    return slowest / mean, slowest - mean
+
+
 def _print_round(rows: list[dict], slots: int, speeds: dict[int, list[float]]) -> None:
     """One round's rows (its one-process run first); each K's speed-up added to ``speeds``."""
     base = rows[0]["wall_s"]
@@ -158,8 +173,10 @@ def _print_round(rows: list[dict], slots: int, speeds: dict[int, list[float]]) -
                    for p in ("node_work", "encoding", "broker", "barrier")]
             per.append(t["coordinator"].get("coordinator", 0.0) / slots * 1e3)
             cells += [f"{x:.2f}" for x in per]
+            m, lost = _lock_step(t["node_work_slots"])
+            cells += [f"{m:.3f}", f"{lost * 1e3:.2f}"]
         else:
-            cells += ["-"] * 5
+            cells += ["-"] * 7
         cells += [f"{r['cpu_self_s']:.1f}", f"{r['cpu_children_s']:.1f}", r.get("reporting", "-")]
         cells.append("yes" if r["metrics"] == rows[0]["metrics"] else "NO")
         print("  ".join(f"{c:>11}" for c in cells), flush=True)

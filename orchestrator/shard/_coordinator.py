@@ -118,7 +118,8 @@ async def coordinate(prep: Prepared, link: CoordinatorLink, *, progress: Progres
             judge.add_counts(final.get("choices", {}))
         reporter = judge.judged(reporter)
     if timing is not None:  # asked for: where the slots' time went, per shard and at the coordinator
-        end.transport["timing"] = {"shards": [f.get("timing", {}) for f in finals], "coordinator": timing.seconds}
+        end.transport["timing"] = {"shards": [f.get("timing", {}) for f in finals], "coordinator": timing.seconds,
+                                   "node_work_slots": [f.get("node_work_slots", []) for f in finals]}
     return collect(prep, reporter, monitor, slots_run, wall, end, tracer, opened.witness)
 
 

@@ -99,6 +99,7 @@ async def _serve(link: ShardLink) -> None:
     phases = [0]  # slot phases done: the work between node steps (frames out, frames in) counts too
     link.report_progress(lambda: runtime.steps + net.built + net.spawned + net.ended + phases[0])
     timing = split()  # None unless SLOTNET_SHARD_TIMING asks (``_timing``)
+    slot_work: list[float] = []  # timed: each slot's node work (slots 1, 2, ...)
     await link.ready()
     try:
         with watching(spec.node_timeout, net):  # a node holding the shard past it is named
@@ -147,7 +148,7 @@ async def _serve(link: ShardLink) -> None:
                         slot += 1
                         await net.step(slot, nursery)
                         if timing is not None:
-                            timing.lap("node_work")
+                            slot_work.append(timing.lap("node_work"))
                     waiting = net.waiting()
                     await net.stop()
                 nursery.cancel_scope.cancel()
@@ -163,7 +164,7 @@ async def _serve(link: ShardLink) -> None:
                 "waiting": [[w.node, w.since, w.until] for w in waiting], "down": net.down(),
                 "choices": judge.choice_counts() if judge is not None else {},
                 **({"reporter": merging.shard_state(), "witness": witness.shard_state()} if witness is not None else {}),
-                **({"timing": timing.seconds} if timing is not None else {})})
+                **({"timing": timing.seconds, "node_work_slots": slot_work} if timing is not None else {})})
 
 
 async def run_shard(broker_url: str, run_id: str, shard: int, shards: int) -> None:

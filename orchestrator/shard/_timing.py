@@ -14,6 +14,11 @@ result has no such key. The parts:
   hop through the broker);
 * ``barrier``: the shard waiting, after it took those frames in, for the coordinator's go
   (the rest of the coordinator's round trip, and its own work);
+
+and, per slot, each shard's ``node_work`` (``transport["timing"]["node_work_slots"]``, one
+list per shard): every slot ends with an exchange, so it lasts as long as its slowest
+shard's node work, and these show how much of the ``broker`` wait is that (the lock-step
+loss) rather than the frames' trip;
 * ``waiting`` (coordinator): waiting for every shard's report of the slot;
 * ``coordinator``: handing the shards' reports to the reporter (merging their summaries, or
   replaying their events) and closing the slot.
@@ -41,11 +46,13 @@ class Split:
         self.seconds: dict[str, float] = {}
         self._last = time.perf_counter()
 
-    def lap(self, part: str) -> None:
-        """Charge the seconds since the last lap (or creation) to ``part``."""
+    def lap(self, part: str) -> float:
+        """Charge the seconds since the last lap (or creation) to ``part``; those seconds."""
         now = time.perf_counter()
-        self.seconds[part] = self.seconds.get(part, 0.0) + (now - self._last)
+        lapped = now - self._last
+        self.seconds[part] = self.seconds.get(part, 0.0) + lapped
         self._last = now
+        return lapped
 
     def restart(self) -> None:
         """Start the next lap now (what came since the last lap is charged to nothing)."""

@@ -12,6 +12,8 @@ def test_shard_scaling_splits_a_sharded_slot_and_matches_one_process() -> None:
     assert one[-1] == "yes" and two[-1] == "yes"  # the same result as the one-process run
     assert two[-2] == "merged"  # deflection's reporter merges across shards
     assert all(float(part) >= 0 for part in two[4:9])  # node work, encoding, broker, barrier, coordinator
+    m, lost = float(two[9]), float(two[10])  # the slowest shard's node work a slot against the mean shard's
+    assert m >= 1 and lost >= 0
 
 
 def test_sharded_scaling_compares_two_shards_with_one_process() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 import trio
 
 from slotnet import RunSpec
@@ -52,3 +53,8 @@ def test_a_timed_run_says_where_its_slots_went(monkeypatch):
     assert len(timing["shards"]) == 2
     assert all(set(s) == set(_timing.SHARD_PARTS) and all(v >= 0 for v in s.values()) for s in timing["shards"])
     assert set(timing["coordinator"]) == {"waiting", "coordinator"}
+    # and each shard's node work slot by slot (slots 1 to 19: slot 0 is the nodes' start), adding up to its part
+    slots = timing["node_work_slots"]
+    assert [len(s) for s in slots] == [19, 19]
+    for per_slot, parts in zip(slots, timing["shards"]):
+        assert sum(per_slot) == pytest.approx(parts["node_work"]) and min(per_slot) > 0
