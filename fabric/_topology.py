@@ -71,7 +71,7 @@ class Topology:
         """The spec string this topology parses from."""
         raise NotImplementedError
 
-    @property
+    @cached_property  # an attribute after the first read: a d-cube's neighbour reads it per call
     def d(self) -> int:
         """Number of dimensions (1 for a graph: its node ids)."""
         return len(self.sides)
