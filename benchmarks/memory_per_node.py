@@ -59,6 +59,7 @@ import argparse
 import json
 import subprocess
 import sys
+from typing import Any
 
 from slotnet._build import child_env
 
@@ -154,20 +155,23 @@ def walk(spec_json: str, sample: int) -> dict[str, object]:
 
     import slotnet
     from slotnet.orchestrator.engine import _driver  # the one-process driver: it builds the Network
+    from slotnet.orchestrator.engine._network import Network
 
-    captured: list[object] = []
+    captured: list[Network] = []
 
-    class Captured(_driver.Network):  # type: ignore[misc, name-defined]
-        def __init__(self, *args: object, **kwargs: object) -> None:
+    class Captured(Network):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             captured.append(self)
 
-    _driver.Network = Captured  # type: ignore[attr-defined]
+    _driver.Network = Captured  # type: ignore[misc]  # the driver builds this run's network as a Captured
     out: dict[str, object] = {}
     spec = slotnet.RunSpec(**json.loads(spec_json))
 
+    last = spec.slots - 1 if spec.slots is not None else None
+
     def at(slot: int) -> None:
-        if slot == spec.slots - 1:
+        if slot == last:
             out.update(_breakdown(captured[0], sample))
 
     async def main() -> None:
@@ -182,7 +186,7 @@ def _reporter(handlers: dict[str, object]) -> object:
     where none is found, the object the first handler is bound to (deflection's: the reporter's step sums)."""
     todo = list(handlers.values())
     seen: set[int] = set()
-    first = next((h.__self__ for h in todo if getattr(h, "__self__", None) is not None), None)
+    first = next((owner for h in todo if (owner := getattr(h, "__self__", None)) is not None), None)
     while todo:
         h = todo.pop(0)
         if id(h) in seen:
@@ -202,19 +206,23 @@ def _reporter(handlers: dict[str, object]) -> object:
     return first
 
 
-def _breakdown(net: object, sample: int) -> dict[str, object]:
+def _breakdown(net: Any, sample: int) -> dict[str, object]:
+    """One node's bytes by part, averaged over ``sample`` nodes of the network ``net``.
+
+    ``net`` is typed ``Any``: this walks the run's objects by their internals (Trio's
+    tasks and nurseries, the transport's tables, the contexts' slots), which no type names."""
     import gc
     import sys
     import types
 
-    n = len(net.contexts)  # type: ignore[attr-defined]
-    contexts = net.contexts  # type: ignore[attr-defined]
+    n = len(net.contexts)
+    contexts = net.contexts
     first_task = contexts[0]._parking.task
     runner = first_task._runner
     nursery = first_task._parent_nursery
-    reporter = _reporter(net.handlers)  # type: ignore[attr-defined]  # the reporter's sums
-    stop_ids = {id(o) for o in (net, net.transport, net.runtime, net.clock, net.prep, net.prep.topology,  # type: ignore[attr-defined]
-                                net.contexts, net.nodes, net.scopes, net.outlets, net.handlers, net.tracer,  # type: ignore[attr-defined]
+    reporter = _reporter(net.handlers)  # the reporter's sums
+    stop_ids = {id(o) for o in (net, net.transport, net.runtime, net.clock, net.prep, net.prep.topology,
+                                net.contexts, net.nodes, net.scopes, net.outlets, net.handlers, net.tracer,
                                 runner, nursery, nursery._parent_task, nursery._cancel_status, nursery.cancel_scope,
                                 reporter, None, True, False)}
     stop_types = (type, types.ModuleType, types.FunctionType, types.CodeType, types.BuiltinFunctionType,
@@ -257,10 +265,10 @@ def _breakdown(net: object, sample: int) -> dict[str, object]:
         task = ctx._parking.task
         parts = {
             "rng": held(ctx, "rng", "_rng"),
-            "outlet": [net.outlets[v]],  # type: ignore[attr-defined]
+            "outlet": [net.outlets[v]],
             "ports": held(ctx, "ports", "_port_of", "_port_ids"),
             "context": [ctx],
-            "scheme node": [net.nodes[v]],  # type: ignore[attr-defined]
+            "scheme node": [net.nodes[v]],
             # Trio asks each task's coroutine for its frame when it spawns it; a compiled
             # coroutine makes one on that request and keeps it, out of gc.get_referents' sight
             "coroutine frames": [task.coro] + ([task.coro.cr_frame] if task.coro.cr_frame is not None else []),
@@ -291,13 +299,13 @@ def _breakdown(net: object, sample: int) -> dict[str, object]:
                 by_type[key] = by_type.get(key, 0.0) + size / len(picks)
 
     # per-node tables of the run, and the reporter's state, as totals over the nodes
-    t = net.transport  # type: ignore[attr-defined]
-    tables = [net.contexts, net.nodes, net.scopes, net.outlets, t._pending, t.alive,  # type: ignore[attr-defined]
-              net.runtime.timers, net.runtime.active, nursery._children, nursery._cancel_status.children,  # type: ignore[attr-defined]
+    t = net.transport
+    tables = [net.contexts, net.nodes, net.scopes, net.outlets, t._pending, t.alive,
+              net.runtime.timers, net.runtime.active, nursery._children, nursery._cancel_status.children,
               nursery._cancel_status.tasks]
     table_bytes = sum(sys.getsizeof(x) for x in tables)
     # timer entries and their ints belong to the runtime's table
-    table_bytes += sum(sys.getsizeof(e) for e in net.runtime.timers)  # type: ignore[attr-defined]
+    table_bytes += sum(sys.getsizeof(e) for e in net.runtime.timers)
     totals["network tables"] = table_bytes / n
     # messages sent in the last slot, waiting for the next one's delivery
     pending = [x for x in t._pending if x is not None]

@@ -96,7 +96,7 @@ def _blocks(name: str, samples: int, seed: int, configs: list[Any], until: str) 
 
     kinds = _fuzz.drawable_kinds(SCHEMES[name].refuses_fault)
     lengths = SLOTS.get(until, SLOTS["slots"])
-    out = []
+    out: list[dict[str, Any]] = []
     b = 0
     while len(out) < samples:
         topo, load, params = configs[b % len(configs)]

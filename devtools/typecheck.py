@@ -16,7 +16,9 @@ It also checks the type tests, ``tests/types/*.py``: scripts as a user writes th
 the public API, never run, in which ``assert_type`` pins what mypy infers and a
 ``type: ignore[code]`` an error it must report (``warn_unused_ignores``). They are linked
 into ``build/typecheck/type_tests/`` so that their ``import slotnet`` finds the laid-out
-package, not the tree's ``slotnet/`` folder alone.
+package, not the tree's ``slotnet/`` folder alone. The scripts of ``benchmarks/`` and
+``devtools/`` (this one included) are linked and checked the same way: they import
+slotnet, some of them its internals, and a change there must not break one unseen.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 VIEW = ROOT / "build" / "typecheck"
 TYPE_TESTS = ROOT / "tests" / "types"
+#: folders of scripts checked beside the package, as modules of their own (their names only)
+SCRIPTS = ("benchmarks", "devtools")
 
 
 def package_dirs() -> dict[str, str]:
@@ -61,13 +65,18 @@ def build_view() -> dict[str, str]:
     for test in sorted(TYPE_TESTS.glob("check_*.py")):
         (VIEW / "type_tests" / test.name).symlink_to(test)
     prefixes["type_tests/"] = f"{TYPE_TESTS.relative_to(ROOT)}/"
+    for scripts in SCRIPTS:  # the benchmark and developer scripts, which import slotnet as a user does
+        (VIEW / scripts).mkdir()
+        for script in sorted((ROOT / scripts).glob("*.py")):
+            (VIEW / scripts / script.name).symlink_to(script)
+        prefixes[f"{scripts}/"] = f"{scripts}/"
     return prefixes
 
 
 def main(argv: list[str]) -> int:
     prefixes = build_view()
     cmd = [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
-           "--cache-dir", str(ROOT / ".mypy_cache"), "slotnet", "type_tests", *argv]
+           "--cache-dir", str(ROOT / ".mypy_cache"), "slotnet", "type_tests", *SCRIPTS, *argv]
     # mypy looks for `slotnet` in its working directory first: the view, not the tree's own slotnet/.
     done = subprocess.run(cmd, cwd=VIEW, capture_output=True, text=True, env={**os.environ, "MYPYPATH": ""})
     longest_first = sorted(prefixes, key=len, reverse=True)
