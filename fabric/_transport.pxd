@@ -4,6 +4,15 @@
 # the ports used in it are C integers (ports number below 64, slots below 2**63).
 import cython
 
+@cython.locals(v="long long")
+cdef Py_ssize_t _int_size(long long v)
+
+@cython.locals(tag=int, width=Py_ssize_t, k=Py_ssize_t)
+cdef Py_ssize_t _put_int(bytearray buf, Py_ssize_t at, long long v) except -1
+
+@cython.locals(n=Py_ssize_t, size=Py_ssize_t, i=Py_ssize_t, at=Py_ssize_t, v="long long", x=object)
+cpdef bint _append_int_pair(bytearray buf, Py_ssize_t in_port, object message) except -1
+
 cdef class OutletsShared:
     cdef public object park, clock, pack
     cdef public list pending, touched

@@ -14,8 +14,10 @@ from slotnet.fabric._errors import FabricError
 from slotnet.fabric._faults import FaultSchedule
 from slotnet.fabric._transport import (
     _PACKED_HEAD,
+    _PORT_PAIR,
     Frames,
     InProcessTransport,
+    _append_int_pair,
     _append_pair,
     _decode_inbox,
     _packed_count,
@@ -29,6 +31,12 @@ _messages = st.recursive(
     st.none() | st.booleans() | st.integers(-2**63, 2**64 - 1) | st.text(max_size=8) | st.binary(max_size=8),
     lambda inner: st.lists(inner, max_size=3).map(tuple), max_leaves=6)
 _pairs = st.lists(st.tuples(st.integers(0, 127), _messages), max_size=12)
+#: every width msgpack gives an int, both sides of each boundary (fixint, 8, 16, 32, 64 bits)
+_EDGES = sorted({e + k for e in (0, 0x80, 0x100, 0x10000, 1 << 32, 1 << 63, -32, -0x80, -0x8000, -(1 << 31), -(1 << 63))
+                 for k in (-1, 0, 1)})
+_int64 = st.integers(-(1 << 63), (1 << 63) - 1) | st.sampled_from([e for e in _EDGES if -(1 << 63) <= e < 1 << 63])
+#: a scheme's packet as it mostly is: a flat tuple of ints (deflection's (dest, born, source))
+_int_tuples = st.lists(_int64, max_size=15).map(tuple)
 
 
 def _packed(pairs: list[tuple[int, Any]]) -> bytearray:
@@ -70,7 +78,7 @@ def test_a_malformed_pending_frame_is_named() -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 15), st.integers(0, 3), _messages), max_size=40))
+@given(st.lists(st.tuples(st.integers(0, 15), st.integers(0, 3), _messages | _int_tuples), max_size=40))
 def test_packed_and_list_transports_hand_over_the_same_inboxes(sends: list[tuple[int, int, Any]]) -> None:
     """The same sends parked in a packed transport and in a list one give the same inboxes,
     the same counts and the same messages in flight."""
@@ -91,6 +99,31 @@ def test_packed_and_list_transports_hand_over_the_same_inboxes(sends: list[tuple
         got = [(r, list(f), len(f)) for r, f in t._hand_over(1)]
         out.append((flight, got, t.delivered))
     assert out[0] == out[1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 127), _int_tuples, _pairs)
+def test_a_tuple_of_ints_is_written_in_place_as_msgpack_packs_it(in_port: int, message: tuple[int, ...],
+                                                                  before: list[tuple[int, Any]]) -> None:
+    """An outlet's fast path for a flat tuple of ints (compiled, it skips the packer) appends
+    exactly the pair's head and the bytes msgpack's packer makes, behind what is there."""
+    buf = _packed(before)
+    tail = len(buf)
+    assert _append_int_pair(buf, in_port, message)
+    assert bytes(buf[tail:]) == _PORT_PAIR[in_port] + msgpack.packb(message)
+
+
+@pytest.mark.parametrize("message", [
+    (1 << 63,), (-(1 << 63) - 1,), ((1 << 64) - 1, 2),  # past 64 bits signed: msgpack's uint 64, or refused
+    (True,), (1, False), (1.0,), (1, None), ("a",), (b"x",),  # not ints (a bool is an int to Python)
+    (1, (2,)), [1, 2], 5, None, tuple(range(16)),  # nested, a list, not a tuple, longer than a fixarray
+])
+def test_anything_else_is_left_to_the_packer(message: Any) -> None:
+    """Any other message: False, and the inbox untouched (the outlet packs it as before)."""
+    buf = _packed([(1, (2, 3))])
+    was = bytes(buf)
+    assert not _append_int_pair(buf, 3, message)
+    assert bytes(buf) == was
 
 
 def test_a_faulted_run_keeps_lists() -> None:
