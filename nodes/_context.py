@@ -25,7 +25,10 @@ from ._runtime import Parking, SlotRuntime
 
 __all__ = ["Inbox", "NodeContext", "NotANeighbour", "Outlet", "TraceTap"]
 
-Inbox = list[tuple[int, Any]] | tuple[()]
+#: A node's inbox: ``(in_port, message)`` pairs by in-port (a list, or ``()`` when empty). A
+#: sequence to the type checker, so that ``inbox[0]`` of an inbox known to hold a message
+#: (``await ctx.idle()`` without ``until`` wakes only for one) type-checks.
+Inbox = Sequence[tuple[int, Any]]
 
 #: Receives (node, slot, kind, values) for every event the node records.
 Recorder = Callable[[int, int, str, tuple[Any, ...]], None]

@@ -38,6 +38,8 @@ class Token(Node):
         if ctx.node == 0:
             ctx.send(nxt, 1)
         inbox = await ctx.idle()
+        first_port, first = inbox[0]  # the tutorial's flood: idle() without until wakes for a message
+        assert_type(first_port, int)
         for _port, hops in inbox:
             ctx.record("token", hops)
             ctx.send(nxt, hops + 1)
