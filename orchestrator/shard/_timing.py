@@ -6,7 +6,7 @@ coordinator its own; the run's ``transport["timing"]`` then holds them
 (``benchmarks/shard_scaling.py`` prints them per slot). Off, nothing is timed and the
 result has no such key. The parts:
 
-* ``node_work``: the shard's nodes' steps (``Network.step``, and building them in slot 0);
+* ``node_work``: the shard's nodes' steps (``Network.step``; building them is start-up, not timed);
 * ``encoding``: the shard's cross-shard frames and its report of the slot (the event frame,
   or its reporter's summary where the reporter merges) made and handed to the link, and the
   other shards' frames taken in (decoded into the transport);
@@ -14,14 +14,14 @@ result has no such key. The parts:
   hop through the broker);
 * ``barrier``: the shard waiting, after it took those frames in, for the coordinator's go
   (the rest of the coordinator's round trip, and its own work);
-
-and, per slot, each shard's ``node_work`` (``transport["timing"]["node_work_slots"]``, one
-list per shard): every slot ends with an exchange, so it lasts as long as its slowest
-shard's node work, and these show how much of the ``broker`` wait is that (the lock-step
-loss) rather than the frames' trip;
 * ``waiting`` (coordinator): waiting for every shard's report of the slot;
 * ``coordinator``: handing the shards' reports to the reporter (merging their summaries, or
   replaying their events) and closing the slot.
+
+Each shard's ``node_work`` is also kept slot by slot (``transport["timing"]["node_work_slots"]``,
+one list per shard, slots 1 on): every slot ends with an exchange, so it lasts as long as its
+slowest shard's node work, and these show how much of the ``broker`` wait is that (the
+lock-step loss) rather than the frames' trip.
 """
 
 from __future__ import annotations
