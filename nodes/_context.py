@@ -15,7 +15,7 @@ as the run's failure detector saw it ``detect`` slots ago. Without faults, or wi
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from types import MappingProxyType
 from typing import Any, Protocol
 
@@ -128,9 +128,12 @@ class NodeContext:
         #: node_rng(seed, node, incarnation), made on first use
         self._seed = seed
         self._rng: NodeStream | None = None
-        #: (node, slot, name, value) -> None: where ``record_choice`` goes; None: nowhere
-        #: (the scheme declares no choices: recording one costs nothing)
-        self._chooser: Callable[[int, int, str, Any], None] | None = None
+        #: where ``record_choice`` goes: (the counts by name, then by value; the call that
+        #: takes a choice the table lacks, ``(node, slot, name, value)``), shared by every
+        #: context of the run; None: nowhere (the scheme declares no choices: recording one
+        #: costs nothing)
+        self._chooser: tuple[Mapping[str, MutableMapping[Any, int]],
+                             Callable[[int, int, str, Any], None]] | None = None
 
     # -- what a scheme uses -------------------------------------------------------------
     @property
@@ -234,7 +237,11 @@ class NodeContext:
         trace sees it, so a seeded run is the same with or without it."""
         chooser = self._chooser
         if chooser is not None:
-            chooser(self.node, self._clock.slot, name, value)
+            counts = chooser[0].get(name)
+            if counts is None:  # not declared: the monitor names the choice and the node
+                chooser[1](self.node, self._clock.slot, name, value)
+                return
+            counts[value] = counts.get(value, 0) + 1
 
     def next_slot(self) -> Awaitable[Inbox]:
         """End this slot's step; ``await`` it for the next slot's inbox (possibly empty).

@@ -190,8 +190,8 @@ class Network:
                 self.outlets[v].watch(self._followed[0], self._followed[1])
         # a node task has a cancel scope of its own only where a fault may crash it (a scope is ~800 bytes)
         self._scoped = not faults.empty
-        #: the monitor's ``choose``, bound once for every context (a bound method is 64 bytes)
-        self._choose = monitor.choose if monitor is not None and monitor.dists else None
+        #: the monitor's counts and its ``choose`` (for a choice it lacks), one pair for every context
+        self._choose = (monitor.counts, monitor.choose) if monitor is not None and monitor.dists else None
         self.contexts: list[NodeContext | None] = [None] * n
         for v in self._ids:
             self.contexts[v] = self._context(v, 0)
