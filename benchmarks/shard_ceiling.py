@@ -64,8 +64,8 @@ def _copy(d: int, v: float, slots: int, seed: int, barrier: Any, out: Any) -> No
             marks[slot] = time.perf_counter()
 
     spec = slotnet.RunSpec("deflection", f"hypercube:{d}", load={"offered": v}, slots=slots, seed=seed)
-    trio.run(lambda: slotnet.run_async(spec, on_slot=on_slot))
-    out.put((marks[slots - 1] - marks[0], [b - a for a, b in zip(cpu, cpu[1:])]))
+    result = trio.run(lambda: slotnet.run_async(spec, on_slot=on_slot))
+    out.put((marks[slots - 1] - marks[0], [b - a for a, b in zip(cpu, cpu[1:])], result.performance["build"]))
 
 
 def _spread(per_slot: list[float]) -> str:
@@ -78,9 +78,10 @@ def _spread(per_slot: list[float]) -> str:
     return f"{deciles[0] * 1000:.0f}/{statistics.median(steady) * 1000:.0f}/{deciles[-1] * 1000:.0f}"
 
 
-def _round(ctx: Any, k: int, d: int, v: float, slots: int, seed: int, lockstep: bool) -> tuple[float, list[float]]:
+def _round(ctx: Any, k: int, d: int, v: float, slots: int, seed: int, lockstep: bool
+           ) -> tuple[float, list[float], set[str]]:
     """The mean wall seconds of ``k`` copies run at once (``k`` = 1: alone), in lock-step or
-    free, and the first copy's CPU seconds per slot."""
+    free, the first copy's CPU seconds per slot, and the builds the copies ran."""
     out = ctx.Queue()
     barrier = ctx.Barrier(k) if lockstep else None
     procs = [ctx.Process(target=_copy, args=(d, v, slots, seed, barrier, out)) for _ in range(k)]
@@ -91,7 +92,7 @@ def _round(ctx: Any, k: int, d: int, v: float, slots: int, seed: int, lockstep: 
         p.join()
         if p.exitcode:
             raise SystemExit(f"a copy exited with status {p.exitcode}")
-    return statistics.mean(wall for wall, _ in got), got[0][1]
+    return statistics.mean(wall for wall, _, _ in got), got[0][1], {b for _, _, b in got}
 
 
 def main() -> None:
@@ -107,15 +108,20 @@ def main() -> None:
         raise SystemExit("--shards must be at least 2, --slots at least 2, --repeat at least 1")
     ctx = mp.get_context("spawn")  # fresh interpreters, as the shards are
     k = args.shards
+    from slotnet._build import build
+
+    built = build()  # which hot path the copies take (an edited source in an editable install runs pure)
     print(f"deflection, hypercube:{args.dim}, v = {args.offered:g}, {args.slots} slots, seed {args.seed}, "
-          f"K = {k} ({os.cpu_count()} cores, python {sys.version.split()[0]})")
+          f"K = {k} ({os.cpu_count()} cores, python {sys.version.split()[0]}, {built} build)")
     print(f"{'round':>5} {'alone s':>8} {'free s':>8} {'lockstep s':>10} {'c':>6} {'m':>6} {'ceiling':>8} "
           f"{'slot cpu ms':>14}")
     cs, ms, ceilings = [], [], []
+    builds: set[str] = set()
     for i in range(args.repeat):
-        alone, per_slot = _round(ctx, 1, args.dim, args.offered, args.slots, args.seed, False)
-        free, _ = _round(ctx, k, args.dim, args.offered, args.slots, args.seed, False)
-        lock, _ = _round(ctx, k, args.dim, args.offered, args.slots, args.seed, True)
+        alone, per_slot, b1 = _round(ctx, 1, args.dim, args.offered, args.slots, args.seed, False)
+        free, _, b2 = _round(ctx, k, args.dim, args.offered, args.slots, args.seed, False)
+        lock, _, b3 = _round(ctx, k, args.dim, args.offered, args.slots, args.seed, True)
+        builds |= b1 | b2 | b3
         c, m = free / alone, lock / free
         cs.append(c)
         ms.append(m)
@@ -126,6 +132,9 @@ def main() -> None:
           f"{statistics.median(ceilings):>8.2f}")
     print("(c: a copy's wall among K at once over alone; m: lock-step over free; ceiling: K / (c m), the most K "
           "shards could gain here; slot cpu: the run alone, its thread's CPU ms per slot, p10/p50/p90)")
+    if builds - {built}:
+        print(f"warning: some copies took another build ({', '.join(sorted(builds - {built}))}) than {built}: "
+              "a compiled module's source changed during the benchmark; the rounds do not compare")
 
 
 if __name__ == "__main__":

@@ -92,7 +92,7 @@ def one(scheme: str, d: int, load: dict[str, float], params: dict[str, str], slo
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return {"k": k, "wall_s": marks[slots - 1] - marks[0], "timing": timing,
             "cpu_self_s": me.ru_utime + me.ru_stime, "cpu_children_s": kids.ru_utime + kids.ru_stime,
-            "reporting": result.transport.get("reporting", "-"),
+            "reporting": result.transport.get("reporting", "-"), "build": result.performance["build"],
             "metrics": json.dumps(result.to_dict()["metrics"], sort_keys=True, default=str)}
 
 
@@ -117,9 +117,12 @@ def main() -> None:
         return
     if args.repeat < 1:
         raise SystemExit("--repeat must be at least 1")
+    from slotnet._build import build
+
+    built = build()  # which hot path the runs take (an edited source in an editable install runs pure)
     print(f"{args.scheme}, hypercube:{args.dim}, {', '.join(f'{n} = {v:g}' for n, v in load.items())}"
           f"{''.join(f', {n}={v}' for n, v in params.items())}, {args.slots} slots, seed {args.seed}"
-          f" ({os.cpu_count()} cores)")
+          f" ({os.cpu_count()} cores, {built} build)")
     head = ["K", "wall s", "speed-up", "efficiency", "node work", "encoding", "broker", "barrier", "coordinator",
             "m run", "lock-step", "cpu main s", "cpu procs s", "reporting", "same"]
     print("  ".join(f"{h:>11}" for h in head) + "   (parts: ms per slot)")
@@ -127,9 +130,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as site:
         with open(os.path.join(site, "sitecustomize.py"), "w") as f:
             f.write(_REPLAY.format(scheme=args.scheme, load=load, params=params))
+        others = set()
         for _ in range(args.repeat):
             rows = [_child(args, k, load, params, site) for k in [1, *args.shards]]
             _print_round(rows, args.slots, speeds)
+            others |= {r["build"] for r in rows} - {built}
+    if others:
+        print(f"warning: some runs took another build ({', '.join(sorted(others))}) than {built}: "
+              "a compiled module's source changed during the benchmark; the rounds do not compare")
     print("(the split: each part's seconds over the run's slots, divided by the slots; building the nodes"
           " is left out. cpu: CPU seconds of the whole run, start-up included: main = the run's own process"
           " (the coordinator), procs = the processes it started (shards, broker))")
