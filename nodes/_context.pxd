@@ -11,5 +11,10 @@ cdef class NodeContext:
     cdef public object _clock, _parking, _recorder, _handlers, _port_of
     cdef public object _coords, _port_ids, _dead, _detect, _outlet, _seed, _rng, _chooser
 
+    # the monitor's tables as C-level dicts: a choice is two lookups and a store (the run's
+    # PropertyMonitor.counts: plain dicts, never a subclass)
+    @cython.locals(chooser=tuple, table=dict, counts=dict)
+    cpdef record_choice(self, object name, object value)
+
 cdef class TracedContext(NodeContext):
     cdef public object _tap, _raw_send

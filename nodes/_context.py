@@ -15,7 +15,6 @@ as the run's failure detector saw it ``detect`` slots ago. Without faults, or wi
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Protocol
@@ -133,7 +132,7 @@ class NodeContext:
         #: takes a choice the table lacks, ``(node, slot, name, value)``), shared by every
         #: context of the run; None: nowhere (the scheme declares no choices: recording one
         #: costs nothing)
-        self._chooser: tuple[Mapping[str, Counter[Any]],
+        self._chooser: tuple[dict[str, dict[Any, int]],
                              Callable[[int, int, str, Any], None]] | None = None
 
     # -- what a scheme uses -------------------------------------------------------------
@@ -238,12 +237,12 @@ class NodeContext:
         trace sees it, so a seeded run is the same with or without it."""
         chooser = self._chooser
         if chooser is not None:
-            try:
-                counts = chooser[0][name]
-            except KeyError:  # not declared: the monitor names the choice and the node
+            table = chooser[0]
+            counts = table.get(name)
+            if counts is None:  # not declared: the monitor names the choice and the node
                 chooser[1](self.node, self._clock.slot, name, value)
                 return
-            counts[value] += 1  # a Counter: a new value counts from 0
+            counts[value] = counts.get(value, 0) + 1
 
     def next_slot(self) -> Awaitable[Inbox]:
         """End this slot's step; ``await`` it for the next slot's inbox (possibly empty).

@@ -22,7 +22,7 @@ Every violation names the replay command of its run (:func:`replay_command`).
 from __future__ import annotations
 
 import shlex
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -118,7 +118,9 @@ class PropertyMonitor:
         self.books = {p.name: _Book(p) for p in self.props}
         self.events: list[Event] = []
         self._slot_events: list[Event] = []
-        self.counts: dict[str, Counter[Any]] = {name: Counter() for name in self.dists}
+        #: value -> how many times it was chosen, by choice; plain dicts: a node's context adds
+        #: to them itself (``NodeContext.record_choice``, compiled with these as C-level dicts)
+        self.counts: dict[str, dict[Any, int]] = {name: {} for name in self.dists}
         self.sent: list[Sent] = []
         self.received: list[Received] = []
         self.lost: list[Lost] = []
@@ -180,13 +182,15 @@ class PropertyMonitor:
                                        f"does not declare (declared: {', '.join(sorted(self.dists)) or 'none'})")
                 for value, n in pairs.items():
                     if n:
-                        counts[value] += n
+                        counts[value] = counts.get(value, 0) + n
 
     def add_counts(self, counts: Mapping[str, Any]) -> None:
         """Add a shard's :meth:`choice_counts` (values that crossed the wire as lists become tuples)."""
         for name, pairs in counts.items():
             for v, n in pairs:
-                self.counts[name][tuple(v) if isinstance(v, list) else v] += n
+                counts = self.counts[name]
+                key = tuple(v) if isinstance(v, list) else v
+                counts[key] = counts.get(key, 0) + n
 
     # -- what the run feeds it ----------------------------------------------------------
     def wrap(self, handlers: Mapping[str, Callable[..., None]]) -> dict[str, Callable[..., None]]:
@@ -235,7 +239,7 @@ class PropertyMonitor:
             raise SlotnetError(f"node {node} recorded a choice {name!r} in slot {slot} that scheme "
                                f"{self.prep.scheme.name!r} does not declare (declared: "
                                f"{', '.join(sorted(self.dists)) or 'none'})")
-        counts[value] += 1
+        counts[value] = counts.get(value, 0) + 1
 
     def tap(self, node: int, slot: int, kind: str, fields: dict[str, Any]) -> None:
         """A send or a reception, seen at the node's context."""
