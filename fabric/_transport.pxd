@@ -3,6 +3,7 @@
 # the per-message send reads them without attribute lookups; the slot and the bit mask of
 # the ports used in it are C integers (ports number below 64, slots below 2**63).
 import cython
+from cpython.bytearray cimport PyByteArray_Resize
 
 @cython.locals(v="long long")
 cdef Py_ssize_t _int_size(long long v)
