@@ -13,6 +13,13 @@ Use it to judge a change to the hot path: run it before and after, with the same
 ``--dims`` and ``--slots``. Instructions are not time (cache misses are not counted,
 and the run takes about 50 times as long as without valgrind), so report both.
 
+It also counts the msgpack floor the same way: the instructions to encode and decode one
+packet of deflection's shape, ``(dest, entered_slot, origin)``, with msgpack's packer and
+``unpackb`` (the loop ``deflection_throughput.py`` times), and prints a hop's cost as a
+multiple of it. In wall time that multiple moves with the host: a hop at d = 12 misses the
+caches (its nodes' state is megabytes) where the floor's loop does not, so the two scale
+differently with the machine's memory; in instructions it does not move.
+
     python benchmarks/instructions_per_hop.py                     # d = 9, installed build
     python benchmarks/instructions_per_hop.py --build both        # compiled against pure Python
     python benchmarks/instructions_per_hop.py --dims 8 10 --slots 20
@@ -41,21 +48,47 @@ print(r.performance["messages"], r.performance["build"])
 """
 
 
-def count(d: int, slots: int, v: float, seed: int, pure: bool, rng: str = "mt") -> tuple[int, int, str]:
-    """(instructions, packet-hops, build) of one run under callgrind (the nodes' generator ``rng``)."""
-    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-           sys.executable, "-c", _CHILD, str(d), str(slots), str(v), str(seed), rng]
+#: the floor: encode and decode the first n of `total` packets (making them costs the same in both runs)
+_FLOOR_CHILD = """
+import random, sys, msgpack
+n, total = int(sys.argv[1]), int(sys.argv[2])
+rnd = random.Random(1)
+pkts = [(rnd.randrange(4096), rnd.randrange(200), rnd.randrange(4096)) for _ in range(total)]
+pack, unpackb = msgpack.Packer().pack, msgpack.unpackb
+for p in pkts[:n]:
+    unpackb(pack(p), use_list=False, strict_map_key=False)
+"""
+
+
+def _callgrind(args: list[str], pure: bool = False) -> tuple[int, str]:
+    """(instructions, stdout) of ``python -c ARGS`` under callgrind, with one OpenBLAS thread
+    (``pure``: slotnet's pure-Python build)."""
+    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", *args]
     # numpy's OpenBLAS starts a worker thread per core at import; slotnet never calls BLAS,
     # but under callgrind (which runs one thread at a time) that idle thread's spin-wait is
     # counted too, a few hundred thousand instructions or none depending on the schedule.
-    # One BLAS thread means no worker thread: the count is then the run's own.
-    env = {**child_env(pure), "OPENBLAS_NUM_THREADS": "1"}
+    # One BLAS thread means no worker thread: the count is then the run's own. A fixed hash
+    # seed keeps the dicts' layouts, and so the count, the same from one run to the next.
+    env = {**child_env(pure), "OPENBLAS_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     collected = re.search(r"Collected\s*:\s*(\d+)", done.stderr)
     if done.returncode != 0 or collected is None:
         raise SystemExit(f"instructions_per_hop: the run under valgrind failed:\n{done.stderr[-2000:]}")
-    hops, build = done.stdout.split()[-2:]
-    return int(collected.group(1)), int(hops), build
+    return int(collected.group(1)), done.stdout
+
+
+def floor(samples: int = 50_000) -> float:
+    """Instructions to msgpack-encode and decode one packet: ``samples`` more against none."""
+    base, _ = _callgrind([_FLOOR_CHILD, "0", str(samples)])
+    more, _ = _callgrind([_FLOOR_CHILD, str(samples), str(samples)])
+    return (more - base) / samples
+
+
+def count(d: int, slots: int, v: float, seed: int, pure: bool, rng: str = "mt") -> tuple[int, int, str]:
+    """(instructions, packet-hops, build) of one run under callgrind (the nodes' generator ``rng``)."""
+    instructions, out = _callgrind([_CHILD, str(d), str(slots), str(v), str(seed), rng], pure)
+    hops, build = out.split()[-2:]
+    return instructions, int(hops), build
 
 
 def main() -> None:
@@ -72,12 +105,21 @@ def main() -> None:
         print("instructions_per_hop: valgrind is not installed (apt-get install valgrind)", file=sys.stderr)
         sys.exit(2)
     builds = {"installed": [False], "pure": [True], "both": [False, True]}[args.build]
-    print(f"{'d':>3} {'build':>9} {'extra hops':>11} {'instructions/hop':>17}")
+    per_floor = floor()
+    print(f"msgpack floor: {per_floor:,.0f} instructions to encode and decode one packet (msgpack {msgpack_version()})")
+    print(f"{'d':>3} {'build':>9} {'extra hops':>11} {'instructions/hop':>17} {'x floor':>8}")
     for d in args.dims:
         for pure in builds:
             i1, h1, build = count(d, args.slots, args.v, args.seed, pure, args.rng)
             i2, h2, _ = count(d, 2 * args.slots, args.v, args.seed, pure, args.rng)
-            print(f"{d:>3} {build:>9} {h2 - h1:>11} {(i2 - i1) / (h2 - h1):>17,.0f}", flush=True)
+            per_hop = (i2 - i1) / (h2 - h1)
+            print(f"{d:>3} {build:>9} {h2 - h1:>11} {per_hop:>17,.0f} {per_hop / per_floor:>8.2f}", flush=True)
+
+
+def msgpack_version() -> str:
+    import msgpack
+
+    return ".".join(map(str, msgpack.version))
 
 
 if __name__ == "__main__":
