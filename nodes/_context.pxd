@@ -8,7 +8,9 @@ import cython
 
 cdef class NodeContext:
     cdef public object node, n_nodes, geometry, params, send, quantum, incarnation
-    cdef public object _clock, _parking, _recorder, _handlers, _port_of
+    cdef public object _clock, _parking, _recorder, _port_of
+    # a dict (or None), so that ``record`` looks a kind up in C
+    cdef public dict _handlers
     cdef public object _coords, _port_ids, _dead, _detect, _outlet, _seed, _rng, _chooser
 
     # the monitor's tables as C-level dicts: a choice is two lookups and a store (the run's

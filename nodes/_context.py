@@ -33,7 +33,7 @@ Inbox = Sequence[tuple[int, Any]]
 #: Receives (node, slot, kind, values) for every event the node records.
 Recorder = Callable[[int, int, str, tuple[Any, ...]], None]
 #: Event kind -> its handler, called as ``handler(node, slot, *values)``.
-Handlers = Mapping[str, Callable[..., None]]
+Handlers = dict[str, Callable[..., None]]  # a dict: compiled, the context keeps it as one (``_context.pxd``)
 #: Receives (node, slot, kind, fields) for trace-only events (sent, received).
 TraceTap = Callable[[int, int, str, dict[str, Any]], None]
 

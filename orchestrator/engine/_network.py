@@ -139,7 +139,7 @@ class Network:
         self.tracer = tracer
         self._on_lost = on_lost
         self.transport: Transport = transport(self.clock, self._lost)
-        self.handlers = handlers
+        self.handlers = dict(handlers) if handlers is not None else None  # a dict: the compiled context keeps one
         self.batch = batch
         n = prep.topology.n_nodes
         self.local = local if local is not None else range(n)
