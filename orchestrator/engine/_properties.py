@@ -233,7 +233,9 @@ class PropertyMonitor:
         return on_lost
 
     def choose(self, node: int, slot: int, name: str, value: Any) -> None:
-        """``ctx.record_choice(name, value)`` of a node."""
+        """Count one outcome of choice ``name``; a name the scheme does not declare stops the
+        run. A node's context counts a declared choice into :attr:`counts` itself (the hot
+        path: ``NodeContext.record_choice``) and calls this only for a name it does not find."""
         counts = self.counts.get(name)
         if counts is None:
             raise SlotnetError(f"node {node} recorded a choice {name!r} in slot {slot} that scheme "
