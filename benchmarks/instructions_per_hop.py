@@ -38,6 +38,8 @@ import shutil
 import subprocess
 import sys
 
+import msgpack
+
 from slotnet._build import child_env
 
 #: one run, in a child process: prints "hops build" for the main process to read
@@ -108,7 +110,7 @@ def main() -> None:
         sys.exit(2)
     builds = {"installed": [False], "pure": [True], "both": [False, True]}[args.build]
     per_floor = floor()
-    print(f"msgpack floor: {per_floor:,.0f} instructions to encode and decode one packet (msgpack {msgpack_version()})")
+    print(f"msgpack floor: {per_floor:,.0f} instructions to encode and decode one packet (msgpack {'.'.join(map(str, msgpack.version))})")
     print(f"{'d':>3} {'build':>9} {'extra hops':>11} {'instructions/hop':>17} {'x floor':>8}")
     for d in args.dims:
         for pure in builds:
@@ -116,12 +118,6 @@ def main() -> None:
             i2, h2, _ = count(d, 2 * args.slots, args.v, args.seed, pure, args.rng)
             per_hop = (i2 - i1) / (h2 - h1)
             print(f"{d:>3} {build:>9} {h2 - h1:>11} {per_hop:>17,.0f} {per_hop / per_floor:>8.2f}", flush=True)
-
-
-def msgpack_version() -> str:
-    import msgpack
-
-    return ".".join(map(str, msgpack.version))
 
 
 if __name__ == "__main__":
