@@ -12,6 +12,7 @@ packet-hop is reported as a multiple of that floor.
     python benchmarks/deflection_throughput.py --dims 13 --slots 1100   # the paper's d=13 point
     python benchmarks/deflection_throughput.py --idle               # idle nodes cost nothing
     python benchmarks/deflection_throughput.py --dims 12 --build both   # compiled hot path against pure Python
+    python benchmarks/deflection_throughput.py --dims 12 --rng philox mt   # the two node generators side by side
 
 The ``build`` column says which build of the hot path ran (``slotnet/_build.py``):
 ``compiled`` (the Cython extensions setup.py builds from the same sources) or ``pure``
@@ -38,6 +39,7 @@ import msgpack
 import trio
 
 from slotnet._build import child_env
+from slotnet.nodes.runtime import DEFAULT_RNG, RNG_KINDS
 
 
 def _floor(n_nodes: int, slots: int, samples: int = 300_000) -> float:
@@ -55,7 +57,7 @@ def _floor(n_nodes: int, slots: int, samples: int = 300_000) -> float:
     return best / samples
 
 
-def one(d: int, v: float, slots: int, seed: int) -> dict:
+def one(d: int, v: float, slots: int, seed: int, rng: str) -> dict:
     import slotnet
 
     marks: dict[int, float] = {}
@@ -74,7 +76,7 @@ def one(d: int, v: float, slots: int, seed: int) -> dict:
         elif collecting[2]:
             collecting[0] += time.perf_counter() - collecting[1]
 
-    spec = slotnet.RunSpec("deflection", f"hypercube:{d}", load={"offered": v}, slots=slots, warmup=0, seed=seed)
+    spec = slotnet.RunSpec("deflection", f"hypercube:{d}", load={"offered": v}, slots=slots, warmup=0, seed=seed, rng=rng)
     t0 = time.perf_counter()
     gc.callbacks.append(on_gc)
     try:
@@ -95,7 +97,7 @@ def one(d: int, v: float, slots: int, seed: int) -> dict:
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "us_per_hop": per_hop * 1e6, "floor_us": floor * 1e6, "ratio_to_floor": per_hop / floor,
         "invariants_ok": result.invariants["ok"], "link_utilization": result.metrics["link_utilization"],
-        "mean_delay": result.metrics["mean_delay"], "build": result.performance["build"],
+        "mean_delay": result.metrics["mean_delay"], "build": result.performance["build"], "rng": rng,
     }
 
 
@@ -115,31 +117,34 @@ def main() -> None:
     ap.add_argument("--build", choices=("installed", "pure", "both"), default="installed",
                     help="installed: the hot path as installed (compiled where it could be); pure: SLOTNET_PURE_PYTHON=1; "
                          "both: each d in both builds, alternately")
-    ap.add_argument("--child", nargs=4, metavar=("D", "V", "SLOTS", "SEED"), help=argparse.SUPPRESS)
+    ap.add_argument("--rng", nargs="+", choices=RNG_KINDS, default=[DEFAULT_RNG],
+                    help=f"the nodes' random generator (RunSpec.rng; default {DEFAULT_RNG}); two: each d with both, "
+                         "alternately")
+    ap.add_argument("--child", nargs=5, metavar=("D", "V", "SLOTS", "SEED", "RNG"), help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        d, v, slots, seed = a.child
-        print(json.dumps(one(int(d), float(v), int(slots), int(seed))))
+        d, v, slots, seed, rng = a.child
+        print(json.dumps(one(int(d), float(v), int(slots), int(seed), rng)))
         return
     if a.idle:
-        rows = [_child([str(d), str(v), str(a.slots), str(a.seed)]) for d, v in ((10, 0.016), (14, 0.001))]
+        rows = [_child([str(d), str(v), str(a.slots), str(a.seed), a.rng[0]]) for d, v in ((10, 0.016), (14, 0.001))]
         print(f"{'d':>3} {'nodes':>6} {'v':>6} {'hops/slot':>10} {'ms/slot':>8} {'us/hop':>7} {'setup s':>8} {'teardown s':>10}")
         for r in rows:
             print(f"{r['d']:>3} {r['nodes']:>6} {r['v']:>6} {r['hops'] / r['slots']:>10.1f} "
                   f"{r['wall_per_slot_ms']:>8.2f} {r['us_per_hop']:>7.2f} {r['setup_s']:>8.2f} {r['teardown_s']:>10.2f}")
         return
     print(f"deflection, v = {a.v}, {a.slots} slots, seed {a.seed} (python {sys.version.split()[0]})")
-    print(f"{'d':>3} {'nodes':>6} {'build':>8} {'hops/s':>9} {'node-slots/s':>12} {'ms/slot':>8} {'peak MiB':>9} "
+    print(f"{'d':>3} {'nodes':>6} {'build':>8} {'rng':>6} {'hops/s':>9} {'node-slots/s':>12} {'ms/slot':>8} {'peak MiB':>9} "
           f"{'us/hop':>7} {'floor us':>8} {'x floor':>7} {'setup s':>7} {'loop s':>7} {'cpu s':>7} {'gc s':>6} ok")
     builds = {"installed": (False,), "pure": (True,), "both": (False, True)}[a.build]
     for d in a.dims:
-        rows = [_child([str(d), str(a.v), str(a.slots), str(a.seed)], pure) for pure in builds]
+        rows = [_child([str(d), str(a.v), str(a.slots), str(a.seed), rng], pure) for pure in builds for rng in a.rng]
         for r in rows:
-            print(f"{r['d']:>3} {r['nodes']:>6} {r['build']:>8} {r['hops_per_s']:>9.0f} {r['node_slots_per_s']:>12.0f} "
+            print(f"{r['d']:>3} {r['nodes']:>6} {r['build']:>8} {r['rng']:>6} {r['hops_per_s']:>9.0f} {r['node_slots_per_s']:>12.0f} "
                   f"{r['wall_per_slot_ms']:>8.2f} {r['peak_rss_mib']:>9.0f} {r['us_per_hop']:>7.2f} "
                   f"{r['floor_us']:>8.3f} {r['ratio_to_floor']:>7.1f} {r['setup_s']:>7.2f} {r['loop_s']:>7.1f} "
                   f"{r['loop_cpu_s']:>7.1f} {r['gc_s']:>6.2f} {r['invariants_ok']}", flush=True)
-        if len(rows) == 2:
+        if len(builds) == 2 and len(a.rng) == 1:
             same = all(rows[0][k] == rows[1][k] for k in ("hops", "link_utilization", "mean_delay", "invariants_ok"))
             print(f"    compiled/pure time per hop {rows[0]['us_per_hop'] / rows[1]['us_per_hop']:.2f}; "
                   f"same run (hops, utilization, delay): {same}", flush=True)

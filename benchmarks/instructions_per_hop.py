@@ -25,7 +25,7 @@ functions over a few bytes, a hop runs through the emulator's code and its nodes
     python benchmarks/instructions_per_hop.py                     # d = 9, installed build
     python benchmarks/instructions_per_hop.py --build both        # compiled against pure Python
     python benchmarks/instructions_per_hop.py --dims 8 10 --slots 20
-    python benchmarks/instructions_per_hop.py --rng philox       # the compact node streams
+    python benchmarks/instructions_per_hop.py --rng mt           # the Mersenne Twister's node streams
 
 Needs valgrind (``apt-get install valgrind``).
 """
@@ -41,6 +41,7 @@ import sys
 import msgpack
 
 from slotnet._build import child_env
+from slotnet.nodes.runtime import DEFAULT_RNG, RNG_KINDS
 
 #: one run, in a child process: prints "hops build" for the main process to read
 _CHILD = """
@@ -88,7 +89,7 @@ def floor(samples: int = 50_000) -> float:
     return (more - base) / samples
 
 
-def count(d: int, slots: int, v: float, seed: int, pure: bool, rng: str = "mt") -> tuple[int, int, str]:
+def count(d: int, slots: int, v: float, seed: int, pure: bool, rng: str = DEFAULT_RNG) -> tuple[int, int, str]:
     """(instructions, packet-hops, build) of one run under callgrind (the nodes' generator ``rng``)."""
     instructions, out = _callgrind([_CHILD, str(d), str(slots), str(v), str(seed), rng], pure)
     hops, build = out.split()[-2:]
@@ -103,7 +104,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--build", choices=("installed", "pure", "both"), default="installed",
                     help="installed: whatever `pip install` built; pure: SLOTNET_PURE_PYTHON=1; both: one then the other")
-    ap.add_argument("--rng", choices=("mt", "philox"), default="mt", help="the nodes' random generator (RunSpec.rng)")
+    ap.add_argument("--rng", choices=RNG_KINDS, default=DEFAULT_RNG,
+                    help=f"the nodes' random generator (RunSpec.rng; default {DEFAULT_RNG})")
     args = ap.parse_args()
     if shutil.which("valgrind") is None:
         print("instructions_per_hop: valgrind is not installed (apt-get install valgrind)", file=sys.stderr)

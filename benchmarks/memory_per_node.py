@@ -22,8 +22,8 @@ part, averaged over a sample of nodes:
 * ``context``: the NodeContext and what only it holds;
 * ``ports``: ``ctx.ports`` and the context's port maps;
 * ``outlet``: the transport's sending side of the node (targets, per-port load);
-* ``rng``: the node's random stream (``random.Random``, or with ``--rng philox`` its compact
-  Philox4x32-10 stream);
+* ``rng``: the node's random stream (its compact Philox4x32-10 stream, or with ``--rng mt``
+  a ``random.Random``);
 * ``network tables`` and ``reporter``: the run's per-node containers (the network's,
   the transport's, the runtime's timers, Trio's nursery sets) and the reporter's per-node
   state, as their total over the number of nodes;
@@ -39,7 +39,8 @@ Dicts of plain objects that ``gc.get_referents`` had to make are counted at that
     python benchmarks/memory_per_node.py                  # d = 12 13 14, v = 1, installed build
     python benchmarks/memory_per_node.py --dims 12 16 --floor
     python benchmarks/memory_per_node.py --build pure     # SLOTNET_PURE_PYTHON=1
-    python benchmarks/memory_per_node.py --rng philox --dims 12 13 14 15 16 17   # the compact node streams
+    python benchmarks/memory_per_node.py --no-breakdown --dims 12 13 14 15 16 17   # the issue's range
+    python benchmarks/memory_per_node.py --rng mt --dims 12 13   # the Mersenne Twister's node streams
     python benchmarks/memory_per_node.py --fault loss=0.01 --fault dup=0.01 --dims 12 13   # a run with faults
     python benchmarks/memory_per_node.py --scheme bcast-dtree --load rho=0.2 --dims 12 --no-breakdown
     python benchmarks/memory_per_node.py --scheme star --load rho=0.5 --param lam_unicast=0.05 \
@@ -62,10 +63,11 @@ import sys
 from typing import Any
 
 from slotnet._build import child_env
+from slotnet.nodes.runtime import DEFAULT_RNG, RNG_KINDS
 
 #: part -> description, in the order the table prints them (and the walk claims objects)
 PARTS = {
-    "rng": "the node's random stream (random.Random or philox)",
+    "rng": "the node's random stream (philox or random.Random)",
     "outlet": "outlet (send side, per-port lists)",
     "ports": "ports (ctx.ports, port maps)",
     "context": "NodeContext",
@@ -332,8 +334,8 @@ def main() -> None:
     ap.add_argument("--sample", type=int, default=32, help="nodes whose bytes the breakdown averages")
     ap.add_argument("--build", choices=("installed", "pure"), default="installed",
                     help="installed: whatever `pip install` built; pure: SLOTNET_PURE_PYTHON=1")
-    ap.add_argument("--rng", choices=("mt", "philox"), default="mt",
-                    help="the nodes' random generator (RunSpec.rng): mt, the default, or the compact philox")
+    ap.add_argument("--rng", choices=RNG_KINDS, default=DEFAULT_RNG,
+                    help="the nodes' random generator (RunSpec.rng): the compact philox, the default, or mt")
     ap.add_argument("--floor", action="store_true", help="also measure bare Trio tasks (the per-task floor)")
     ap.add_argument("--no-breakdown", action="store_true", help="only the resident growth per node")
     ap.add_argument("--scheme", default="deflection",

@@ -2,13 +2,17 @@
 
 A run chooses its nodes' generator (``RunSpec.rng``, ``--rng``; :data:`RNG_KINDS`):
 
-* ``"mt"`` (the default): each node owns a :class:`random.Random` (a :class:`NodeRandom`,
-  the Mersenne Twister) seeded through NumPy's ``SeedSequence`` with the spawn key
-  ``(node, incarnation)``;
-* ``"philox"``: each node owns a :class:`~._philox.PhiloxStream`, Philox4x32-10 words
-  under one key of the run (:func:`philox_key`: ``SeedSequence`` of the seed with the
-  one-word spawn key :data:`PHILOX_SPAWN_KEY`, so never an MT node's seed) and a counter
-  that holds the node and its incarnation. A few C integers a node instead of 2.5 KiB.
+* ``"philox"`` (the default, :data:`DEFAULT_RNG`): each node owns a
+  :class:`~._philox.PhiloxStream`, Philox4x32-10 words under one key of the run
+  (:func:`philox_key`: ``SeedSequence`` of the seed with the one-word spawn key
+  :data:`PHILOX_SPAWN_KEY`, so never an MT node's seed) and a counter that holds the node
+  and its incarnation. A few C integers a node: the counter-based generator of Salmon et
+  al., "Parallel random numbers: as easy as 1, 2, 3" (SC'11), made for many independent
+  streams;
+* ``"mt"``: each node owns a :class:`random.Random` (a :class:`NodeRandom`, the Mersenne
+  Twister, 2.5 KiB of state a node) seeded through NumPy's ``SeedSequence`` with the spawn
+  key ``(node, incarnation)``. The default of earlier versions: ``--rng mt`` reruns a
+  result they drew.
 
 Either way streams of different nodes are independent, and a node's stream does not
 depend on task scheduling, on the transport, or on which process hosts the node. Both
@@ -25,12 +29,16 @@ import numpy as np
 
 from ._philox import PhiloxStream
 
-__all__ = ["PHILOX_SPAWN_KEY", "RNG_KINDS", "NodeRandom", "NodeStream", "PhiloxStreams", "SeedTable", "node_rng",
+__all__ = ["DEFAULT_RNG", "PHILOX_SPAWN_KEY", "RNG_KINDS", "NodeRandom", "NodeStream", "PhiloxStreams", "SeedTable", "node_rng",
            "node_seed", "node_seeds", "philox_key", "run_streams"]
 
-#: The nodes' generators a run may choose: the Mersenne Twister (the default, the stream
-#: every pinned result was drawn from) or Philox4x32-10 (compact: for the largest networks).
+#: The nodes' generators a run may choose: the Mersenne Twister or Philox4x32-10.
 RNG_KINDS = ("mt", "philox")
+
+#: The generator a run draws from unless it names another (``RunSpec.rng``, ``--rng``):
+#: Philox4x32-10, a few bytes a node where the Twister keeps 2.5 KiB, at about the same cost
+#: per draw.
+DEFAULT_RNG = "philox"
 
 #: The spawn key under which the run's philox key is drawn from its seed ("philox" in
 #: ASCII, truncated to a 32-bit word): one word, where an MT node's spawn key has two.

@@ -17,7 +17,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     from ..tools._check import check, format_check, parse_window
 
     spec = RunSpec(scheme=args.scheme, topology=args.topology, params=params(args.param), load=load_args(args),
-                   slots=args.slots, warmup=args.warmup, seed=args.seed, max_backlog_per_node=args.max_backlog)
+                   slots=args.slots, warmup=args.warmup, seed=args.seed, rng=args.rng,
+                   max_backlog_per_node=args.max_backlog)
     spec.prepare()
     kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
     if not kinds:

@@ -55,7 +55,8 @@ def cmd_explore(args: argparse.Namespace) -> int:
     from ..tools._explore import explore, format_explore, shrink_failure
 
     spec = RunSpec(scheme=args.scheme, topology=args.topology, params=params(args.param), load=load_args(args),
-                   slots=args.slots, warmup=args.warmup, seed=args.seed, max_backlog_per_node=args.max_backlog)
+                   slots=args.slots, warmup=args.warmup, seed=args.seed, rng=args.rng,
+                   max_backlog_per_node=args.max_backlog)
     spec.prepare()
     schedule = explore_schedule(args.faults)
     crash = None
@@ -130,7 +131,7 @@ def replay_command(args: argparse.Namespace, spec: RunSpec) -> str:
         parts += ["--param", item]
     for k, v in spec.load.items():
         parts += [f"--{k}", f"{v:g}"]
-    parts += ["--slots", str(spec.slots), "--warmup", str(spec.warmup), "--seed", str(spec.seed)]
+    parts += ["--slots", str(spec.slots), "--warmup", str(spec.warmup), "--seed", str(spec.seed), "--rng", spec.rng]
     if args.max_backlog is not None:
         parts += ["--max-backlog", f"{args.max_backlog:g}"]
     return " ".join(shlex.quote(p) for p in [*parts, "--faults", args.shrink])

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from slotnet._version import version
+from slotnet.nodes.runtime import DEFAULT_RNG
 
 from ..engine._spec import DEFAULT_NODE_TIMEOUT
 from ..tools._repro import papers
@@ -179,10 +180,7 @@ def add_run(command: Command) -> None:
                         "a safety cap from the scheme's bound, and --slots N cuts it short, reported incomplete)")
     r.add_argument("--warmup", type=int, default=0, metavar="W", help="leading slots excluded from metrics (default 0)")
     r.add_argument("--seed", type=int, default=0, metavar="S", help="one seed fixes the whole run (default 0)")
-    r.add_argument("--rng", default="mt", metavar="mt|philox",
-                   help="the nodes' random generator: mt, the Mersenne Twister (default; the stream every pinned "
-                        "result was drawn from), or philox, a compact Philox4x32-10 stream per node (a few bytes "
-                        "instead of 2.5 KiB: the largest networks fit in memory; other numbers than mt's)")
+    add_rng(r)
     r.add_argument("--seeds", metavar="LIST", help="independent replications, one run per seed (1-10, 1,3,5): each "
                    "metric's mean over the seeds with a 95%% interval; --json holds every run")
     r.add_argument("--jobs", type=int, default=None, metavar="N",
@@ -302,6 +300,14 @@ def add_trace(command: Command) -> None:
                     "messages as arrows; at most 16 nodes and 40 slots) as SVG to OUT")
 
 
+def add_rng(parser: argparse.ArgumentParser) -> None:
+    """``--rng``, the nodes' random generator (``RunSpec.rng``): for run, explore and check."""
+    parser.add_argument("--rng", default=DEFAULT_RNG, metavar="philox|mt",
+                        help="the nodes' random generator: philox, a compact Philox4x32-10 stream per node (default; "
+                             "a few bytes a node), or mt, the Mersenne Twister (2.5 KiB a node; the default of "
+                             "earlier versions: reruns their results; other numbers than philox's)")
+
+
 def add_explore(command: Command) -> None:
     """``slotnet explore``: its options."""
     ex = command("explore", "run a scheme under every fault of a family and judge each run", explore_description(),
@@ -310,6 +316,7 @@ def add_explore(command: Command) -> None:
     ex.add_argument("--slots", type=int, default=200, metavar="N", help="slots of every run, warm-up included (default 200)")
     ex.add_argument("--warmup", type=int, default=0, metavar="W", help="leading slots excluded from metrics (default 0)")
     ex.add_argument("--seed", type=int, default=0, metavar="S", help="seed of every run and of the samples (default 0)")
+    add_rng(ex)
     ex.add_argument("--faults", required=True, metavar="FAMILY|FILE",
                     help="single-link, single-node, double-link, crash-points, random (random schedules of the "
                     "fault kinds the scheme runs under), or a --faults JSON file to judge alone")
@@ -348,6 +355,7 @@ def add_check(command: Command) -> None:
     ck.add_argument("--slots", type=int, default=None, metavar="N", help="slots of every run (default: as slotnet run)")
     ck.add_argument("--warmup", type=int, default=0, metavar="W", help="leading slots excluded from metrics (default 0)")
     ck.add_argument("--seed", type=int, default=0, metavar="S", help="seed of every run (default 0)")
+    add_rng(ck)
     ck.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default 1)")
     ck.add_argument("--no-shrink", action="store_true", help="report the violations unshrunk")
     ck.add_argument("--no-symmetry", action="store_true", help="run every schedule, even of a symmetric scheme")

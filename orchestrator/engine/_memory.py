@@ -6,7 +6,8 @@ per-node counters; per slot, the stability monitor's backlog sample (and, when t
 is asked for, the reporter's per-slot row and its output record).
 
 Calibration (Python 3.11, compiled build, 30-slot runs from a fresh process, seed 1,
-measured 2026-11-29 with ``benchmarks/memory_per_node.py --no-breakdown``): the growth of
+measured 2026-11-29 with ``benchmarks/memory_per_node.py --no-breakdown``; the first
+table with the Mersenne Twister, ``--rng mt``, the second with the default philox): the growth of
 the process's peak resident size (``ru_maxrss``, what exhausts a machine) per added node,
 between the two sizes named (``--dims 11 13``: from d = 10 to 11 and from 12 to 13;
 deflection ``--dims 12 13``), in KiB, without faults and with
@@ -20,7 +21,7 @@ about 1.2 KiB the allocator's share. A figure moves by a few tenths of a KiB wit
 the allocator's arenas fall:
 
 =================================  ===========  ===========  =============  =============
-scheme (load)                      d = 11       d = 13       faults, d = 11 faults, d = 13
+scheme (load), ``--rng mt``        d = 11       d = 13       faults, d = 11 faults, d = 13
 =================================  ===========  ===========  =============  =============
 deflection (``--offered 1``)       5.92 (12)    6.41         7.44 (12)      7.93
 bcast-dtree (``--rho 0.2``)        16.01        15.70        19.13          19.13
@@ -50,12 +51,13 @@ top, rounded up to a whole KiB: a run is allowed the figure of its own kind. A n
 messages in flight grow a little with the cube's dimension (about half a packet per node
 and dimension at v = 1), which the margin covers: with faults, where a message is an
 object of its own, deflection's figure went from 7.44 KiB at d = 12 to 8.09 at d = 15,
-and it is allowed 11. 2^21 deflection nodes without faults (about 18 GiB at 9 KiB) are
-admitted in one process on a machine with 24 GiB. With the compact random generator (``--rng philox``: about 80 bytes of stream a
-node instead of the Mersenne Twister's 2.5 KiB) deflection takes 3.48, 3.84, 3.68, 3.92,
+and it is allowed 11. 2^21 deflection nodes with the Twister's streams and without faults
+(about 18 GiB at 9 KiB) are admitted in one process on a machine with 24 GiB. With the
+default generator (philox: about 80 bytes of stream a node instead of the Twister's
+2.5 KiB) deflection takes 3.48, 3.84, 3.68, 3.92,
 3.67 and 3.83 KiB per node at d = 12 to 17 without faults (``--rng philox --dims 12 13 14
 15 16 17``), and 4.98, 5.49, 5.14, 5.59, 5.20 and 5.45 with them. The other schemes with
-philox, the same runs as the table's (d = 11 / 13, then with faults d = 11 / 13):
+philox, the same runs as the first table's (d = 11 / 13, then with faults d = 11 / 13):
 
 =================================  ===========  ===========  =============  =============
 scheme (load), ``--rng philox``    d = 11       d = 13       faults, d = 11 faults, d = 13
@@ -97,6 +99,7 @@ from pathlib import Path
 
 from slotnet.errors import SpecError
 from slotnet.fabric import Topology
+from slotnet.nodes.runtime import DEFAULT_RNG
 
 __all__ = ["BYTES_PER_NODE", "BYTES_PER_REPORTED_NODE", "BYTES_PER_SERIES_SLOT", "BYTES_PER_SLOT",
            "FAULTED_BYTES_PER_NODE", "PHILOX_BYTES_PER_NODE", "PHILOX_FAULTED_BYTES_PER_NODE", "SCHEME_BYTES_PER_NODE",
@@ -105,8 +108,9 @@ __all__ = ["BYTES_PER_NODE", "BYTES_PER_REPORTED_NODE", "BYTES_PER_SERIES_SLOT",
 #: Resident bytes per node of a running network of a scheme not in SCHEME_BYTES_PER_NODE.
 BYTES_PER_NODE = 64 * 1024
 
-#: Resident bytes per node allowed for the schemes measured (the module docstring's table,
-#: with a margin of about a quarter, rounded up to a whole KiB).
+#: Resident bytes per node allowed for the schemes measured with the Twister's streams
+#: (``--rng mt``; the module docstring's first table, with a margin of about a quarter,
+#: rounded up to a whole KiB).
 SCHEME_BYTES_PER_NODE: dict[str, int] = {
     "deflection": 9 * 1024,
     "bcast-periodic": 9 * 1024,
@@ -117,8 +121,8 @@ SCHEME_BYTES_PER_NODE: dict[str, int] = {
     "star": 13 * 1024,
     "m2o-greedy": 15 * 1024,
 }
-#: Resident bytes per node allowed for the schemes measured with the compact generator
-#: (``--rng philox``), with the same margin; a scheme not measured so is allowed its
+#: Resident bytes per node allowed for the schemes measured with the default, compact
+#: generator (``--rng philox``), with the same margin; a scheme not measured so is allowed its
 #: SCHEME_BYTES_PER_NODE figure (the compact generator never takes more than the Twister).
 PHILOX_BYTES_PER_NODE: dict[str, int] = {
     "deflection": 5 * 1024,
@@ -130,9 +134,10 @@ PHILOX_BYTES_PER_NODE: dict[str, int] = {
     "star": 11 * 1024,
     "m2o-greedy": 15 * 1024,
 }
-#: Resident bytes per node allowed for a run with faults (the module docstring's table, its
-#: columns with faults, with the same margin): its tasks each have a cancel scope, its receivers a list of
-#: messages for the fault pipeline to judge, its reporter the faults' books. A scheme
+#: Resident bytes per node allowed for a run with faults and the Twister's streams (the
+#: module docstring's first table, its columns with faults, with the same margin): its
+#: tasks each have a cancel scope, its receivers a list of messages for the fault pipeline
+#: to judge, its reporter the faults' books. A scheme
 #: measured only without faults is allowed BYTES_PER_NODE with them.
 FAULTED_BYTES_PER_NODE: dict[str, int] = {
     "deflection": 11 * 1024,
@@ -169,7 +174,7 @@ BASE_BYTES = 64 * 1024 * 1024
 BYTES_PER_REPORTED_NODE = 4 * 1024
 
 
-def bytes_per_node(scheme: str | None, rng: str = "mt", faulted: bool = False) -> int:
+def bytes_per_node(scheme: str | None, rng: str = DEFAULT_RNG, faulted: bool = False) -> int:
     """Resident bytes per node allowed for ``scheme`` (None or a scheme not measured: the most
     any takes) with the nodes' generator ``rng`` (``"mt"`` or ``"philox"``), in a run with
     faults where ``faulted``."""
@@ -182,7 +187,7 @@ def bytes_per_node(scheme: str | None, rng: str = "mt", faulted: bool = False) -
 
 
 def estimate(topology: Topology, slots: int, *, series: bool = False, shards: int = 1, hosted: int | None = None,
-             scheme: str | None = None, rng: str = "mt", faulted: bool = False) -> int:
+             scheme: str | None = None, rng: str = DEFAULT_RNG, faulted: bool = False) -> int:
     """Estimated peak resident bytes, on this machine, of a run on ``topology`` for ``slots`` slots.
 
     Args:
@@ -229,7 +234,7 @@ def _human(n: float) -> str:
 
 
 def check_fits(topology: Topology, slots: int, *, series: bool = False, available: int | None = None,
-               shards: int = 1, hosted: int | None = None, scheme: str | None = None, rng: str = "mt",
+               shards: int = 1, hosted: int | None = None, scheme: str | None = None, rng: str = DEFAULT_RNG,
                faulted: bool = False) -> None:
     """Refuse a run (or one shard of it) that cannot fit in the memory available.
 

@@ -47,7 +47,7 @@ __all__ = ["PropertyMonitor", "replay_command"]
 
 def replay_command(spec: RunSpec, slots_run: int | None = None) -> str:
     """The ``slotnet run`` command line that replays ``spec`` (its faults as ``--fault`` flags)."""
-    parts = ["slotnet", "run", spec.scheme, "-t", spec.topology, "--seed", str(spec.seed)]
+    parts = ["slotnet", "run", spec.scheme, "-t", spec.topology, "--seed", str(spec.seed), "--rng", spec.rng]
     if spec.slots is not None:
         parts += ["--slots", str(spec.slots)]
     if spec.warmup:

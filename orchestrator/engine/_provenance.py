@@ -3,8 +3,9 @@
 :func:`run_command` writes the ``slotnet run`` command of a :class:`RunSpec` in one
 canonical form (the same spec gives the same text, however it was typed): the scheme,
 ``-t`` topology, each ``--param``, the load, ``--slots`` (when given), ``--warmup``,
-``--seed``, each ``--fault`` (the detection setting as ``detect=...``), ``--max-backlog``,
-``--series`` and ``--shards``. A trace's options are left out (the command reruns the
+``--seed``, ``--rng`` (always: the seed and the generator together fix the draws), each
+``--fault`` (the detection setting as ``detect=...``), ``--max-backlog``, ``--series`` and
+``--shards``. A trace's options are left out (the command reruns the
 run; add ``--trace FILE`` to trace it again), and so are a broker's address (it may hold
 a password) and the event path (``observer``: results are the same on both).
 
@@ -42,7 +43,7 @@ def run_command(spec: RunSpec, *, shards: bool = True) -> str:
     Example:
         >>> from slotnet import RunSpec
         >>> run_command(RunSpec("deflection", "hypercube:4", load={"lam": 1.0}, slots=30, seed=1, faults=["loss=0.3"]))
-        'slotnet run deflection -t hypercube:4 --lam 1 --slots 30 --warmup 0 --seed 1 --fault loss=0.3'
+        'slotnet run deflection -t hypercube:4 --lam 1 --slots 30 --warmup 0 --seed 1 --rng philox --fault loss=0.3'
     """
     parts = ["slotnet", "run", spec.scheme, "-t", spec.topology]
     for k, v in spec.params.items():
@@ -52,9 +53,7 @@ def run_command(spec: RunSpec, *, shards: bool = True) -> str:
         parts += [f"--{k.replace('_', '-')}", _number(v)]
     if spec.slots is not None:
         parts += ["--slots", str(spec.slots)]
-    parts += ["--warmup", str(spec.warmup), "--seed", str(spec.seed)]
-    if spec.rng != "mt":
-        parts += ["--rng", spec.rng]
+    parts += ["--warmup", str(spec.warmup), "--seed", str(spec.seed), "--rng", spec.rng]
     for f in spec.faults.to_list():
         parts += ["--fault", f]
     if spec.max_backlog_per_node is not None:
@@ -144,11 +143,12 @@ def trace_header(spec: RunSpec) -> dict[str, Any]:
     Example:
         >>> from slotnet import RunSpec
         >>> h = trace_header(RunSpec("bcast-simple", "hypercube:3", load={"rho": 0.15}, slots=40, seed=2))
-        >>> h["scheme"], h["topology"], h["seed"], h["command"]
-        ('bcast-simple', 'hypercube:3', 2, 'slotnet run bcast-simple -t hypercube:3 --rho 0.15 --slots 40 --warmup 0 --seed 2')
+        >>> h["scheme"], h["topology"], h["seed"], h["rng"]
+        ('bcast-simple', 'hypercube:3', 2, 'philox')
+        >>> h["command"]
+        'slotnet run bcast-simple -t hypercube:3 --rho 0.15 --slots 40 --warmup 0 --seed 2 --rng philox'
     """
     from slotnet._version import version
 
-    rng = {"rng": spec.rng} if spec.rng != "mt" else {}  # named where not the default (traces of mt runs as before)
     return {"slotnet_trace": TRACE_FORMAT, "slotnet": version(), "scheme": spec.scheme, "topology": spec.topology,
-            "seed": spec.seed, **rng, "command": run_command(spec, shards=False)}
+            "seed": spec.seed, "rng": spec.rng, "command": run_command(spec, shards=False)}

@@ -15,6 +15,8 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from slotnet.nodes.runtime import DEFAULT_RNG
+
 if TYPE_CHECKING:
     from ._fault_rules import FaultJudgement
 
@@ -114,9 +116,9 @@ class Result:
     #: ``commit`` (the git commit, in a checkout only) and ``command`` (the ``slotnet run``
     #: command that reruns it); machine-dependent, like ``timing``
     provenance: dict[str, Any] = field(default_factory=dict)
-    #: the nodes' random generator (``RunSpec.rng``): ``to_dict`` names it (``"rng"``, after
-    #: ``"seed"``) only where it is not the default ``"mt"``, so a default run's object is as before
-    rng: str = "mt"
+    #: the nodes' random generator (``RunSpec.rng``; ``"rng"`` after ``"seed"`` in ``to_dict``):
+    #: the seed and the generator together fix the run's draws
+    rng: str = DEFAULT_RNG
     #: the books behind the verdict's fault rules (``_fault_rules.FaultJudgement``: every loss
     #: by book, the missed broadcasts), for ``explore``'s table; not part of ``to_dict``
     fault_books: FaultJudgement | None = field(default=None, repr=False, compare=False)
@@ -178,7 +180,7 @@ class Result:
             "scheme": self.scheme,
             "topology": self.topology,
             "seed": self.seed,
-            **({"rng": self.rng} if self.rng != "mt" else {}),
+            "rng": self.rng,
             "slots": self.slots,
             "warmup": self.warmup,
             "slots_run": self.slots_run,

@@ -9,7 +9,7 @@ from typing import Any, Generic, TypeVar, overload
 
 from slotnet.errors import FabricError, SchemeError, SpecError
 from slotnet.fabric import FaultSchedule, ShardMap, SlotClock, Topology, Transport, parse_topology
-from slotnet.nodes.runtime import RNG_KINDS
+from slotnet.nodes.runtime import DEFAULT_RNG, RNG_KINDS
 from slotnet.schemes import ANY_TOPOLOGY, Inputs, Scheme, Setup, get_scheme
 
 from ._memory import check_fits
@@ -152,11 +152,11 @@ class RunSpec:
     #: ``ctx.next_slot()``/``ctx.idle()``, ends the run with :class:`~slotnet.errors.NodeTimeout`
     #: naming it; None: no limit
     node_timeout: float | None = field(default=DEFAULT_NODE_TIMEOUT, compare=False)
-    #: the nodes' random generator (``--rng``): "mt", the Mersenne Twister (``random.Random``,
-    #: the default; every pinned result was drawn with it), or "philox", a compact
-    #: Philox4x32-10 stream per node (a few bytes of state where MT keeps 2.5 KiB: for the
-    #: largest networks). The two draw different numbers: one seed gives different runs
-    rng: str = "mt"
+    #: the nodes' random generator (``--rng``): "philox", a compact Philox4x32-10 stream per
+    #: node (the default: a few bytes of state a node), or "mt", the Mersenne Twister
+    #: (``random.Random``, 2.5 KiB a node; the default of earlier versions, so ``rng="mt"``
+    #: reruns their results). The two draw different numbers: one seed gives different runs
+    rng: str = DEFAULT_RNG
 
     def __post_init__(self) -> None:
         """Check the fields' types; accept faults in the CLI syntax: ``faults=["crash@3:1", "loss=0.01"]``.
@@ -207,8 +207,8 @@ class RunSpec:
         if not isinstance(self.series, bool):
             raise SpecError(f"series must be True or False, got {self.series!r}")
         if not isinstance(self.rng, str) or self.rng not in RNG_KINDS:
-            raise SpecError(f"rng must be 'mt' (the default: the Mersenne Twister) or 'philox' (the compact "
-                            f"Philox4x32-10 stream), got {self.rng!r}")
+            raise SpecError(f"rng must be 'philox' (the default: the compact Philox4x32-10 stream) or 'mt' "
+                            f"(the Mersenne Twister), got {self.rng!r}")
         shards = self.shards if isinstance(self.shards, int) and not isinstance(self.shards, bool) else 1
         if shards > 1:  # before the memory check, which counts a process per shard
             _check_split(topology, shards)

@@ -65,7 +65,7 @@ def _judge(request: Mapping[str, Any]) -> dict[str, Any]:
 
 def _base(spec: RunSpec) -> dict[str, Any]:
     return {"scheme": spec.scheme, "topology": spec.topology, "params": dict(spec.params), "load": dict(spec.load),
-            "slots": spec.slots, "warmup": spec.warmup, "seed": spec.seed,
+            "slots": spec.slots, "warmup": spec.warmup, "seed": spec.seed, "rng": spec.rng,
             "max_backlog_per_node": spec.max_backlog_per_node}
 
 

@@ -326,7 +326,7 @@ def _spread(fn: Callable[[Mapping[str, Any]], dict[str, Any]], requests: list[di
 def base_request(spec: RunSpec) -> dict[str, Any]:
     """The RunSpec fields every scenario of ``spec`` shares (picklable)."""
     return {"scheme": spec.scheme, "topology": spec.topology, "params": dict(spec.params), "load": dict(spec.load),
-            "slots": spec.slots, "warmup": spec.warmup, "seed": spec.seed,
+            "slots": spec.slots, "warmup": spec.warmup, "seed": spec.seed, "rng": spec.rng,
             "max_backlog_per_node": spec.max_backlog_per_node}
 
 

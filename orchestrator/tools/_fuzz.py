@@ -37,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from slotnet.fabric import Topology
+from slotnet.nodes.runtime import DEFAULT_RNG
 
 from ..engine._result import WALL_CLOCK_FIELDS
 
@@ -321,7 +322,7 @@ def run_command(request: Mapping[str, Any], texts: Sequence[str], file: str | No
     for k, v in (request.get("load") or {}).items():
         parts += [f"--{k}", repr(float(v))]
     parts += ["--slots", str(request["slots"]), "--warmup", str(request.get("warmup", 0)),
-              "--seed", str(request["seed"])]
+              "--seed", str(request["seed"]), "--rng", request.get("rng", DEFAULT_RNG)]
     if request.get("max_backlog_per_node") is not None:
         parts += ["--max-backlog", repr(float(request["max_backlog_per_node"]))]
     for text in texts:

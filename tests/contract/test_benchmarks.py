@@ -20,9 +20,16 @@ def test_deflection_throughput_prints_a_checked_row_per_dimension() -> None:
     lines = bench("deflection_throughput.py", "--dims", "3", "4", "--slots", "5")
     for d, nodes in (("3", "8"), ("4", "16")):
         fields = row(lines, d)
-        assert fields[1] == nodes and fields[2] in ("compiled", "pure")
-        assert float(fields[3]) > 0  # hops/s
+        assert fields[1] == nodes and fields[2] in ("compiled", "pure") and fields[3] == "philox"
+        assert float(fields[4]) > 0  # hops/s
         assert fields[-1] == "True"  # the run's verdict
+
+
+def test_deflection_throughput_runs_each_generator_asked_for() -> None:
+    """--rng philox mt: a row per generator for each d, in the order given."""
+    lines = bench("deflection_throughput.py", "--dims", "3", "--slots", "5", "--rng", "philox", "mt")
+    rows = [line.split() for line in lines if line.split()[:1] == ["3"]]
+    assert [r[3] for r in rows] == ["philox", "mt"] and all(r[-1] == "True" for r in rows)
 
 
 def test_memory_per_node_prints_the_growth_per_node_of_each_size() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 
 import pytest
 
@@ -51,7 +52,21 @@ def test_check_prints_each_violation_with_its_replay(capsys):
                              "--no-shrink")
     assert code == 1
     assert "crash@2:2" in out and "one_token" in out
-    assert "replay: slotnet run user-token -t torus:4 --seed 0 --fault crash@2:2" in out
+    assert "replay: slotnet run user-token -t torus:4 --seed 0 --rng philox --fault crash@2:2" in out
+
+
+def test_check_runs_and_replays_with_the_generator_asked_for(capsys):
+    """--rng mt: every run of the check draws from the Twister, and each violation's replay command says so and,
+    run, fails as the check judged it."""
+    code, out, _ = call_main(capsys, "check", "user-token", "-t", "torus:4", "--kinds", "crash", "--window", "2:2",
+                             "--no-shrink", "--rng", "mt", "--json")
+    report = json.loads(out)
+    assert code == 1 and report["violations"]
+    for v in report["violations"]:
+        argv = shlex.split(v["replay"])
+        assert argv[:2] == ["slotnet", "run"] and argv[argv.index("--rng") + 1] == "mt"
+        code, out, _ = call_main(capsys, *argv[1:], "--json")
+        assert code == 1 and json.loads(out)["rng"] == "mt" and json.loads(out)["verdict"]["reasons"] == v["reasons"]
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -79,6 +94,6 @@ def test_run_report_shows_each_property_and_choice_on_its_line(capsys):
     assert "  properties: VIOLATED" in lines
     assert any(x.startswith("    one_token: VIOLATED (4 violation(s) in 12 check(s)); first in slot 4 at node(s) 1,3")
                for x in lines)
-    assert "    replay: slotnet run user-token-dup -t torus:4 --seed 0 --slots 1000" in lines
+    assert "    replay: slotnet run user-token-dup -t torus:4 --seed 0 --rng philox --slots 1000" in lines
     code, out, _ = call_main(capsys, "run", "user-picker-skewed", "-t", "torus:4", "--param", "picks=60")
     assert "  choices: VIOLATED" in out.splitlines() and "pick: VIOLATED, 240 outcomes, uniform over 4 values" in out

@@ -1,6 +1,6 @@
-"""The nodes' generator as a run option (``RunSpec.rng``, ``--rng``): schemes run unchanged
-under the compact philox stream, a seed still fixes the run, and the result says which
-generator drew it."""
+"""The nodes' generator as a run option (``RunSpec.rng``, ``--rng``): schemes run under the
+default compact philox stream and under the Mersenne Twister, a seed fixes the run with
+either, and the result says which generator drew it."""
 
 from __future__ import annotations
 
@@ -32,45 +32,52 @@ def _plain(result) -> dict:
 
 
 @pytest.mark.parametrize(("scheme", "topology", "load", "params"), DRAWING, ids=[c[0] for c in DRAWING])
-def test_schemes_run_unchanged_under_philox(scheme, topology, load, params):
-    """Each family's run under --rng philox holds its verdict, is the same run again with the
-    same seed, draws other numbers than the Twister, and names its generator."""
-    spec = RunSpec(scheme, topology, load=load, params=params, slots=60, seed=3, rng="philox")
-    first, again = run(spec), run(spec)
-    assert first.verdict is not None and first.verdict["ok"], first.verdict
-    assert _plain(first) == _plain(again)
-    mt = _plain(run(RunSpec(scheme, topology, load=load, params=params, slots=60, seed=3)))
-    assert "rng" not in mt and _plain(first)["rng"] == "philox"
-    assert {k: v for k, v in _plain(first).items() if k != "rng"} != mt
-    assert "--rng philox" in first.provenance["command"]
+def test_schemes_run_under_either_generator(scheme, topology, load, params):
+    """Each family's run holds its verdict under the default (philox) and under --rng mt, is
+    the same run again with the same seed, draws other numbers with each generator, and
+    names its generator in its JSON and in the command that reruns it."""
+    runs = {}
+    for rng in ("philox", "mt"):
+        spec = RunSpec(scheme, topology, load=load, params=params, slots=60, seed=3, rng=rng)
+        first, again = run(spec), run(spec)
+        assert first.verdict is not None and first.verdict["ok"], (rng, first.verdict)
+        assert _plain(first) == _plain(again)
+        assert _plain(first)["rng"] == rng and f"--seed 3 --rng {rng}" in first.provenance["command"]
+        runs[rng] = {k: v for k, v in _plain(first).items() if k != "rng"}
+    assert runs["philox"] != runs["mt"]
+    default = run(RunSpec(scheme, topology, load=load, params=params, slots=60, seed=3))
+    assert default.rng == "philox" and {k: v for k, v in _plain(default).items() if k != "rng"} == runs["philox"]
 
 
-def test_the_trace_header_names_philox_and_the_default_run_stays_as_it_was(tmp_path):
-    """A philox run's trace header names its generator (and the command that reruns it); an mt
-    run's header and JSON name none, as before the option existed."""
+def test_the_trace_header_names_the_generator(tmp_path):
+    """A trace's header names its run's generator, and the command that reruns it has --rng,
+    whichever generator drew it (a header without one came from an earlier version: mt)."""
     headers = {}
     for rng in ("mt", "philox"):
         path = tmp_path / f"{rng}.jsonl"
         run(RunSpec("deflection", "hypercube:3", load={"offered": 1.0}, slots=5, seed=2, rng=rng,
                     trace=TraceSpec(str(path))))
         headers[rng] = json.loads(path.read_text().splitlines()[0])
-    assert headers["philox"]["rng"] == "philox" and headers["philox"]["command"].endswith("--seed 2 --rng philox")
-    assert "rng" not in headers["mt"] and "--rng" not in headers["mt"]["command"]
+    for rng, header in headers.items():
+        assert header["rng"] == rng and header["command"].endswith(f"--seed 2 --rng {rng}")
 
 
 def test_the_cli_option(capsys):
-    """--rng philox reaches the run (and its JSON); an unknown generator is one line and exit 2."""
-    code, out, err = call_main(capsys, "run", "deflection", "-t", "hypercube:3", "--offered", "1", "--slots", "10",
-                               "--rng", "philox", "--json")
-    assert code == 0 and json.loads(out)["rng"] == "philox"
+    """The default is philox, --rng mt reaches the run (and its JSON); an unknown generator is
+    one line and exit 2."""
+    for extra, rng in (((), "philox"), (("--rng", "mt"), "mt"), (("--rng", "philox"), "philox")):
+        code, out, err = call_main(capsys, "run", "deflection", "-t", "hypercube:3", "--offered", "1", "--slots", "10",
+                                   *extra, "--json")
+        assert code == 0 and json.loads(out)["rng"] == rng
     code, out, err = call_main(capsys, "run", "deflection", "-t", "hypercube:3", "--offered", "1", "--rng", "pcg")
     assert code == 2 and out == ""
-    assert "rng must be 'mt' (the default: the Mersenne Twister) or 'philox'" in err and "got 'pcg'" in err
+    assert "rng must be 'philox' (the default: the compact Philox4x32-10 stream) or 'mt'" in err and "got 'pcg'" in err
     assert len(err.strip().splitlines()) == 1
 
 
 def test_replications_use_the_generator(capsys):
-    """--seeds with --rng philox runs every replication with philox."""
-    code, out, _ = call_main(capsys, "run", "deflection", "-t", "hypercube:3", "--offered", "1", "--slots", "10",
-                             "--seeds", "1,2", "--rng", "philox", "--jobs", "1", "--json")
-    assert code == 0 and [r["rng"] for r in json.loads(out)["runs"]] == ["philox", "philox"]
+    """--seeds runs every replication with the generator asked for."""
+    for rng in ("mt", "philox"):
+        code, out, _ = call_main(capsys, "run", "deflection", "-t", "hypercube:3", "--offered", "1", "--slots", "10",
+                                 "--seeds", "1,2", "--rng", rng, "--jobs", "1", "--json")
+        assert code == 0 and [r["rng"] for r in json.loads(out)["runs"]] == [rng, rng]

@@ -497,7 +497,7 @@ def _without_loads(ns: dict[str, Any]) -> dict[str, Any]:
 def test_run_options_and_their_defaults():
     ns = _without_loads(_ns(["run", "deflection", "-t", "hypercube:2"]))
     assert ns == {"command": "run", "scheme": "deflection", "topology": "hypercube:2", "param": [], "json": False,
-                  "slots": None, "warmup": 0, "seed": 0, "rng": "mt", "seeds": None, "jobs": None, "fault": [], "faults": None,
+                  "slots": None, "warmup": 0, "seed": 0, "rng": "philox", "seeds": None, "jobs": None, "fault": [], "faults": None,
                   "detect": None,
                   "trace": None,
                   "trace_nodes": None, "trace_slots": None, "trace_events": None, "per_node": False, "series": False,
@@ -541,7 +541,8 @@ def test_theory_trace_shard_and_schemes_options_and_defaults():
 def test_explore_and_repro_options_and_defaults():
     ns = _without_loads(_ns(["explore", "star", "-t", "torus:4x4", "--faults", "single-link"]))
     assert ns == {"command": "explore", "scheme": "star", "topology": "torus:4x4", "param": [], "json": False,
-                  "slots": 200, "warmup": 0, "seed": 0, "faults": "single-link", "samples": None, "crash_slots": None,
+                  "slots": 200, "warmup": 0, "seed": 0, "rng": "philox", "faults": "single-link", "samples": None,
+                  "crash_slots": None,
                   "detect": None, "jobs": None, "shrink": None, "max_backlog": None}
     ns = _without_loads(_ns(["explore", "s", "-t", "t", "--faults", "f", "--slots", "9", "--warmup", "1", "--seed", "4",
                              "--samples", "3", "--crash-slots", "1,2", "--detect", "2", "--jobs", "2", "--shrink", "o",
@@ -1155,7 +1156,7 @@ def test_explore_shrinks_the_first_failure_and_writes_it(capsys, fake_explore, t
     assert json.loads(Path(out_file).read_text()) == [{"kind": "crash", "slot": 2, "node": 1}]
     assert Path(out_file).read_text() == json.dumps([{"kind": "crash", "slot": 2, "node": 1}], indent=1) + "\n"
     replay = (f"slotnet explore deflection -t hypercube:2 --param order=random --offered 0.5 --slots 8 --warmup 0 "
-              f"--seed 2 --max-backlog 6.5 --faults {out_file}")
+              f"--seed 2 --rng philox --max-backlog 6.5 --faults {out_file}")
     assert out == ("REPORT single-node\n"
                    "\nshrunk 'crash node 1' in 5 runs to 1 fault entries: crash@2:1\n"
                    "  fails: lost 3; late\n"
@@ -1165,7 +1166,7 @@ def test_explore_shrinks_the_first_failure_and_writes_it(capsys, fake_explore, t
     assert shrunk == {"faults": [{"kind": "crash", "slot": 2, "node": 1}], "verdict": {"reasons": ["lost 3", "late"]},
                       "runs": 5, "from": "crash node 1", "file": out_file,
                       "replay": "slotnet explore deflection -t hypercube:2 --offered 0.5 --slots 8 --warmup 0 --seed 0 "
-                                f"--faults {out_file}"}
+                                f"--rng philox --faults {out_file}"}
 
 
 def test_explore_with_nothing_to_shrink_writes_nothing(capsys, fake_explore, tmp_path):
@@ -1229,9 +1230,9 @@ def test_replay_command_quotes_every_word():
     args = argparse.Namespace(param=["a=x y", "b=1"], max_backlog=None, shrink="o u t.json")
     assert _cmd_explore.replay_command(args, spec) == (
         "slotnet explore deflection -t hypercube:2 --param 'a=x y' --param b=1 --offered 0.25 --lam 2 --slots 8 "
-        "--warmup 1 --seed 4 --faults 'o u t.json'")
+        "--warmup 1 --seed 4 --rng philox --faults 'o u t.json'")
     args.max_backlog = 0.0
-    assert _cmd_explore.replay_command(args, spec).endswith("--seed 4 --max-backlog 0 --faults 'o u t.json'")
+    assert _cmd_explore.replay_command(args, spec).endswith("--seed 4 --rng philox --max-backlog 0 --faults 'o u t.json'")
 
 
 # --------------------------------------------------------------------------------------

@@ -124,8 +124,9 @@ def test_a_short_rising_window_is_undetermined_not_unstable():
 
 
 def test_a_short_broadcast_run_filling_from_empty_is_not_called_unstable():
-    """bcast-indirect at rho = 0.4, below its limit (28): 40 slots from an empty network only fill it."""
-    r = run(RunSpec("bcast-indirect", "hypercube:3", load={"rho": 0.4}, slots=40, seed=3))
+    """bcast-indirect at rho = 0.4, below its limit (28): 40 slots from an empty network only fill it.
+    Seed 1 is a run whose backlog rises over those slots (with others it does not, and they are stable)."""
+    r = run(RunSpec("bcast-indirect", "hypercube:3", load={"rho": 0.4}, slots=40, seed=1))
     assert r.invariants["ok"] and r.theory["stable"] is True
     assert r.stability["stable"] is None and r.metrics["stable"] is None
 

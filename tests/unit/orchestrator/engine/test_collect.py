@@ -122,7 +122,7 @@ def test_collect_fault_free_result():
     assert list(rep.calls[3][2]) == [(1, 0, "m")]
     assert r.scheme == "sch" and r.topology == {"kind": "ring", "n": 4} and r.seed == 5 and r.slots == 100
     assert r.warmup == 10 and r.params == {"a": 1} and r.load == {"lam": 0.25}
-    assert r.provenance["command"] == "slotnet run sch -t ring:4 --param a=1 --lam 0.25 --slots 100 --warmup 10 --seed 5"
+    assert r.provenance["command"] == "slotnet run sch -t ring:4 --param a=1 --lam 0.25 --slots 100 --warmup 10 --seed 5 --rng mt"
     assert r.metrics == {"delay": 2.0, "delay_ci95": 0.1, "stable": True}
     assert r.invariants == {"link_capacity": {"ok": True, "enforced": "every send"}, "conservation": {"ok": True},
                             "ok": True}

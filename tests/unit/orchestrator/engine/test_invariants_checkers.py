@@ -122,15 +122,23 @@ def test_mean_reception_delay_of_a_lone_packet_exactly():
 
 def test_mean_reception_delay_of_lone_packets_in_a_run():
     """At light load on the 4-cube nearly every packet is alone: E = 1/2 + d 2^(d-1)/(2^d - 1) = 2.633...,
-    and per packet the reception delay is D - d + d 2^(d-1)/(2^d - 1) (the tree paths are shortest)."""
+    and per packet the reception delay is D - d + d 2^(d-1)/(2^d - 1) (the tree paths are shortest).
+
+    The few packets that meet another shift both means a little (over 60 seeds: the gap
+    -0.010 from the lone packets' with a standard error of 0.001, one run's gap spreading
+    about 0.007), so the check averages 8 independent runs rather than trusting one seed."""
     d = 4
     mean_hops = d * 2 ** (d - 1) / (2**d - 1)
-    r = run(RunSpec("bcast-simple", f"hypercube:{d}", load={"rho": 0.02}, slots=4000, warmup=100, seed=3))
-    m = r.metrics
-    assert m["broadcasts_measured"] > 200
-    assert m["mean_reception_delay"] - m["mean_broadcast_delay"] == pytest.approx(mean_hops - d, abs=0.02)
-    assert m["mean_reception_delay"] == pytest.approx(0.5 + mean_hops, abs=0.06)
-    assert m["mean_broadcast_delay"] == pytest.approx(d + 0.5, abs=0.06)
+    runs = [run(RunSpec("bcast-simple", f"hypercube:{d}", load={"rho": 0.02}, slots=4000, warmup=100, seed=seed)).metrics
+            for seed in range(1, 9)]
+    assert all(m["broadcasts_measured"] > 200 for m in runs)
+
+    def mean(key: str) -> float:
+        return sum(m[key] for m in runs) / len(runs)
+
+    assert mean("mean_reception_delay") - mean("mean_broadcast_delay") == pytest.approx(mean_hops - d, abs=0.02)
+    assert mean("mean_reception_delay") == pytest.approx(0.5 + mean_hops, abs=0.06)
+    assert mean("mean_broadcast_delay") == pytest.approx(d + 0.5, abs=0.06)
 
 
 # ------------------------------------------------------------------ every checker can fail

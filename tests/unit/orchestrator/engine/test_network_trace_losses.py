@@ -22,17 +22,17 @@ def _lost(path: Path) -> list[dict[str, Any]]:
 
 
 def test_each_lost_copy_is_written_once(tmp_path):
-    """The traces how-to's crash run: as many lost events in the trace as the books count (17), none twice."""
+    """The traces how-to's crash run: as many lost events in the trace as the books count (12), none twice."""
     path = tmp_path / "b.jsonl"
     r = run(RunSpec("bcast-simple", "hypercube:3", **CRASH, trace=TraceSpec(str(path))))
     lost = _lost(path)
     assert r.fault_impact is not None
-    assert len(lost) == sum(r.fault_impact["messages"]["lost"].values()) == 17
+    assert len(lost) == sum(r.fault_impact["messages"]["lost"].values()) == 12
     keys = [json.dumps({k: v for k, v in ev.items() if k != "node"}, sort_keys=True) for ev in lost]
     assert len(set(keys)) == len(keys)
     assert all(ev["node"] == ev["from"] for ev in lost)  # every sender traced: each at its sender
     assert sum(follow(read_trace(path), (p[0], p[1]))[1]["copies_lost"]
-               for p in {tuple(ev["message"][:2]) for ev in lost}) == 17
+               for p in {tuple(ev["message"][:2]) for ev in lost}) == 12
 
 
 def test_a_loss_is_written_at_its_receiver_when_only_the_receiver_is_traced(tmp_path):

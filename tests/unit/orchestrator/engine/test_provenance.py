@@ -30,11 +30,11 @@ def test_the_command_is_canonical_whatever_the_spec_was_written_as():
                    faults=["loss=0.1@3-9", "crash@5:2", "detect=never"], max_backlog_per_node=50.0, series=True,
                    shards=2)
     assert run_command(spec) == ("slotnet run packing -t mesh:4x4 --param rank=given --param tp=0.5 --slots 60 "
-                                 "--warmup 2 --seed 9 --fault crash@5:2 --fault loss=0.1@3-9 --fault detect=never "
+                                 "--warmup 2 --seed 9 --rng philox --fault crash@5:2 --fault loss=0.1@3-9 --fault detect=never "
                                  "--max-backlog 50 --series --shards 2")
     assert run_command(spec, shards=False).endswith("--series")
     assert run_command(RunSpec("deflection", "hypercube:3", load={"lam": 0.25})) == \
-        "slotnet run deflection -t hypercube:3 --lam 0.25 --warmup 0 --seed 0"
+        "slotnet run deflection -t hypercube:3 --lam 0.25 --warmup 0 --seed 0 --rng philox"
 
 
 def test_a_results_command_reruns_it_from_the_command_line(capsys):

@@ -157,9 +157,9 @@ def test_result_note_one_shot():
 def test_result_to_dict_minimal():
     r = _result(slots_run=100, wall_seconds=1.5, performance={"messages": 3})
     d = r.to_dict()
-    assert list(d) == ["scheme", "topology", "seed", "slots", "warmup", "slots_run", "measured_slots", "params",
+    assert list(d) == ["scheme", "topology", "seed", "rng", "slots", "warmup", "slots_run", "measured_slots", "params",
                        "load", "faults", "metrics", "theory", "invariants", "stability", "transport", "timing"]
-    assert d == {"scheme": "s", "topology": {"kind": "ring"}, "seed": 7, "slots": 100, "warmup": 10,
+    assert d == {"scheme": "s", "topology": {"kind": "ring"}, "seed": 7, "rng": "philox", "slots": 100, "warmup": 10,
                  "slots_run": 100, "measured_slots": 90, "params": {"p": 1}, "load": {"lam": 0.5}, "faults": [],
                  "metrics": {"m": 1.0}, "theory": None, "invariants": {"ok": True}, "stability": {},
                  "transport": {"kind": "inprocess"},
@@ -170,7 +170,7 @@ def test_result_to_dict_everything():
     r = _result(slots_run=50, theory={"w": math.inf}, trace_fingerprint="abc", completion={"complete": False},
                 fault_impact={"x": 1}, per_node={"q": [1, 2]}, series=[{"slot": 0}], faults=["crash@1:0"])
     d = r.to_dict(per_node=True, series=True)
-    assert list(d) == ["scheme", "topology", "seed", "slots", "warmup", "slots_run", "measured_slots", "params",
+    assert list(d) == ["scheme", "topology", "seed", "rng", "slots", "warmup", "slots_run", "measured_slots", "params",
                        "load", "faults", "metrics", "theory", "invariants", "stability", "transport",
                        "trace_fingerprint", "timing", "note", "completion", "fault_impact", "per_node", "series",
                        "non_finite"]

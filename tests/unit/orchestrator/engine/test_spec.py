@@ -311,7 +311,7 @@ def test_the_memory_check(monkeypatch):
     monkeypatch.setattr(_spec, "check_fits", rec)
     RunSpec("deflection", "hypercube:2", load={"offered": 0.5}, slots=7, series=True).prepare()
     assert calls == [("hypercube:2", 7, {"series": True, "shards": 1, "hosted": None, "scheme": "deflection",
-                                         "rng": "mt", "faulted": False})]
+                                         "rng": "philox", "faulted": False})]
     calls.clear()
     RunSpec("deflection", "hypercube:2", load={"offered": 0.5}, rng="philox").prepare(hosted=3)
     assert calls == [("hypercube:2", 1000, {"series": False, "shards": 1, "hosted": 3, "scheme": "deflection",
@@ -467,11 +467,13 @@ def test_memory_constants():
 
 
 def test_bytes_per_node():
-    assert _memory.bytes_per_node("deflection") == 9 * KiB
-    assert _memory.bytes_per_node("star") == 13 * KiB
+    assert _memory.bytes_per_node("deflection") == 5 * KiB  # the default generator's figure (philox)
+    assert _memory.bytes_per_node("deflection", "mt") == 9 * KiB
+    assert _memory.bytes_per_node("star") == 11 * KiB
+    assert _memory.bytes_per_node("star", "mt") == 13 * KiB
     assert _memory.bytes_per_node("m2o-rec") == 64 * KiB
     assert _memory.bytes_per_node(None) == 64 * KiB
-    assert _memory.bytes_per_node("deflection", faulted=True) == 11 * KiB
+    assert _memory.bytes_per_node("deflection", "mt", faulted=True) == 11 * KiB
     assert _memory.bytes_per_node("deflection", "philox", faulted=True) == 7 * KiB
     assert _memory.bytes_per_node("star", "philox", faulted=True) == 12 * KiB
     assert _memory.bytes_per_node("m2o-rec", faulted=True) == _memory.bytes_per_node(None, faulted=True) == 64 * KiB
@@ -480,15 +482,15 @@ def test_bytes_per_node():
 def test_estimate_one_process():
     cube = parse_topology("hypercube:4")  # 16 nodes
     assert _memory.estimate(cube, 10) == 64 * MiB + 16 * 64 * KiB + 10 * 64
-    assert _memory.estimate(cube, 10, series=True, scheme="deflection") == 64 * MiB + 16 * 9 * KiB + 10 * (64 + 1024)
-    assert _memory.estimate(cube, 10, shards=1, scheme="star") == 64 * MiB + 16 * 13 * KiB + 10 * 64
-    assert _memory.estimate(cube, 10, shards=0, scheme="star") == 64 * MiB + 16 * 13 * KiB + 10 * 64
+    assert _memory.estimate(cube, 10, series=True, scheme="deflection") == 64 * MiB + 16 * 5 * KiB + 10 * (64 + 1024)
+    assert _memory.estimate(cube, 10, shards=1, scheme="star") == 64 * MiB + 16 * 11 * KiB + 10 * 64
+    assert _memory.estimate(cube, 10, shards=0, scheme="star") == 64 * MiB + 16 * 11 * KiB + 10 * 64
 
 
 def test_estimate_sharded():
     cube = parse_topology("hypercube:4")  # 16 nodes; 3 shards of at most 6
     coordinator = 64 * MiB + 16 * 4 * KiB + 10 * (64 + 1024)
-    shard = 64 * MiB + 6 * 9 * KiB + 10 * 64
+    shard = 64 * MiB + 6 * 5 * KiB + 10 * 64
     assert _memory.estimate(cube, 10, series=True, shards=3, scheme="deflection") == coordinator + 3 * shard
     coordinator = 64 * MiB + 16 * 4 * KiB + 10 * 64
     assert _memory.estimate(cube, 10, shards=2) == coordinator + 2 * (64 * MiB + 8 * 64 * KiB + 10 * 64)
@@ -497,7 +499,7 @@ def test_estimate_sharded():
 def test_estimate_one_shard_by_itself():
     cube = parse_topology("hypercube:4")
     got = _memory.estimate(cube, 10, series=True, shards=3, hosted=5, scheme="deflection")
-    assert got == 64 * MiB + 5 * 9 * KiB + 10 * 64
+    assert got == 64 * MiB + 5 * 5 * KiB + 10 * 64
 
 
 def test_available_memory_reads_meminfo(tmp_path: Path, monkeypatch):
@@ -563,7 +565,7 @@ def test_check_fits_messages():
     cube = parse_topology("hypercube:4")
     with pytest.raises(SpecError) as e:
         _memory.check_fits(cube, 10, available=1000, scheme="deflection")
-    assert str(e.value) == ("hypercube:4 for 10 slots needs about 64.1 MiB (16 nodes, ~9 KiB per node) "
+    assert str(e.value) == ("hypercube:4 for 10 slots needs about 64.1 MiB (16 nodes, ~5 KiB per node) "
                             "but this machine has 1000 B available")
     with pytest.raises(SpecError) as e:
         _memory.check_fits(cube, 10, available=2048, shards=2, series=True)
@@ -573,12 +575,12 @@ def test_check_fits_messages():
     with pytest.raises(SpecError) as e:
         _memory.check_fits(cube, 10, available=2048, shards=2, hosted=5, scheme="star")
     assert str(e.value) == ("this shard of hypercube:4 for 10 slots needs about 64.1 MiB "
-                            "(5 nodes, ~13 KiB per node) but this machine has 2.0 KiB available")
+                            "(5 nodes, ~11 KiB per node) but this machine has 2.0 KiB available")
     # slots that are more than a quarter of the estimate are named
     with pytest.raises(SpecError) as e:
         _memory.check_fits(cube, 1_000_000, available=2048, scheme="deflection")
-    assert "(16 nodes and 1,000,000 slots, ~9 KiB per node)" in str(e.value)
-    assert "hypercube:4 for 1,000,000 slots needs about 125.2 MiB" in str(e.value)
+    assert "(16 nodes and 1,000,000 slots, ~5 KiB per node)" in str(e.value)
+    assert "hypercube:4 for 1,000,000 slots needs about 125.1 MiB" in str(e.value)
 
 
 def test_check_fits_where_the_memory_is_unknown(monkeypatch):

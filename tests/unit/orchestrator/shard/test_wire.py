@@ -53,7 +53,7 @@ def test_the_spec_survives_the_wire_field_by_field():
     spec = RunSpec("deflection", "hypercube:3", params={"order": "dimension"}, load={"offered": 0.5}, slots=77,
                    warmup=7, seed=5, faults=["crash@10:3", "recover@20:3", "loss=0.01@5-9", "detect=2"],
                    trace=TraceSpec("t.jsonl", nodes=frozenset({1, 2}), slots=(3, 9), kinds=frozenset({"sent"})),
-                   max_backlog_per_node=50.0, series=True, node_timeout=2.5, rng="philox")
+                   max_backlog_per_node=50.0, series=True, node_timeout=2.5, rng="mt")
     defaults = RunSpec("deflection", "hypercube:3")
     for name in sent_fields():
         if name not in ("scheme", "topology"):

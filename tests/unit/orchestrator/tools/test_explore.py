@@ -161,7 +161,7 @@ def test_base_request():
     spec = RunSpec("deflection", "hypercube:2", params={}, load={"offered": 0.5}, slots=9, warmup=2, seed=4,
                    max_backlog_per_node=7)
     assert base_request(spec) == {"scheme": "deflection", "topology": "hypercube:2", "params": {},
-                                  "load": {"offered": 0.5}, "slots": 9, "warmup": 2, "seed": 4,
+                                  "load": {"offered": 0.5}, "slots": 9, "warmup": 2, "seed": 4, "rng": "philox",
                                   "max_backlog_per_node": 7}
 
 
@@ -221,14 +221,15 @@ def test_explore_deltas_and_summary_of_a_broadcast_family():
 
 
 def test_a_judged_crash_of_a_broadcast_relay():
-    """A crash in slot 2 of node 1 of the square: the ledger's avoidable losses, node 1 excused, node 3 not."""
-    req = {**base_request(BCAST), "label": "L", "faults": [{"kind": "crash", "slot": 2, "node": 1}]}
+    """A crash in slot 2 of node 1 of the square: the ledger's avoidable losses, node 1 excused, node 3 not.
+    Seed 7: a run where node 1 holds a copy when it crashes and its neighbours keep sending to it."""
+    req = {**base_request(BCAST), "seed": 7, "label": "L", "faults": [{"kind": "crash", "slot": 2, "node": 1}]}
     v = judge(req)
     assert v["fault"] == "L" and v["faults"] == [{"kind": "crash", "slot": 2, "node": 1}] and not v["ok"]
     assert v["lost"] == {"excused": {"node_down": 1}, "avoidable": {"node_down": 3}, "forced": {}, "other": {}}
-    assert v["reasons"] == ["3 avoidable losses (first sent in slot 5, 0->1)",
+    assert v["reasons"] == ["3 avoidable losses (first sent in slot 4, 3->1)",
                             "1 broadcast missed 1 reachable node (first: 0,1 at 3)"]
-    assert v["missed"] == {"broadcasts": 1, "nodes": 1, "excused_receptions": 3,
+    assert v["missed"] == {"broadcasts": 1, "nodes": 1, "excused_receptions": 4,
                            "first": {"origin": 0, "seq": 1, "born": v["missed"]["first"]["born"], "missing_nodes": [3]}}
     assert v["invariants_ok"] is True and v["slots_run"] == 8
     assert all(_explore._scalar(x) for x in v["metrics"].values()) and "mean_broadcast_delay" in v["metrics"]
@@ -236,8 +237,8 @@ def test_a_judged_crash_of_a_broadcast_relay():
                       "accounted"}
     # checked as a random sample: the replay command, the fingerprint, the class
     c = judge({**req, "checks": True, "repeat": True})
-    assert c["command"] == ("slotnet run bcast-simple -t hypercube:2 --rho 0.3 --slots 8 --warmup 0 --seed 1 "
-                            "--fault crash@2:1 --json")
+    assert c["command"] == ("slotnet run bcast-simple -t hypercube:2 --rho 0.3 --slots 8 --warmup 0 --seed 7 "
+                            "--rng philox --fault crash@2:1 --json")
     assert c["classes"] == ["verdict"] and c["class"] == "verdict" and c["ok"] is False and c["repeated"] is True
     assert c["reasons"] == v["reasons"] and c["lost"] == v["lost"] and c["missed"] == v["missed"]
     assert len(c["sha256"]) == 16
@@ -248,7 +249,7 @@ def test_a_checked_sample_that_is_ok_and_one_that_is_refused():
     req = {**base_request(DEFL), "label": "#3", "checks": True,
            "faults": [{"kind": "link-down", "slot": 0, "node": 0, "port": 0}, {"kind": "loss", "rate": 0.5}]}
     c = judge(req)
-    assert c["command"].endswith("--seed 1 --fault link-down@0:0:0 --fault loss=0.5 --json")
+    assert c["command"].endswith("--seed 1 --rng philox --fault link-down@0:0:0 --fault loss=0.5 --json")
     assert (c["ok"], c["class"], c["classes"], c["reasons"]) == (True, "ok", [], [])
     assert c["lost"]["avoidable"] == {} and c["lost"]["excused"]["loss"] > 0 and "missed" not in c
     late = judge({**req, "faults": [{"kind": "crash", "slot": 99, "node": 0}]})  # parsed, refused by the run
@@ -308,7 +309,8 @@ def test_checked_classes_in_order(monkeypatch):
     assert out["reasons"] == ["a second run differs: a: 1 vs 2", *_fuzz.book_failures(books),
                               "invariant x failed", "1 avoidable loss"]
     assert out["sha256"] == _fuzz.fingerprint({"a": 1})
-    assert out["command"] == "slotnet run deflection -t hypercube:2 --slots 4 --warmup 0 --seed 0 --fault loss=0.5 --json"
+    assert out["command"] == ("slotnet run deflection -t hypercube:2 --slots 4 --warmup 0 --seed 0 --rng philox "
+                              "--fault loss=0.5 --json")
     # the same twice: no class; a missed broadcast alone is a verdict
     _fake_judged(monkeypatch, [_OK, _OK], [_Result({"a": 1}), _Result({"a": 1, "timing": 5})])
     out = judge({**_REQ, "repeat": True})

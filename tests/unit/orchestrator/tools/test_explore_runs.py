@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 
 import pytest
 
@@ -106,10 +107,11 @@ def test_shrink_finds_fewest_faults_then_the_shortest_window():
 
 
 def test_shrink_writes_a_schedule_that_replays_the_failure(capsys, tmp_path):
-    """--shrink writes a --faults file; judged again it fails the same way, and one slot less passes."""
+    """--shrink writes a --faults file; judged again by the replay command it prints (the generator asked for
+    included) it fails the same way, and one slot less passes."""
     out = tmp_path / "min.json"
-    code, text, _ = _main(capsys, "explore", *TREE_ARGS, "--faults", "crash-points", "--crash-slots", "12",
-                          "--samples", "2", "--shrink", str(out), "--json")
+    code, text, _ = _main(capsys, "explore", *TREE_ARGS, "--rng", "mt", "--faults", "crash-points", "--crash-slots",
+                          "12", "--samples", "2", "--shrink", str(out), "--json")
     assert code == 1  # a scenario failed: explore fails as run and check do
     report = json.loads(text)
     shrunk = report["shrunk"]
@@ -117,14 +119,16 @@ def test_shrink_writes_a_schedule_that_replays_the_failure(capsys, tmp_path):
     objs = json.loads(out.read_text())
     assert objs == shrunk["faults"] and FaultSchedule.parse(file=out).to_list()
     assert shrunk["replay"].endswith(f"--faults {out}")
-    code, text, _ = _main(capsys, "explore", *TREE_ARGS, "--faults", str(out), "--json")
+    argv = shlex.split(shrunk["replay"])
+    assert argv[:2] == ["slotnet", "explore"] and argv[argv.index("--rng") + 1] == "mt"
+    code, text, _ = _main(capsys, *argv[1:], "--json")
     replay = json.loads(text)["scenarios"]
     assert code == 1 and len(replay) == 1 and not replay[0]["ok"] and replay[0]["reasons"] == shrunk["verdict"]["reasons"]
     crash = next(o for o in objs if o["kind"] == "crash")
     recover = next((o for o in objs if o["kind"] == "recover"), None)
     if recover is not None and recover["slot"] - crash["slot"] > 1:  # the window is as short as it can be
         shorter = [o if o is not recover else {**o, "slot": o["slot"] - 1} for o in objs]
-        assert judge({**_request(TREE), "faults": shorter, "label": "shorter"})["ok"]
+        assert judge({**_request(TREE), "rng": "mt", "faults": shorter, "label": "shorter"})["ok"]
 
 
 def test_human_table_and_nothing_to_shrink(capsys, tmp_path):

@@ -289,16 +289,17 @@ def test_canonical_drops_only_the_timing_and_sorts_keys():
 # -- the replay command ------------------------------------------------------------------------
 def test_run_command():
     request = {"scheme": "deflection", "topology": "hypercube:3", "params": {"k": 2, "mode": "a b"},
-               "load": {"lam": 0.3, "rho": 1}, "slots": 30, "warmup": 5, "seed": 7, "max_backlog_per_node": 40}
+               "load": {"lam": 0.3, "rho": 1}, "slots": 30, "warmup": 5, "seed": 7, "rng": "mt",
+               "max_backlog_per_node": 40}
     assert run_command(request, ["crash@3:1", "loss@0-:0.5"]) == (
         "slotnet run deflection -t hypercube:3 --param k=2 --param 'mode=a b' --lam 0.3 --rho 1.0 --slots 30 "
-        "--warmup 5 --seed 7 --max-backlog 40.0 --fault crash@3:1 --fault loss@0-:0.5 --json")
-    minimal = {"scheme": "s", "topology": "mesh:2", "slots": 3, "seed": 0}
-    assert run_command(minimal, []) == "slotnet run s -t mesh:2 --slots 3 --warmup 0 --seed 0 --json"
+        "--warmup 5 --seed 7 --rng mt --max-backlog 40.0 --fault crash@3:1 --fault loss@0-:0.5 --json")
+    minimal = {"scheme": "s", "topology": "mesh:2", "slots": 3, "seed": 0}  # no rng: the default generator's
+    assert run_command(minimal, []) == "slotnet run s -t mesh:2 --slots 3 --warmup 0 --seed 0 --rng philox --json"
     assert run_command({**minimal, "params": None, "load": None, "max_backlog_per_node": None}, [], "my faults.json") \
-        == "slotnet run s -t mesh:2 --slots 3 --warmup 0 --seed 0 --faults 'my faults.json' --json"
+        == "slotnet run s -t mesh:2 --slots 3 --warmup 0 --seed 0 --rng philox --faults 'my faults.json' --json"
     assert run_command({**minimal, "max_backlog_per_node": 0}, []) == \
-        "slotnet run s -t mesh:2 --slots 3 --warmup 0 --seed 0 --max-backlog 0.0 --json"
+        "slotnet run s -t mesh:2 --slots 3 --warmup 0 --seed 0 --rng philox --max-backlog 0.0 --json"
     assert shlex.split(run_command(request, []))[:2] == ["slotnet", "run"]
 
 

@@ -29,7 +29,7 @@ def test_a_trace_starts_with_a_header_naming_its_run(trace):
     assert head["slotnet_trace"] == 1 and isinstance(head["slotnet"], str) and head["slotnet"]
     assert (head["scheme"], head["topology"], head["seed"]) == ("bcast-simple", "hypercube:3", 2)
     assert head["command"] == ("slotnet run bcast-simple -t hypercube:3 --rho 0.15 --slots 40 --warmup 0 --seed 2 "
-                               "--fault crash@12:5")
+                               "--rng philox --fault crash@12:5")
     assert all("event" in ev for ev in read_trace(trace))  # the events follow, the header is not one
 
 
@@ -51,10 +51,10 @@ def test_the_header_is_the_same_over_shards_and_event_paths(tmp_path):
 
 
 def test_the_diagram_takes_the_topology_from_the_header_and_refuses_another(trace, tmp_path, capsys):
-    """No -t: every hop is paired (90 messages in slots 0..19); a -t that disagrees is refused, one that agrees is not."""
+    """No -t: every hop is paired (59 messages in slots 0..19); a -t that disagrees is refused, one that agrees is not."""
     svg = tmp_path / "d.svg"
     code, out, _ = _main(capsys, "trace", str(trace), "--diagram", str(svg), "--slots", "0:20")
-    assert code == 0 and "90 messages" in out
+    assert code == 0 and "59 messages" in out
     code, out2, _ = _main(capsys, "trace", str(trace), "--diagram", str(svg), "--slots", "0:20", "-t", "hypercube:3")
     assert code == 0 and out2 == out
     code, _, err = _main(capsys, "trace", str(trace), "--diagram", str(svg), "-t", "torus:4x4")
@@ -74,7 +74,7 @@ def test_filters_the_run_cannot_have_are_refused_with_the_known_values(trace, ca
     line = err.strip().splitlines()[-1]
     assert phrase in line
     known = {"--event": "its kinds: disorder, fault, lost, received, residence, sent, step",
-             "--node": "its nodes: 0..7", "--packet": "e.g. 0,1; 1,1; 0,2"}[argv[0]]
+             "--node": "its nodes: 0..7", "--packet": "e.g. 1,1; 0,1; 0,2"}[argv[0]]
     assert line.endswith(known)
 
 

@@ -15,7 +15,8 @@ CRASHES = ["crash@30:5", "recover@45:5", "crash@60:10", "crash@70:3", "recover@9
 
 
 def _spec(**kw: Any) -> RunSpec:
-    return RunSpec("star", "torus:4x4", load={"rho": 0.9}, params={"lam_unicast": 0.3}, slots=120, seed=2,
+    # seed 11: a run where the crashes catch unicasts in the queues (most seeds' catch none)
+    return RunSpec("star", "torus:4x4", load={"rho": 0.9}, params={"lam_unicast": 0.3}, slots=120, seed=11,
                    faults=FaultSchedule.parse(CRASHES), **kw)
 
 
@@ -23,7 +24,7 @@ def test_crashes_destroy_unicasts_and_the_books_still_close():
     r = run(_spec())
     cons = r.invariants["unicast_conservation"]
     assert cons["ok"], cons
-    assert cons["lost"]["crash"] == 3 and cons["crashed_queues"] == 25  # broadcasts and unicasts
+    assert cons["lost"]["crash"] == 2 and cons["crashed_queues"] == 49  # broadcasts and unicasts
     assert r.invariants["ok"]
 
 
