@@ -5,13 +5,18 @@
 import cython
 from cpython.bytearray cimport PyByteArray_Resize
 
+cdef extern from "Python.h":
+    # a bytearray's bytes, as unsigned char (PyByteArray_AS_STRING's are char)
+    unsigned char* _bytes_of "(unsigned char *)PyByteArray_AS_STRING" (object)
+
 @cython.locals(v="long long")
 cdef Py_ssize_t _int_size(long long v)
 
 @cython.locals(tag=int, width=Py_ssize_t, k=Py_ssize_t)
-cdef Py_ssize_t _put_int(bytearray buf, Py_ssize_t at, long long v) except -1
+cdef Py_ssize_t _put_int(unsigned char* buf, Py_ssize_t at, long long v) except -1
 
-@cython.locals(n=Py_ssize_t, size=Py_ssize_t, i=Py_ssize_t, at=Py_ssize_t, v="long long", x=object)
+@cython.locals(n=Py_ssize_t, size=Py_ssize_t, i=Py_ssize_t, at=Py_ssize_t, v="long long", x=object, t=tuple,
+               out="unsigned char *")
 cpdef bint _append_int_pair(bytearray buf, Py_ssize_t in_port, object message) except -1
 
 cdef class OutletsShared:

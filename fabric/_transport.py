@@ -94,10 +94,11 @@ def _int_size(v: int) -> int:
     return 1 if v >= -32 else 2 if v >= -0x80 else 3 if v >= -0x8000 else 5 if v >= -0x80000000 else 9
 
 
-def _put_int(buf: bytearray, at: int, v: int) -> int:
-    """Write msgpack's shortest form of the int ``v`` at ``buf[at:]`` (room made already);
-    the index after it. The forms are msgpack's own: fixints, then uint 8/16/32/64 for
-    positive values and int 8/16/32/64 for negative ones."""
+def _put_int(buf: Any, at: int, v: int) -> int:
+    """Write msgpack's shortest form of the int ``v`` at ``buf[at:]`` (room made already:
+    ``buf`` a bytearray, or compiled the address of its bytes); the index after it. The
+    forms are msgpack's own: fixints, then uint 8/16/32/64 for positive values and int
+    8/16/32/64 for negative ones."""
     if v >= 0:
         if v < 0x80:
             buf[at] = v
@@ -141,12 +142,13 @@ def _append_int_pair(buf: bytearray, in_port: int, message: Any) -> bool:
     direct transport's)."""
     if type(message) is not tuple:
         return False
-    n = len(message)
+    t = message  # compiled: a tuple, so that an item is read without a type dispatch
+    n = len(t)
     if n > 15:
         return False
     size = 3  # the pair's array header, the in-port (a fixint), the message's fixarray header
     for i in range(n):
-        x = message[i]
+        x = t[i]
         if type(x) is not int:  # not a bool either: msgpack packs those as true and false
             return False
         try:
@@ -157,16 +159,18 @@ def _append_int_pair(buf: bytearray, in_port: int, message: Any) -> bool:
             return False
         size += _int_size(v)
     at = len(buf)
-    if _COMPILED:  # grown in C (_transport.pxd cimports it); every new byte is written below
+    if _COMPILED:  # grown in C, then written through the address of its bytes (_transport.pxd)
         PyByteArray_Resize(buf, at + size)  # type: ignore[name-defined]  # noqa: F821
+        out = _bytes_of(buf)  # type: ignore[name-defined]  # noqa: F821
     else:
         buf += _ZEROS[size]
-    buf[at] = 0x92
-    buf[at + 1] = in_port
-    buf[at + 2] = 0x90 | n
+        out = buf
+    out[at] = 0x92
+    out[at + 1] = in_port
+    out[at + 2] = 0x90 | n
     at += 3
     for i in range(n):
-        at = _put_int(buf, at, message[i])
+        at = _put_int(out, at, t[i])
     return True
 
 

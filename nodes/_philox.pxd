@@ -3,6 +3,8 @@
 # cached block are 32-bit words, the next block below 2**64; a round's products of two
 # 32-bit words fit in 64 bits, so the rounds are C arithmetic with the source's results.
 # No field is an object: a stream is about 80 bytes and the collector never tracks it.
+# A word and random() are C arithmetic that cannot fail: noexcept, so that no caller
+# asks whether an exception is pending after each.
 import cython
 
 # the algorithm's constants and masks, as C integers (a literal above 2**31 is a Python int)
@@ -19,13 +21,13 @@ cdef class PhiloxStream:
 
     @cython.locals(r=int, c0=cython.ulonglong, c1=cython.ulonglong, c2=cython.ulonglong, c3=cython.ulonglong,
                    k0=cython.ulonglong, k1=cython.ulonglong, p0=cython.ulonglong, p1=cython.ulonglong)
-    cdef void _fill(self, unsigned long long block)
+    cdef void _fill(self, unsigned long long block) noexcept
 
     @cython.locals(j=cython.uint)
-    cdef unsigned int _word(self)
+    cdef unsigned int _word(self) noexcept
 
     @cython.locals(a=cython.ulonglong, b=cython.ulonglong)
-    cpdef double random(self)
+    cpdef double random(self) noexcept
 
     @cython.locals(n=Py_ssize_t, shift=Py_ssize_t, result=object, w=object)
     cpdef object getrandbits(self, object k)

@@ -4,6 +4,7 @@
 # looked up by name. Only the log-probability is a C double (it is a Python float, a C
 # double, already); slots and counts stay Python ints.
 import cython
+from slotnet.nodes._philox cimport PhiloxStream
 
 cdef class _Segment:
     cdef public object start, end
@@ -12,6 +13,7 @@ cdef class _Segment:
 
 cdef class ArrivalProcess:
     cdef object _rand
+    cdef readonly PhiloxStream _ps
     cdef public tuple _segs
     cdef public _Segment _only
     # the counts of arrivals per slot (one rate forever), kept in C: slots (below 2**63,
@@ -19,5 +21,5 @@ cdef class ArrivalProcess:
     cdef public list hist
     cdef public long long _first, _at, _count, _skipped
 
-    @cython.locals(only=_Segment, seg=_Segment, hist=list, pend=cython.longlong, late=cython.longlong)
+    @cython.locals(only=_Segment, seg=_Segment, hist=list, pend=cython.longlong, late=cython.longlong, ps=PhiloxStream)
     cpdef next_after(self, object slot)

@@ -22,6 +22,8 @@ from functools import lru_cache
 from math import log
 from typing import TYPE_CHECKING, Any
 
+from slotnet.nodes._philox import PhiloxStream
+
 if TYPE_CHECKING:
     from slotnet.nodes import NodeStream
 
@@ -88,11 +90,13 @@ class ArrivalProcess:
         rand: ``rng.random`` where the caller already holds it (one bound method less a node).
     """
 
-    __slots__ = ("_rand", "_segs", "_only", "hist", "_first", "_at", "_count", "_skipped")
+    __slots__ = ("_rand", "_ps", "_segs", "_only", "hist", "_first", "_at", "_count", "_skipped")
 
     def __init__(self, rng: NodeStream, segments: Sequence[tuple[int, Sequence[float]]],
                  rand: Callable[[], float] | None = None) -> None:
         self._rand = rand if rand is not None else rng.random
+        #: the philox stream ``_rand`` draws from, or None: compiled, a draw is then a C call
+        self._ps = rng if type(rng) is PhiloxStream and self._rand == rng.random else None
         key: Any = segments  # the cache's key: tuples all through (a node's cached segments already are)
         if type(key) is not tuple or not all(type(pmf) is tuple for _, pmf in key):
             key = tuple((start, tuple(pmf)) for start, pmf in segments)
@@ -129,8 +133,13 @@ class ArrivalProcess:
             if not only.cdf_pos:
                 self._at = -1
                 return None
-            gap = 0 if only.log_p0 == _NEVER else int(log(1.0 - self._rand()) / only.log_p0)
-            count = 1 + bisect_right(only.cdf_pos, self._rand())
+            ps = self._ps
+            if ps is None:
+                gap = 0 if only.log_p0 == _NEVER else int(log(1.0 - self._rand()) / only.log_p0)
+                count = 1 + bisect_right(only.cdf_pos, self._rand())
+            else:  # the same two draws, as C calls
+                gap = 0 if only.log_p0 == _NEVER else int(log(1.0 - ps.random()) / only.log_p0)
+                count = 1 + bisect_right(only.cdf_pos, ps.random())
             if count > len(only.cdf_pos):
                 count = len(only.cdf_pos)
             at = t + gap

@@ -3,6 +3,9 @@
 # masks fit in a C long: a hypercube has at most 24 dimensions (fabric/_topology.py).
 # A draw u of the node's stream is a C double; int(u * count) truncates it as Python does.
 import cython
+from slotnet.nodes._philox cimport PhiloxStream
+
+cdef object _stream_of(object rand)
 
 @cython.locals(count=long)
 cdef long _popcount(long x)
@@ -10,10 +13,11 @@ cdef long _popcount(long x)
 cpdef list one_pass(long node, object dests, long d, object rand, Py_ssize_t first=*, object live=*)
 
 @cython.locals(n=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t, r=Py_ssize_t, diff=long,
-               mask=long, free=long, spare=long, bit=long, deflected=bint, order=list, out=list, u=double)
+               mask=long, free=long, spare=long, bit=long, deflected=bint, order=list, out=list, u=double,
+               ps=PhiloxStream)
 cpdef list _assign(long node, object dests, long d, object rand, Py_ssize_t first, object live)
 
-@cython.locals(_=Py_ssize_t, dest=long, u=double)
+@cython.locals(_=Py_ssize_t, dest=long, u=double, ps=PhiloxStream)
 cpdef admit(long node, long n, object slot, Py_ssize_t count, object rand, list pkts, object queue)
 
 @cython.locals(continuing=list, entered=list, arrived=list, ends=list)

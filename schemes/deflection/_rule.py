@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 
+from slotnet.nodes._philox import PhiloxStream
+
 __all__ = ["absorb", "admit", "one_pass", "pick_bit", "transmit"]
 
 
@@ -48,6 +50,14 @@ def _shuffled(items: list[int], rand: Callable[[], float]) -> list[int]:
         j = int(rand() * (i + 1))
         items[i], items[j] = items[j], items[i]
     return items
+
+
+def _stream_of(rand: Callable[[], float]) -> PhiloxStream | None:
+    """The philox stream whose ``random`` ``rand`` is, or None (any other source). Compiled,
+    a draw from it is then a C call returning a C double, where calling ``rand`` is a
+    Python call and a float object made and read (the same number either way)."""
+    stream = getattr(rand, "__self__", None)
+    return stream if type(stream) is PhiloxStream else None
 
 
 def _popcount(x: int) -> int:
@@ -97,6 +107,7 @@ def _assign(node: int, dests: Sequence[int], d: int, rand: Callable[[], float], 
     n = len(dests)
     if n > d:
         raise ValueError(f"node {node}: {n} packets for {d} ports")
+    ps = _stream_of(rand)
     if first:
         order = _shuffled(list(range(first)), rand) + _shuffled(list(range(first, n)), rand)
     else:  # _shuffled(list(range(n)), rand), inlined: this is the per-packet hot path
@@ -104,7 +115,7 @@ def _assign(node: int, dests: Sequence[int], d: int, rand: Callable[[], float], 
         for i in range(1, n):
             order[i] = i
         for i in range(n - 1, 0, -1):
-            u = rand()
+            u = rand() if ps is None else ps.random()
             j = int(u * (i + 1))
             order[i], order[j] = order[j], order[i]
     free = (1 << d) - 1
@@ -125,7 +136,7 @@ def _assign(node: int, dests: Sequence[int], d: int, rand: Callable[[], float], 
         if deflected:
             mask = free
         # pick_bit(mask, rand()), inlined (the same draw, the same bit)
-        u = rand()
+        u = rand() if ps is None else ps.random()
         r = int(u * _popcount(mask))
         while r:
             mask &= mask - 1
@@ -170,8 +181,9 @@ def admit(node: int, n: int, slot: int, count: int, rand: Callable[[], float], p
     ``rand`` each, in order); it is ``(dest, slot, node)``, or with input queueing
     ``(dest, slot, node, arrived)``, ``arrived`` taken from the head of ``queue``.
     """
+    ps = _stream_of(rand) if count else None
     for _ in range(count):
-        u = rand()
+        u = rand() if ps is None else ps.random()
         dest = int(u * (n - 1))
         dest += dest >= node
         if queue is None:

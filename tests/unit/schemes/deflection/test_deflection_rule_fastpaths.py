@@ -6,8 +6,10 @@ import random
 
 import pytest
 
+from slotnet.nodes._philox import PhiloxStream
+from slotnet.nodes._rng import philox_key
 from slotnet.schemes.deflection._arrivals import ArrivalProcess, binomial_pmf, poisson_pmf
-from slotnet.schemes.deflection._rule import _shuffled, one_pass, pick_bit
+from slotnet.schemes.deflection._rule import _shuffled, admit, one_pass, pick_bit
 
 
 def _reference_one_pass(node, dests, d, rand, first=0, live=None):
@@ -61,3 +63,39 @@ def test_one_rate_arrivals_equal_the_general_segment_walk(pmf):
         assert got == slow.next_after(slot)
         assert got is not None
         slot = got[0] + (got[1] % 3)  # also ask from slots past the last arrival
+
+
+def _twin_streams(seed: int) -> tuple[PhiloxStream, PhiloxStream]:
+    key = philox_key(seed)
+    return PhiloxStream(key, 5), PhiloxStream(key, 5)
+
+
+@pytest.mark.parametrize("d", [3, 6, 12])
+def test_philox_draws_taken_directly_equal_the_called_ones(d):
+    """Given a philox stream's own random (what a node passes), the rule, the admission and the arrival process
+    draw from the stream directly (compiled: C calls); a plain callable of the same stream takes the Python-call
+    path. Both give the same ports, destinations and arrivals, and leave the stream at the same place."""
+    gen = random.Random(d)
+    for trial in range(300):
+        fast, slow = _twin_streams(trial)
+        node = gen.randrange(1 << d)
+        n = gen.randrange(1, d + 1)
+        dests = [x ^ (gen.randrange(1, 1 << d)) for x in [node] * n]
+        live = gen.choice([None, gen.randrange(1 << d)])
+        assert one_pass(node, dests, d, fast.random, 0, live) == one_pass(node, dests, d, lambda: slow.random(), 0, live)
+        a: list = []
+        b: list = []
+        admit(node, 1 << d, trial, gen.randrange(4), fast.random, a, None)
+        admit(node, 1 << d, trial, len(a), lambda: slow.random(), b, None)
+        assert a == b
+        assert fast.random() == slow.random()
+    fast, slow = _twin_streams(99)
+    quick = ArrivalProcess(fast, [(0, binomial_pmf(8, 1 / 8))])
+    called = ArrivalProcess(slow, [(0, binomial_pmf(8, 1 / 8))], rand=lambda: slow.random())
+    assert quick._ps is fast and called._ps is None
+    slot = -1
+    for _ in range(500):
+        got = quick.next_after(slot)
+        assert got == called.next_after(slot) and got is not None
+        slot = got[0]
+    assert fast.random() == slow.random()
