@@ -19,8 +19,8 @@ packet of deflection's shape, ``(dest, entered_slot, origin)``, with msgpack's p
 multiple of it. In instructions that multiple does not move with the host; in wall time it
 does, because the two run at very different rates: the floor's loop is a few small
 functions over a few bytes, a hop runs through the emulator's code and its nodes' state
-(on 2026-11-30, d = 12: a hop 6.0 to 6.6 instructions a nanosecond, the floor's loop about
-17; 6.4 to 7.0 times the floor in wall time, 2.49 times in instructions).
+(on 2026-11-30, d = 12, the default generator: a hop 6.3 to 6.9 instructions a nanosecond, the floor's loop about
+17; 5.9 to 6.5 times the floor in wall time, 2.42 times in instructions).
 
     python benchmarks/instructions_per_hop.py                     # d = 9, installed build
     python benchmarks/instructions_per_hop.py --build both        # compiled against pure Python
