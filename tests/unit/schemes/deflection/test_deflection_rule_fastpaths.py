@@ -82,11 +82,11 @@ def test_philox_draws_taken_directly_equal_the_called_ones(d):
         n = gen.randrange(1, d + 1)
         dests = [x ^ (gen.randrange(1, 1 << d)) for x in [node] * n]
         live = gen.choice([None, gen.randrange(1 << d)])
-        assert one_pass(node, dests, d, fast.random, 0, live) == one_pass(node, dests, d, lambda: slow.random(), 0, live)
+        assert one_pass(node, dests, d, fast.random, 0, live) == one_pass(node, dests, d, lambda s=slow: s.random(), 0, live)
         a: list = []
         b: list = []
         admit(node, 1 << d, trial, gen.randrange(4), fast.random, a, None)
-        admit(node, 1 << d, trial, len(a), lambda: slow.random(), b, None)
+        admit(node, 1 << d, trial, len(a), lambda s=slow: s.random(), b, None)
         assert a == b
         assert fast.random() == slow.random()
     fast, slow = _twin_streams(99)
