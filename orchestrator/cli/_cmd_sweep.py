@@ -31,7 +31,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         check_figure_output("--plot", args.plot, "pip install 'slotnet[plot]' (or leave out --plot)")
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None
     request = dict(scheme=args.scheme, topology=args.topology, params=params(args.param), load=load,
-                   slots=args.slots, warmup=args.warmup,
+                   slots=args.slots, warmup=args.warmup, rng=args.rng,
                    faults=FaultSchedule.parse(args.fault, args.faults, detect="default" if args.detect is None else args.detect))
     cache = open_cache(args)
     if cache is not None:  # whole results, apart from repro's metrics-only entries

@@ -251,6 +251,7 @@ def add_sweep(command: Command) -> None:
     sw.add_argument("--seeds", default="1", metavar="LIST", help="seeds of each point: 1-10, 1,3,5 (default 1)")
     sw.add_argument("--slots", type=int, default=None, metavar="N", help="slots of each run, warm-up included")
     sw.add_argument("--warmup", type=int, default=0, metavar="W", help="leading slots excluded from metrics (default 0)")
+    add_rng(sw)
     add_faults(sw)
     sw.add_argument("--metrics", metavar="M,M,...", help="the metrics of the table (default: the first four)")
     sw.add_argument("--csv", metavar="FILE", help="also write the sweep as CSV (every metric: mean, half-width, theory)")

@@ -129,6 +129,19 @@ def test_a_sweep_of_a_user_scheme(capsys, tmp_path, coin):
     assert data["over"] == "bias" and [len(p["runs"]) for p in data["points"]] == [3, 3, 3]
 
 
+def test_a_sweep_draws_with_the_generator_asked_for(capsys, coin):
+    """--rng reaches every run of every point (philox unless told otherwise), and the two generators draw apart."""
+    argv = ["sweep", coin, "-t", "mesh:3x3", "--over", "bias=0.2,0.5", "--seeds", "1-2", "--slots", "30", "--no-cache",
+            "--json"]
+    points = {}
+    for extra, rng in (((), "philox"), (("--rng", "mt"), "mt")):
+        code, out, _ = _call(capsys, *argv, *extra)
+        data = json.loads(out)
+        assert code == 0 and {r["rng"] for p in data["points"] for r in p["runs"]} == {rng}
+        points[rng] = [[r["metrics"] for r in p["runs"]] for p in data["points"]]
+    assert points["philox"] != points["mt"]
+
+
 @pytest.mark.parametrize(("over", "says"), [
     ("nosuch=0:1:0.5", "has no load or parameter of that name"), ("bias", "NAME=A:B:STEP"),
 ])
