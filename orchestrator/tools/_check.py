@@ -29,7 +29,7 @@ from ..engine._properties import replay_command
 from ..engine._spec import RunSpec
 from ..engine._verdict import verdict as run_verdict
 from ._check_space import KINDS, Atom, atoms, check_kinds, schedules
-from ._explore import _spread, faults_of
+from ._explore import _spread, base_request, faults_of
 from ._symmetry import Symmetry, automorphisms, classes
 
 __all__ = ["KINDS", "Atom", "atoms", "check", "format_check", "schedules", "verdict"]
@@ -61,12 +61,6 @@ def _judge(request: Mapping[str, Any]) -> dict[str, Any]:
                 "reasons": [f"the run failed: {type(exc).__name__}: {exc}"]}
     ok, reasons = verdict(result)
     return {"label": label, "faults": list(fields["faults"]), "ok": ok, "reasons": reasons}
-
-
-def _base(spec: RunSpec) -> dict[str, Any]:
-    return {"scheme": spec.scheme, "topology": spec.topology, "params": dict(spec.params), "load": dict(spec.load),
-            "slots": spec.slots, "warmup": spec.warmup, "seed": spec.seed, "rng": spec.rng,
-            "max_backlog_per_node": spec.max_backlog_per_node}
 
 
 def parse_window(text: str) -> tuple[int, int]:
@@ -104,7 +98,7 @@ def check(spec: RunSpec, kinds: Sequence[str], max_faults: int, *, window: tuple
     check_kinds(kinds, topology, prep.scheme.refuses_fault, prep.scheme.name)
     if max_faults < 1:
         raise SpecError(f"--max-faults {max_faults}: expected at least 1")
-    base = _base(spec)
+    base = base_request(spec)
     baseline = _judge({**base, "label": "fault-free", "faults": []})
     if window is None:
         fault_free = run(spec)
@@ -160,7 +154,7 @@ def _shrunk(spec: RunSpec, prep: Any, objects: list[dict[str, Any]]) -> dict[str
     took, its replay command."""
     from ._shrink import shrink
 
-    base = _base(spec)
+    base = base_request(spec)
 
     def fails(objs: list[dict[str, Any]]) -> bool:
         return not _judge({**base, "label": "shrink", "faults": faults_of(objs).to_list()})["ok"]
