@@ -35,6 +35,9 @@ cdef class PhiloxStream:
     @cython.locals(k=Py_ssize_t, m=cython.ulonglong, r=cython.ulonglong, x=object)
     cpdef object _randbelow(self, object n)
 
+# the stream a bound ``random`` belongs to, for callers that draw from it in C
+cpdef object stream_of(object rand)
+
 @cython.locals(s=PhiloxStream)
 cpdef tuple philox4x32_10(unsigned long long c0, unsigned long long c1, unsigned long long c2,
                           unsigned long long c3, unsigned long long k0, unsigned long long k1)

@@ -37,7 +37,7 @@ from __future__ import annotations
 import random as _random
 from typing import Any
 
-__all__ = ["PhiloxStream", "philox4x32_10"]
+__all__ = ["PhiloxStream", "philox4x32_10", "stream_of"]
 
 #: The algorithm's constants: the round multipliers and the key schedule's Weyl increments
 #: (Random123's PHILOX_M4x32_0/1 and PHILOX_W32_0/1), and the masks of 32 and 64 bits. The
@@ -265,3 +265,12 @@ class PhiloxStream:
 
     def __repr__(self) -> str:
         return f"<PhiloxStream node {self._node} incarnation {self._incarnation}, {self.words_drawn} words drawn>"
+
+
+def stream_of(rand: Any) -> PhiloxStream | None:
+    """The philox stream whose ``random`` ``rand`` is (a bound method of it), or None for any
+    other source of draws. Compiled, a caller that holds the stream draws with a C call
+    returning a C double, where calling ``rand`` is a Python call and a float object made
+    and read: the same number either way."""
+    stream = getattr(rand, "__self__", None)
+    return stream if type(stream) is PhiloxStream else None

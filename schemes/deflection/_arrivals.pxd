@@ -4,7 +4,7 @@
 # looked up by name. Only the log-probability is a C double (it is a Python float, a C
 # double, already); slots and counts stay Python ints.
 import cython
-from slotnet.nodes._philox cimport PhiloxStream
+from slotnet.nodes._philox cimport PhiloxStream, stream_of
 
 cdef class _Segment:
     cdef public object start, end

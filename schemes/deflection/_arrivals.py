@@ -22,7 +22,7 @@ from functools import lru_cache
 from math import log
 from typing import TYPE_CHECKING, Any
 
-from slotnet.nodes._philox import PhiloxStream
+from slotnet.nodes._philox import stream_of
 
 if TYPE_CHECKING:
     from slotnet.nodes import NodeStream
@@ -96,7 +96,7 @@ class ArrivalProcess:
                  rand: Callable[[], float] | None = None) -> None:
         self._rand = rand if rand is not None else rng.random
         #: the philox stream ``_rand`` draws from, or None: compiled, a draw is then a C call
-        self._ps = rng if type(rng) is PhiloxStream and self._rand == rng.random else None
+        self._ps = stream_of(self._rand)
         key: Any = segments  # the cache's key: tuples all through (a node's cached segments already are)
         if type(key) is not tuple or not all(type(pmf) is tuple for _, pmf in key):
             key = tuple((start, tuple(pmf)) for start, pmf in segments)

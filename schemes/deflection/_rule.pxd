@@ -3,9 +3,7 @@
 # masks fit in a C long: a hypercube has at most 24 dimensions (fabric/_topology.py).
 # A draw u of the node's stream is a C double; int(u * count) truncates it as Python does.
 import cython
-from slotnet.nodes._philox cimport PhiloxStream
-
-cdef object _stream_of(object rand)
+from slotnet.nodes._philox cimport PhiloxStream, stream_of
 
 @cython.locals(count=long)
 cdef long _popcount(long x)

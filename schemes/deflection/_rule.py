@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 
-from slotnet.nodes._philox import PhiloxStream
+from slotnet.nodes._philox import stream_of
 
 __all__ = ["absorb", "admit", "one_pass", "pick_bit", "transmit"]
 
@@ -50,14 +50,6 @@ def _shuffled(items: list[int], rand: Callable[[], float]) -> list[int]:
         j = int(rand() * (i + 1))
         items[i], items[j] = items[j], items[i]
     return items
-
-
-def _stream_of(rand: Callable[[], float]) -> PhiloxStream | None:
-    """The philox stream whose ``random`` ``rand`` is, or None (any other source). Compiled,
-    a draw from it is then a C call returning a C double, where calling ``rand`` is a
-    Python call and a float object made and read (the same number either way)."""
-    stream = getattr(rand, "__self__", None)
-    return stream if type(stream) is PhiloxStream else None
 
 
 def _popcount(x: int) -> int:
@@ -107,7 +99,7 @@ def _assign(node: int, dests: Sequence[int], d: int, rand: Callable[[], float], 
     n = len(dests)
     if n > d:
         raise ValueError(f"node {node}: {n} packets for {d} ports")
-    ps = _stream_of(rand)
+    ps = stream_of(rand)  # compiled: draws from a node's philox stream are C calls
     if first:
         order = _shuffled(list(range(first)), rand) + _shuffled(list(range(first, n)), rand)
     else:  # _shuffled(list(range(n)), rand), inlined: this is the per-packet hot path
@@ -181,7 +173,7 @@ def admit(node: int, n: int, slot: int, count: int, rand: Callable[[], float], p
     ``rand`` each, in order); it is ``(dest, slot, node)``, or with input queueing
     ``(dest, slot, node, arrived)``, ``arrived`` taken from the head of ``queue``.
     """
-    ps = _stream_of(rand) if count else None
+    ps = stream_of(rand) if count else None
     for _ in range(count):
         u = rand() if ps is None else ps.random()
         dest = int(u * (n - 1))
